@@ -1,0 +1,74 @@
+/* l3cache: the store interface (SEMANTICS.md "store").
+ *
+ * A store is a small vtable. The executor calls it from its worker threads,
+ * so every store must be thread-safe. Keys are NUL-terminated object keys
+ * (see l3_keys.h); ranges are byte ranges of the Host buffer. */
+#ifndef L3_STORE_H
+#define L3_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "l3_layout.h"
+#include "l3_status.h"
+
+/* The Host KV pool (or any buffer) that a batch reads or writes. */
+typedef struct l3_host_buffer {
+    uint8_t *base;
+    size_t len;
+} l3_host_buffer;
+
+/* Per-key facts of a get or put batch. The caller provides `success` and
+ * `object_failures` arrays of the batch's length and sets both *_len to 0;
+ * the store fills them and sets each length to the count it filled. */
+typedef struct l3_io_result {
+    bool *success;
+    size_t success_len;
+    bool *object_failures;
+    size_t object_failures_len;
+    /* No native I/O still touches the Host memory. */
+    bool retired;
+} l3_io_result;
+
+typedef struct l3_store l3_store;
+
+/* The operations of a store. A non-L3_OK return is a backend failure of
+ * the whole call (with a message in *err); per-key facts go in the result. */
+typedef struct l3_store_ops {
+    /* flags[i]: the store holds keys[i]. */
+    l3_status (*batch_exists)(l3_store *store, const char *const *keys, size_t n, bool *flags,
+                              l3_error *err);
+    /* Copy each object into its Host range. A key succeeds only with a
+     * full-size copy of an object whose size equals its range; a missing,
+     * wrong-size or corrupt object is success=false, object_failure=true. */
+    l3_status (*batch_get_into)(l3_store *store, const char *const *keys, size_t n,
+                                l3_host_buffer host, const l3_range *ranges, l3_io_result *result,
+                                l3_error *err);
+    /* Store each Host range under its key, create-only: an existing key is
+     * a success without overwrite. Never reports object failures; a full
+     * store fails that key alone, retired. */
+    l3_status (*batch_put_from)(l3_store *store, const char *const *keys, size_t n,
+                                l3_host_buffer host, const l3_range *ranges, l3_io_result *result,
+                                l3_error *err);
+    /* Delete every object whose key starts with `prefix`; false must mean
+     * nothing irreversible happened. */
+    bool (*remove_by_prefix)(l3_store *store, const char *prefix);
+    /* Release the backend's connection; idempotent. */
+    void (*close)(l3_store *store);
+    /* Whether an error return still proves no I/O touches the Host memory. */
+    bool (*failures_retire)(l3_store *store);
+    /* Free the store (after close). */
+    void (*destroy)(l3_store *store);
+} l3_store_ops;
+
+/* A store: embed this as the first member of a concrete store. */
+struct l3_store {
+    const l3_store_ops *ops;
+};
+
+/* Check that every range lies inside `host`; L3_EINVAL naming the first
+ * that does not. Stores call it before any I/O. */
+l3_status l3_check_ranges(l3_host_buffer host, const l3_range *ranges, size_t n, l3_error *err);
+
+#endif

@@ -1,0 +1,114 @@
+/* Test helpers shared by the executor suites: a one-shot latch, a fake
+ * clock, a scriptable test store over a memory store, and a harness that
+ * runs an executor over its own Host pool. */
+#ifndef L3_TEST_HARNESS_H
+#define L3_TEST_HARNESS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "l3_executor.h"
+#include "l3_memstore.h"
+
+/* A one-shot latch (threading.Event). */
+typedef struct event {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    bool set;
+} event;
+
+event *event_new(void);
+void event_set(event *ev);
+/* Wait up to `timeout` seconds; true once set. */
+bool event_wait(event *ev, double timeout);
+
+/* A clock the test moves by hand. */
+typedef struct fake_clock {
+    pthread_mutex_t mu;
+    double now;
+} fake_clock;
+
+fake_clock *fake_clock_new(double now);
+void fake_clock_set(fake_clock *c, double now);
+l3_clock fake_clock_of(fake_clock *c);
+
+typedef l3_status (*exists_fn)(void *ctx, const char *const *keys, size_t n, bool *flags,
+                               l3_error *err);
+typedef l3_status (*io_fn)(void *ctx, const char *const *keys, size_t n, l3_host_buffer host,
+                           const l3_range *ranges, l3_io_result *r, l3_error *err);
+
+#define MAX_CALLS 64
+/* A memory store whose calls a test may replace, recording the gets and
+ * puts it runs (with their keys) and how often it is closed. */
+typedef struct test_store {
+    l3_store base;
+    l3_memstore *memory; /* shared or own */
+    bool own_memory;
+    exists_fn exists;
+    io_fn get;
+    io_fn put;
+    void *ctx;
+    bool remove_fails;
+    bool failures_retire;
+    pthread_mutex_t calls_mu;
+    size_t num_calls;
+    const char *call_kind[MAX_CALLS];
+    size_t call_num_keys[MAX_CALLS];
+    char *call_keys[MAX_CALLS][8];
+    atomic_int closes;
+} test_store;
+
+/* A test store over `memory` (NULL: its own new memory store). */
+test_store *test_store_new(l3_memstore *memory);
+size_t test_store_calls(test_store *s);
+
+/* The executor CONFIG of the reference tests. */
+extern const l3_executor_config CONFIG;
+
+/* Group 0 has 8-byte blocks, group 1 16-byte ones, one each per LCM block;
+ * with `shard_count` owners of group 0, this is owner `owner_rank`. */
+l3_host_layout test_layout(uint32_t shard_count, uint32_t owner_rank, uint32_t tp_rank);
+
+/* An executor over its own Host pool. */
+typedef struct harness {
+    l3_executor *executor;
+    uint8_t *pool;
+    size_t pool_len;
+    test_store *store;
+    l3_completion *got; /* completions the last wait returned */
+    size_t num_got;
+    l3_poll polls[16];
+    size_t num_polls;
+    bool leaked;
+} harness;
+
+harness *harness_start(test_store *store, l3_executor_config config, l3_host_layout layout,
+                       l3_clock clock);
+harness *harness_new(test_store *store, l3_executor_config config);
+/* The next `count` completions, within three seconds (asserts). */
+l3_completion *harness_wait(harness *h, size_t count);
+/* Close the executor; on L3_EUNRETIRED the pool, store and executor are
+ * kept alive for the rest of the process. */
+l3_status harness_close(harness *h, double timeout);
+/* Close (2 s) unless done, and free what can be freed. */
+void harness_free(harness *h);
+
+l3_storage_key key(const char *hash);
+l3_operation query(uint64_t op_id, const l3_storage_key *keys, size_t n);
+l3_operation get_op(uint64_t op_id, const l3_storage_key *k, const int32_t *block);
+l3_operation put_op(uint64_t op_id, const l3_storage_key *k, const int32_t *block);
+l3_operation cancel_op(uint64_t op_id);
+
+/* Submit and assert L3_OK. */
+void submit_ok(harness *h, const l3_operation *ops, size_t n);
+
+/* Keep `p` reachable for the rest of the process (a deliberate leak). */
+void keep_alive(void *p);
+
+/* Object key of (hash, group 0, offset 0, rank 0) under deployment/version. */
+void ref_key(const char *version, const char *hash, char *out, size_t size);
+
+#endif
