@@ -577,6 +577,11 @@ l3_status l3_executor_start(l3_store *store, l3_host_buffer host, const l3_host_
             e->num_threads++;
         }
     }
+    if (store->ops->register_host) {
+        l3_error rerr;
+        if (store->ops->register_host(store, host, &rerr) != L3_OK)
+            l3_log("warning", "registering the Host pool with the store: %s", rerr.msg);
+    }
     *out = e;
     return L3_OK;
 }
@@ -891,6 +896,8 @@ l3_status l3_executor_close(l3_executor *e, double timeout, l3_error *err)
     for (size_t i = 0; i < e->num_threads; i++)
         pthread_join(e->threads[i], NULL);
     e->num_threads = 0;
+    if (e->store->ops->register_host)
+        e->store->ops->register_host(e->store, (l3_host_buffer){ 0 }, NULL);
     e->store->ops->close(e->store);
     return L3_OK;
 }

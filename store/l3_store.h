@@ -60,6 +60,10 @@ typedef struct l3_store_ops {
     bool (*failures_retire)(l3_store *store);
     /* Free the store (after close). */
     void (*destroy)(l3_store *store);
+    /* Optional (may be NULL): the Host pool that later batches use and
+     * that stays mapped until it is replaced or cleared with a NULL base;
+     * a disk store registers it for zero-copy fixed-buffer I/O. */
+    l3_status (*register_host)(l3_store *store, l3_host_buffer host, l3_error *err);
 } l3_store_ops;
 
 /* A store: embed this as the first member of a concrete store. */

@@ -1,0 +1,215 @@
+#include "l3_format.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "l3_crc32c.h"
+
+uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t block_size)
+{
+    /* Header block, then namespaces (bounded), slab fills, entries. */
+    uint64_t body = (uint64_t)L3_MAX_NAMESPACES * sizeof(l3_ns_record) + (uint64_t)num_slabs * 4 +
+                    max_objects * 40;
+    return l3_round_up(block_size + body, 1u << 20);
+}
+
+bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size,
+                      uint64_t max_objects, l3_geometry *g, char *why, size_t why_len)
+{
+    memset(g, 0, sizeof *g);
+    if (block_size < 512 || block_size > 65536 || (block_size & (block_size - 1))) {
+        snprintf(why, why_len, "block_size %u is not a power of two from 512 to 65536", block_size);
+        return false;
+    }
+    if (slab_size < (1u << 20) || slab_size % block_size || (slab_size & (slab_size - 1))) {
+        snprintf(why, why_len, "slab_size %llu is not a power of two of at least 1 MiB",
+                 (unsigned long long)slab_size);
+        return false;
+    }
+    g->block_size = block_size;
+    g->slab_size = slab_size;
+    g->header_bytes = (uint32_t)l3_round_up(L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX, block_size);
+    g->slab_table_off = L3_SB_COPIES * (uint64_t)l3_round_up(L3_SB_BYTES, block_size);
+    /* Number of slabs: solve with the metadata subtracted (two passes). */
+    uint64_t guess = capacity / slab_size;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t data_guess = guess * slab_size;
+        uint64_t objects = max_objects ? max_objects : data_guess / 65536;
+        if (objects < 1024)
+            objects = 1024;
+        g->max_objects = objects;
+        g->slab_table_len = l3_round_up(guess * L3_SLAB_RECORD_BYTES, block_size);
+        g->journal_off = g->slab_table_off + g->slab_table_len;
+        g->journal_len = l3_round_up(L3_JOURNAL_RECORDS * L3_JOURNAL_RECORD_BYTES, block_size);
+        g->checkpoint_off = g->journal_off + g->journal_len;
+        g->checkpoint_len = l3_checkpoint_bytes(objects, (uint32_t)guess, block_size);
+        g->data_off = l3_round_up(g->checkpoint_off + g->checkpoint_len, 1u << 20);
+        guess = capacity > g->data_off ? (capacity - g->data_off) / slab_size : 0;
+    }
+    if (guess < 1) {
+        snprintf(why, why_len,
+                 "capacity %llu bytes holds no %llu-byte slab after %llu bytes of metadata",
+                 (unsigned long long)capacity, (unsigned long long)slab_size,
+                 (unsigned long long)g->data_off);
+        return false;
+    }
+    if (guess > UINT32_MAX) {
+        snprintf(why, why_len, "too many slabs");
+        return false;
+    }
+    g->num_slabs = (uint32_t)guess;
+    g->capacity = g->data_off + guess * slab_size;
+    return true;
+}
+
+bool l3_geometry_from_sb(const l3_superblock *sb, l3_geometry *g, char *why, size_t why_len)
+{
+    memset(g, 0, sizeof *g);
+    g->block_size = sb->block_size;
+    g->slab_size = sb->slab_size;
+    g->capacity = sb->capacity;
+    g->num_slabs = sb->num_slabs;
+    g->max_objects = sb->max_objects;
+    g->slab_table_off = sb->slab_table_off;
+    g->slab_table_len = sb->slab_table_len;
+    g->journal_off = sb->journal_off;
+    g->journal_len = sb->journal_len;
+    g->checkpoint_off = sb->checkpoint_off;
+    g->checkpoint_len = sb->checkpoint_len;
+    g->data_off = sb->data_off;
+    if (g->block_size < 512 || g->block_size > 65536 || (g->block_size & (g->block_size - 1)) ||
+        g->slab_size < (1u << 20) || (g->slab_size & (g->slab_size - 1)) || g->num_slabs == 0 ||
+        g->max_objects == 0) {
+        snprintf(why, why_len, "the superblock's geometry is out of range");
+        return false;
+    }
+    g->header_bytes = (uint32_t)l3_round_up(L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX, g->block_size);
+    uint64_t b = g->block_size;
+    if (g->slab_table_off % b || g->journal_off % b || g->checkpoint_off % b || g->data_off % b ||
+        g->slab_table_len < (uint64_t)g->num_slabs * L3_SLAB_RECORD_BYTES ||
+        g->journal_off < g->slab_table_off + g->slab_table_len ||
+        g->journal_len < L3_JOURNAL_RECORDS * L3_JOURNAL_RECORD_BYTES ||
+        g->checkpoint_off < g->journal_off + g->journal_len ||
+        g->data_off < g->checkpoint_off + g->checkpoint_len ||
+        g->capacity < g->data_off + (uint64_t)g->num_slabs * g->slab_size) {
+        snprintf(why, why_len, "the superblock's areas overlap or are misaligned");
+        return false;
+    }
+    return true;
+}
+
+void l3_sb_seal(l3_superblock *sb)
+{
+    uint32_t copy = sb->copy;
+    sb->copy = 0;
+    sb->crc = 0;
+    sb->crc = l3_crc32c(0, sb, sizeof *sb);
+    sb->copy = copy;
+}
+
+bool l3_sb_valid(const l3_superblock *sb, char *why, size_t why_len)
+{
+    if (memcmp(sb->magic, L3_SB_MAGIC, 8) != 0) {
+        snprintf(why, why_len, "no l3cache magic");
+        return false;
+    }
+    l3_superblock copy = *sb;
+    copy.copy = 0;
+    copy.crc = 0;
+    if (l3_crc32c(0, &copy, sizeof copy) != sb->crc) {
+        snprintf(why, why_len, "checksum mismatch");
+        return false;
+    }
+    if (sb->version != L3_FORMAT_VERSION) {
+        snprintf(why, why_len, "format version %u (this build reads %u)", sb->version,
+                 L3_FORMAT_VERSION);
+        return false;
+    }
+    if (sb->incompat & ~L3_INCOMPAT_KNOWN) {
+        snprintf(why, why_len, "unknown feature flags 0x%x", sb->incompat & ~L3_INCOMPAT_KNOWN);
+        return false;
+    }
+    return true;
+}
+
+void l3_slab_record_seal(l3_slab_record *r)
+{
+    r->magic = L3_SLAB_MAGIC;
+    r->crc = 0;
+    r->crc = l3_crc32c(0, r, sizeof *r);
+}
+
+bool l3_slab_record_valid(const l3_slab_record *r, uint32_t slab)
+{
+    if (r->magic != L3_SLAB_MAGIC || r->slab != slab)
+        return false;
+    l3_slab_record c = *r;
+    c.crc = 0;
+    return l3_crc32c(0, &c, sizeof c) == r->crc;
+}
+
+static uint32_t header_crc(const l3_object_header *h)
+{
+    l3_object_header fixed = *h;
+    fixed.header_crc = 0;
+    uint32_t crc = l3_crc32c(0, &fixed, sizeof fixed);
+    return l3_crc32c(crc, h->key, h->key_len);
+}
+
+void l3_object_header_seal(l3_object_header *h)
+{
+    h->magic = L3_OBJECT_MAGIC;
+    h->version = L3_FORMAT_VERSION;
+    h->header_crc = header_crc(h);
+}
+
+bool l3_object_header_valid(const l3_object_header *h, size_t avail)
+{
+    if (h->magic != L3_OBJECT_MAGIC || h->version != L3_FORMAT_VERSION)
+        return false;
+    if (h->key_len == 0 || h->key_len > L3_OBJECT_KEY_MAX || L3_OBJ_HEADER_FIXED + h->key_len > avail)
+        return false;
+    if (memchr(h->key, '\0', h->key_len))
+        return false;
+    return header_crc(h) == h->header_crc;
+}
+
+void l3_journal_record_seal(l3_journal_record *r)
+{
+    r->magic = L3_JOURNAL_MAGIC;
+    r->crc = 0;
+    r->crc = l3_crc32c(0, r, sizeof *r);
+}
+
+bool l3_journal_record_valid(const l3_journal_record *r)
+{
+    if (r->magic != L3_JOURNAL_MAGIC || r->prefix_len > L3_JOURNAL_PREFIX_MAX)
+        return false;
+    l3_journal_record c = *r;
+    c.crc = 0;
+    return l3_crc32c(0, &c, sizeof c) == r->crc;
+}
+
+void l3_checkpoint_header_seal(l3_checkpoint_header *h)
+{
+    h->magic = L3_CKPT_MAGIC;
+    h->version = L3_FORMAT_VERSION;
+    h->header_crc = 0;
+    h->header_crc = l3_crc32c(0, h, sizeof *h);
+}
+
+bool l3_checkpoint_header_valid(const l3_checkpoint_header *h)
+{
+    if (h->magic != L3_CKPT_MAGIC || h->version != L3_FORMAT_VERSION)
+        return false;
+    l3_checkpoint_header c = *h;
+    c.header_crc = 0;
+    return l3_crc32c(0, &c, sizeof c) == h->header_crc;
+}
+
+size_t l3_key_namespace_len(const char *key, size_t key_len)
+{
+    size_t limit = key_len < L3_NS_TEXT_MAX ? key_len : L3_NS_TEXT_MAX;
+    const char *u = memchr(key, '_', limit);
+    return u ? (size_t)(u - key) + 1 : 0;
+}

@@ -1,0 +1,200 @@
+/* l3cache: the on-disk format of the slab store (see FORMAT.md).
+ *
+ * All integers are little-endian. Every structure carries a crc32c; a
+ * structure whose magic, version or crc does not check is treated as
+ * absent. These helpers are shared by the store, recovery and l3fsck. */
+#ifndef L3_FORMAT_H
+#define L3_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "l3_keys.h"
+
+#define L3_FORMAT_VERSION 1
+#define L3_SB_MAGIC "L3CACHE"        /* 8 bytes with the NUL */
+#define L3_SLAB_MAGIC 0x42414c53u    /* "SLAB" */
+#define L3_OBJECT_MAGIC 0x314a424f334c4c33ull /* "3LL3OBJ1" */
+#define L3_JOURNAL_MAGIC 0x4c4e524aU /* "JRNL" */
+#define L3_CKPT_MAGIC 0x54504b43334c4c33ull   /* "3LL3CKPT" */
+
+/* Feature flags this build understands: a superblock with others is refused. */
+#define L3_INCOMPAT_KNOWN 0u
+
+#define L3_SB_BYTES 4096u          /* each superblock copy's slot */
+#define L3_SB_COPIES 2
+#define L3_SLAB_RECORD_BYTES 64u
+#define L3_JOURNAL_RECORDS 32u
+#define L3_JOURNAL_RECORD_BYTES 512u
+#define L3_JOURNAL_PREFIX_MAX 460u
+#define L3_NS_TEXT_MAX 255u        /* a namespace's text: up to and including the first '_' */
+#define L3_MAX_NAMESPACES 1024u    /* namespaces with objects at once */
+#define L3_OBJ_HEADER_FIXED 64u    /* the object header before its key */
+
+/* The superblock (the first 512 bytes of each 4 KiB copy). */
+typedef struct l3_superblock {
+    char magic[8];
+    uint32_t version;
+    uint32_t crc;            /* crc32c of the 512 bytes with crc and copy zeroed */
+    uint32_t copy;           /* which copy this is: not covered by the crc */
+    uint32_t incompat;       /* feature flags a reader must know */
+    uint64_t sequence;       /* bumped on every superblock write */
+    uint8_t uuid[16];        /* the store's identity */
+    uint64_t epoch;          /* objects of another epoch are dead */
+    uint32_t clean;          /* 1: closed cleanly, the checkpoint is current */
+    uint32_t block_size;     /* logical block: alignment of every I/O */
+    uint64_t slab_size;
+    uint64_t capacity;       /* bytes of the file or device in use */
+    uint32_t num_slabs;
+    uint32_t reserved0;
+    uint64_t max_objects;    /* the index's bound */
+    uint64_t slab_table_off, slab_table_len;
+    uint64_t journal_off, journal_len;
+    uint64_t checkpoint_off, checkpoint_len;
+    uint64_t data_off;
+    uint64_t ckpt_bytes;     /* valid when clean: the checkpoint's length */
+    uint32_t ckpt_crc;       /* and its crc32c */
+    uint32_t ckpt_entries;
+    uint64_t next_seq;       /* the object sequence to continue from */
+    uint64_t created_at;     /* unix seconds */
+    uint8_t pad[512 - 184];
+} l3_superblock;
+_Static_assert(sizeof(l3_superblock) == 512, "superblock size");
+
+enum { L3_SLAB_FREE = 0, L3_SLAB_USED = 1 };
+
+/* A slab's record in the slab table. */
+typedef struct l3_slab_record {
+    uint32_t magic;
+    uint32_t crc;            /* crc32c of the record with crc zeroed */
+    uint32_t slab;           /* its index, to catch misplaced writes */
+    uint32_t state;          /* L3_SLAB_FREE or L3_SLAB_USED */
+    uint64_t gen;            /* bumped each time the slab is (re)opened */
+    uint64_t epoch;          /* the store epoch it was opened in */
+    uint64_t first_seq;      /* object sequence when it was opened */
+    uint32_t payload_blocks; /* its size class: payload blocks per slot */
+    uint8_t pad[20];
+} l3_slab_record;
+_Static_assert(sizeof(l3_slab_record) == 64, "slab record size");
+
+/* An object's header, in its own block(s) before the payload. */
+typedef struct l3_object_header {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t header_crc;     /* crc32c of the fixed part and key with this zeroed */
+    uint64_t epoch;
+    uint64_t seq;
+    uint64_t slab_gen;
+    uint32_t slab;
+    uint32_t slot;
+    uint32_t size;           /* payload bytes */
+    uint32_t payload_crc;    /* crc32c of the payload */
+    uint16_t key_len;
+    uint16_t flags;
+    uint32_t pad;
+    char key[];              /* key_len bytes, no NUL */
+} l3_object_header;
+_Static_assert(sizeof(l3_object_header) == L3_OBJ_HEADER_FIXED, "object header size");
+
+/* A namespace deletion: objects whose key starts with `prefix` and whose
+ * sequence is below `seq` are dead. */
+typedef struct l3_journal_record {
+    uint32_t magic;
+    uint32_t crc;
+    uint64_t seq;
+    uint64_t epoch;
+    uint32_t prefix_len;
+    uint32_t pad;
+    char prefix[L3_JOURNAL_RECORD_BYTES - 32];
+} l3_journal_record;
+_Static_assert(sizeof(l3_journal_record) == L3_JOURNAL_RECORD_BYTES, "journal record size");
+
+/* The checkpoint's first block; the body follows (FORMAT.md). */
+typedef struct l3_checkpoint_header {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t body_crc;
+    uint64_t body_bytes;
+    uint64_t sequence;       /* the superblock sequence it belongs to */
+    uint32_t num_namespaces;
+    uint32_t num_slabs;
+    uint64_t num_entries;
+    uint32_t header_crc;
+    uint32_t pad;
+} l3_checkpoint_header;
+
+/* A namespace's record in the checkpoint. */
+typedef struct l3_ns_record {
+    uint16_t len;
+    char text[L3_NS_TEXT_MAX + 1];
+} l3_ns_record;
+
+/* The store's geometry, derived from the superblock or creation options. */
+typedef struct l3_geometry {
+    uint32_t block_size;
+    uint64_t slab_size;
+    uint64_t capacity;
+    uint32_t num_slabs;
+    uint64_t max_objects;
+    uint64_t slab_table_off, slab_table_len;
+    uint64_t journal_off, journal_len;
+    uint64_t checkpoint_off, checkpoint_len;
+    uint64_t data_off;
+    uint32_t header_bytes;   /* an object header's blocks, in bytes */
+} l3_geometry;
+
+/* Round up to a multiple of a power of two. */
+static inline uint64_t l3_round_up(uint64_t x, uint64_t align) { return (x + align - 1) & ~(align - 1); }
+
+/* Lay out a store of `capacity` bytes; false (with a reason in `why`)
+ * when the numbers do not make a store of at least one slab. */
+bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size,
+                      uint64_t max_objects, l3_geometry *g, char *why, size_t why_len);
+
+/* The geometry a superblock describes; false when it is inconsistent. */
+bool l3_geometry_from_sb(const l3_superblock *sb, l3_geometry *g, char *why, size_t why_len);
+
+/* Bytes of the checkpoint body for a geometry (its reserved area bound). */
+uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t block_size);
+
+/* The slot size of a class and the slots per slab. */
+static inline uint64_t l3_slot_bytes(const l3_geometry *g, uint32_t payload_blocks)
+{
+    return g->header_bytes + (uint64_t)payload_blocks * g->block_size;
+}
+static inline uint32_t l3_slots_per_slab(const l3_geometry *g, uint32_t payload_blocks)
+{
+    return (uint32_t)(g->slab_size / l3_slot_bytes(g, payload_blocks));
+}
+/* Device offset of slot `slot` of slab `slab` in class `payload_blocks`. */
+static inline uint64_t l3_slot_offset(const l3_geometry *g, uint32_t slab, uint32_t payload_blocks,
+                                      uint32_t slot)
+{
+    return g->data_off + (uint64_t)slab * g->slab_size + (uint64_t)slot * l3_slot_bytes(g, payload_blocks);
+}
+
+/* Seal a superblock: set its crc (copy and crc excluded). */
+void l3_sb_seal(l3_superblock *sb);
+/* Whether a superblock copy checks: magic, version, crc. Sets `why`. */
+bool l3_sb_valid(const l3_superblock *sb, char *why, size_t why_len);
+
+void l3_slab_record_seal(l3_slab_record *r);
+bool l3_slab_record_valid(const l3_slab_record *r, uint32_t slab);
+
+void l3_object_header_seal(l3_object_header *h);
+/* Whether a header checks within `avail` bytes: magic, version, key
+ * length, crc. */
+bool l3_object_header_valid(const l3_object_header *h, size_t avail);
+
+void l3_journal_record_seal(l3_journal_record *r);
+bool l3_journal_record_valid(const l3_journal_record *r);
+
+void l3_checkpoint_header_seal(l3_checkpoint_header *h);
+bool l3_checkpoint_header_valid(const l3_checkpoint_header *h);
+
+/* The length of `key`'s namespace: through its first '_' when that lies
+ * within L3_NS_TEXT_MAX bytes, else 0 (the key has no namespace). */
+size_t l3_key_namespace_len(const char *key, size_t key_len);
+
+#endif

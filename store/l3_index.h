@@ -1,0 +1,72 @@
+/* l3cache: the slab store's in-memory index by object key.
+ *
+ * Open addressing with linear probing and backward-shift deletion over a
+ * flat array of fixed 40-byte entries (no pointers), so that the table can
+ * live in a mapping shared by several processes. A key is identified by
+ * its 64-bit hash, its crc32c and its length; the object header on disk
+ * holds the full key. Not thread-safe: the store locks around it. */
+#ifndef L3_INDEX_H
+#define L3_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "l3_status.h"
+
+/* One object. hash == 0 marks an empty slot. */
+typedef struct l3_index_entry {
+    uint64_t hash;    /* l3_hash64 of the key */
+    uint64_t seq;     /* the object's sequence number */
+    uint32_t check;   /* crc32c of the key */
+    uint32_t crc;     /* crc32c of the payload */
+    uint32_t slab;
+    uint32_t slot;
+    uint32_t size;    /* payload bytes */
+    uint16_t ns;      /* namespace id, 0 for none */
+    uint16_t key_len;
+} l3_index_entry;
+_Static_assert(sizeof(l3_index_entry) == 40, "index entry size");
+
+typedef struct l3_index {
+    l3_index_entry *table;
+    uint64_t mask;     /* capacity - 1 */
+    uint64_t count;
+    uint64_t max;      /* entries allowed (load factor bound) */
+    size_t mapped;     /* bytes mapped */
+} l3_index;
+
+/* A key's identity in the index. */
+typedef struct l3_key_id {
+    uint64_t hash;
+    uint32_t check;
+    uint16_t len;
+} l3_key_id;
+
+/* The identity of `key` (len bytes). */
+l3_key_id l3_key_identity(const char *key, size_t len);
+
+/* An index for up to `max_entries` objects (capacity: the next power of
+ * two of 1.25x). */
+l3_status l3_index_init(l3_index *index, uint64_t max_entries, l3_error *err);
+
+/* Unmap the table. */
+void l3_index_free(l3_index *index);
+
+/* The entry of `id`, or NULL. The pointer is valid until the next insert
+ * or remove. */
+l3_index_entry *l3_index_find(l3_index *index, l3_key_id id);
+
+/* Insert `entry` (its key must be absent); false when the index is full. */
+bool l3_index_insert(l3_index *index, const l3_index_entry *entry);
+
+/* Remove `entry` (a pointer from find or the table). */
+void l3_index_remove(l3_index *index, l3_index_entry *entry);
+
+/* Remove every entry; keeps the table. */
+void l3_index_clear(l3_index *index);
+
+/* Bytes per entry and the table's capacity, for reports. */
+static inline uint64_t l3_index_capacity(const l3_index *index) { return index->mask + 1; }
+
+#endif

@@ -1,0 +1,95 @@
+/* l3cache: the slab disk store, on a file or a raw block device.
+ *
+ * Objects live in fixed-size slabs (regions) of one size class each, a
+ * header block before every payload; an in-memory index maps keys to
+ * slots. I/O is O_DIRECT through an io_uring (fixed buffers aliasing the
+ * Host pool) or libaio engine. The store survives restarts: a clean close
+ * writes an index checkpoint; after a crash the index is rebuilt from the
+ * object headers. See FORMAT.md. */
+#ifndef L3_SLABSTORE_H
+#define L3_SLABSTORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "l3_io.h"
+#include "l3_store.h"
+
+/* How to open (or create) a store. Zero fields take the defaults. */
+typedef struct l3_slab_options {
+    const char *path;          /* file or block device (required) */
+    uint64_t capacity;         /* bytes; 0: a block device's size, an existing file's size */
+    uint64_t slab_size;        /* default 64 MiB */
+    uint32_t block_size;       /* logical block, default 4096 */
+    uint64_t max_objects;      /* index bound; default data bytes / 64 KiB */
+    l3_engine_kind engine;     /* default auto */
+    double io_timeout;         /* seconds a batch may take; default 30 */
+    bool no_verify_checksums;  /* skip crc32c checks on get (default: verify) */
+    unsigned io_contexts;      /* threads doing I/O at once; default 4 */
+    unsigned queue_depth;      /* in-flight requests per context; default 3 x batch keys */
+    unsigned batch_keys;       /* keys one I/O wave carries; default 256 */
+    bool no_register_buffers;  /* never register the Host pool as fixed buffers */
+    bool create;               /* create or format a missing or empty file */
+    bool format;               /* format even over existing data */
+    bool read_only;            /* never write (for inspection) */
+    double lock_timeout;       /* seconds to wait for another opener (or a dead one's
+                                  rings, which the kernel tears down late); default 5 */
+} l3_slab_options;
+
+/* Counters and state of a store. */
+typedef struct l3_slab_stats {
+    uint64_t objects;
+    uint64_t payload_bytes;
+    uint64_t capacity_bytes;
+    uint64_t data_bytes;
+    uint32_t block_size;
+    uint64_t slab_size;
+    uint32_t slabs_total, slabs_free, slabs_open, slabs_sealed;
+    uint64_t max_objects;
+    uint64_t index_bytes;
+    uint64_t puts, put_keys_written, put_keys_existing, put_keys_rejected;
+    uint64_t gets, get_hits, get_misses;
+    uint64_t bytes_written, bytes_read;
+    uint64_t evictions, evicted_objects;
+    uint64_t checksum_failures, stale_reads;
+    uint64_t unaligned_ios;
+    uint64_t recovered_objects;
+    bool opened_from_checkpoint;
+    double open_seconds;
+    const char *engine;        /* "io_uring" or "libaio" */
+    bool host_fixed;           /* the Host pool is registered as fixed buffers */
+    bool broken;               /* an I/O batch was not reaped in time */
+    uint64_t epoch;
+} l3_slab_stats;
+
+typedef struct l3_slabstore l3_slabstore;
+
+/* Fill `o` with the defaults for `path`. */
+void l3_slab_options_default(l3_slab_options *o, const char *path);
+
+/* Open the store at o->path, creating or formatting as asked. Options are
+ * checked before anything touches the disk. */
+l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_error *err);
+
+/* Its store interface (the executor takes this; destroy frees the store). */
+l3_store *l3_slabstore_store(l3_slabstore *s);
+
+/* Register the Host pool for fixed-buffer I/O (see register_host in
+ * l3_store.h); a NULL base unregisters it. */
+l3_status l3_slabstore_register_host(l3_slabstore *s, l3_host_buffer host, l3_error *err);
+
+/* Counters and state. */
+void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *out);
+
+/* Render stats as JSON text; free() it. */
+char *l3_slab_stats_to_json(const l3_slab_stats *st);
+
+/* Drain, write the checkpoint and mark the store clean (the close op). A
+ * store whose I/O is unproven keeps its engine open and is not marked
+ * clean. Returns the first error. */
+l3_status l3_slabstore_close(l3_slabstore *s, l3_error *err);
+
+/* Close if needed and free. */
+void l3_slabstore_free(l3_slabstore *s);
+
+#endif

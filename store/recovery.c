@@ -1,0 +1,332 @@
+/* The slab store's recovery: the index checkpoint written at a clean close
+ * and read at the next open, and the scan of object headers that rebuilds
+ * the index after a crash. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "l3_crc32c.h"
+#include "slab_internal.h"
+
+#define OPEN_FLAG 0x80000000u
+#define FREE_FLAG 0x40000000u
+
+static void *zalloc_aligned(size_t align, size_t len)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, align < 4096 ? 4096 : align, len ? len : align) != 0)
+        return NULL;
+    memset(p, 0, len ? len : align);
+    return p;
+}
+
+static l3_status rw_all(int fd, bool write, void *buf, size_t len, uint64_t off, l3_error *err)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write ? pwrite(fd, (char *)buf + done, len - done, (off_t)(off + done))
+                          : pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return l3_fail(err, n == 0 ? L3_ECORRUPT : L3_EIO, "%s %zu bytes at %llu: %s",
+                           write ? "writing" : "reading", len, (unsigned long long)off,
+                           n < 0 ? strerror(errno) : "short");
+        done += (size_t)n;
+    }
+    return L3_OK;
+}
+
+/* Adopt every slab whose record is valid, used and of this epoch. */
+static l3_status adopt_slabs(l3_slabstore *s, l3_error *err)
+{
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
+        const l3_slab_record *r = &s->table[i];
+        slab *sl = &s->slabs[i];
+        if (l3_slab_record_valid(r, i))
+            sl->gen = r->gen; /* a reopened slab's generation keeps growing */
+        if (!l3_slab_record_valid(r, i) || r->state != L3_SLAB_USED || r->epoch != s->sb.epoch) {
+            sl->state = S_FREE;
+            continue;
+        }
+        l3_status st = l3_slab_adopt(s, i, r, err);
+        if (st == L3_ECORRUPT) {
+            sl->state = S_FREE; /* a record we cannot use: its objects are lost */
+            continue;
+        }
+        if (st != L3_OK)
+            return st;
+    }
+    return L3_OK;
+}
+
+l3_status l3_slab_write_checkpoint(l3_slabstore *s, uint32_t *crc_out, uint64_t *bytes_out,
+                                   l3_error *err)
+{
+    const l3_geometry *g = &s->geo;
+    uint32_t b = g->block_size;
+    pthread_rwlock_rdlock(&s->lock);
+    uint64_t ns_bytes = (uint64_t)s->num_ns * sizeof(l3_ns_record);
+    uint64_t fill_bytes = (uint64_t)g->num_slabs * 4;
+    uint64_t body = ns_bytes + fill_bytes + s->index.count * sizeof(l3_index_entry);
+    uint64_t total = b + l3_round_up(body, b);
+    if (total > g->checkpoint_len) {
+        pthread_rwlock_unlock(&s->lock);
+        return l3_fail(err, L3_ENOSPC, "the checkpoint (%llu bytes) exceeds its area",
+                       (unsigned long long)total);
+    }
+    uint8_t *buf = zalloc_aligned(b, total);
+    if (!buf) {
+        pthread_rwlock_unlock(&s->lock);
+        return l3_fail(err, L3_ENOMEM, "allocating a %llu-byte checkpoint", (unsigned long long)total);
+    }
+    uint8_t *p = buf + b;
+    for (uint32_t i = 0; i < s->num_ns; i++) {
+        l3_ns_record rec;
+        memset(&rec, 0, sizeof rec);
+        rec.len = s->ns[i].objects ? s->ns[i].len : 0;
+        memcpy(rec.text, s->ns[i].text, rec.len);
+        memcpy(p, &rec, sizeof rec);
+        p += sizeof rec;
+    }
+    for (uint32_t i = 0; i < g->num_slabs; i++) {
+        const slab *sl = &s->slabs[i];
+        uint32_t fill = sl->next_slot;
+        if (sl->state == S_OPEN)
+            fill |= OPEN_FLAG;
+        if (sl->state == S_FREE)
+            fill |= FREE_FLAG;
+        memcpy(p, &fill, 4);
+        p += 4;
+    }
+    uint64_t entries = 0;
+    for (uint64_t i = 0; i <= s->index.mask; i++) {
+        if (s->index.table[i].hash) {
+            memcpy(p, &s->index.table[i], sizeof(l3_index_entry));
+            p += sizeof(l3_index_entry);
+            entries++;
+        }
+    }
+    l3_checkpoint_header *h = (l3_checkpoint_header *)buf;
+    h->body_bytes = body;
+    h->body_crc = l3_crc32c(0, buf + b, body);
+    h->sequence = s->sb.sequence + 1; /* the superblock write that follows */
+    h->num_namespaces = s->num_ns;
+    h->num_slabs = g->num_slabs;
+    h->num_entries = entries;
+    pthread_rwlock_unlock(&s->lock);
+    l3_checkpoint_header_seal(h);
+    l3_status st = rw_all(s->fd, true, buf, total, g->checkpoint_off, err);
+    if (st == L3_OK && fdatasync(s->fd) != 0)
+        st = l3_fail(err, L3_EIO, "fdatasync: %s", strerror(errno));
+    *crc_out = h->body_crc;
+    *bytes_out = body;
+    free(buf);
+    return st;
+}
+
+l3_status l3_slab_load_checkpoint(l3_slabstore *s, l3_error *err)
+{
+    const l3_geometry *g = &s->geo;
+    uint32_t b = g->block_size;
+    uint8_t *head = zalloc_aligned(b, b);
+    if (!head)
+        return l3_fail(err, L3_ENOMEM, "allocating a checkpoint buffer");
+    l3_status st = rw_all(s->fd, false, head, b, g->checkpoint_off, err);
+    l3_checkpoint_header h;
+    memcpy(&h, head, sizeof h);
+    free(head);
+    if (st != L3_OK)
+        return st;
+    if (!l3_checkpoint_header_valid(&h))
+        return l3_fail(err, L3_ECORRUPT, "the checkpoint header does not check");
+    if (h.sequence != s->sb.sequence || h.body_crc != s->sb.ckpt_crc ||
+        h.body_bytes != s->sb.ckpt_bytes || h.num_slabs != g->num_slabs ||
+        h.num_namespaces > L3_MAX_NAMESPACES || h.num_entries > g->max_objects ||
+        b + h.body_bytes > g->checkpoint_len ||
+        h.body_bytes != (uint64_t)h.num_namespaces * sizeof(l3_ns_record) +
+                            (uint64_t)h.num_slabs * 4 + h.num_entries * sizeof(l3_index_entry))
+        return l3_fail(err, L3_ECORRUPT, "the checkpoint does not belong to this superblock");
+    uint64_t len = l3_round_up(h.body_bytes, b);
+    uint8_t *body = zalloc_aligned(b, len);
+    if (!body)
+        return l3_fail(err, L3_ENOMEM, "allocating a %llu-byte checkpoint buffer",
+                       (unsigned long long)len);
+    st = rw_all(s->fd, false, body, len, g->checkpoint_off + b, err);
+    if (st == L3_OK && l3_crc32c(0, body, h.body_bytes) != h.body_crc)
+        st = l3_fail(err, L3_ECORRUPT, "the checkpoint body does not check");
+    pthread_rwlock_wrlock(&s->lock);
+    if (st == L3_OK)
+        st = adopt_slabs(s, err);
+    const uint8_t *p = body;
+    if (st == L3_OK) {
+        s->num_ns = h.num_namespaces;
+        for (uint32_t i = 0; i < h.num_namespaces; i++, p += sizeof(l3_ns_record)) {
+            l3_ns_record rec;
+            memcpy(&rec, p, sizeof rec);
+            if (rec.len > L3_NS_TEXT_MAX) {
+                st = l3_fail(err, L3_ECORRUPT, "checkpoint namespace %u is malformed", i);
+                break;
+            }
+            s->ns[i].len = rec.len;
+            memcpy(s->ns[i].text, rec.text, rec.len);
+            s->ns[i].text[rec.len] = '\0';
+            s->ns[i].objects = s->ns[i].bytes = 0;
+        }
+    }
+    for (uint32_t i = 0; st == L3_OK && i < g->num_slabs; i++, p += 4) {
+        uint32_t fill;
+        memcpy(&fill, p, 4);
+        slab *sl = &s->slabs[i];
+        if (!sl->disk_used)
+            continue;
+        uint32_t next = fill & ~(OPEN_FLAG | FREE_FLAG);
+        if (next > sl->nslots) {
+            st = l3_fail(err, L3_ECORRUPT, "checkpoint: slab %u's fill %u is past its %u slots", i,
+                         next, sl->nslots);
+            break;
+        }
+        sl->next_slot = next;
+        if (fill & FREE_FLAG) {
+            sl->state = S_FREE;
+        } else if ((fill & OPEN_FLAG) && s->class_open[sl->payload_blocks] < 0) {
+            sl->state = S_OPEN;
+            s->class_open[sl->payload_blocks] = (int32_t)i;
+        }
+    }
+    for (uint64_t k = 0; st == L3_OK && k < h.num_entries; k++, p += sizeof(l3_index_entry)) {
+        l3_index_entry e;
+        memcpy(&e, p, sizeof e);
+        slab *sl = e.slab < g->num_slabs ? &s->slabs[e.slab] : NULL;
+        l3_key_id id = { .hash = e.hash, .check = e.check, .len = e.key_len };
+        if (!sl || !sl->disk_used || sl->state == S_FREE || e.slot >= sl->next_slot ||
+            e.size > (uint64_t)sl->payload_blocks * b || e.ns > s->num_ns || !e.hash ||
+            l3_index_find(&s->index, id) || sl->slot_ids[e.slot].hash) {
+            st = l3_fail(err, L3_ECORRUPT, "checkpoint entry %llu is inconsistent",
+                         (unsigned long long)k);
+            break;
+        }
+        if (!l3_slab_publish(s, &e, id)) {
+            st = l3_fail(err, L3_ECORRUPT, "the checkpoint has more entries than the index holds");
+            break;
+        }
+    }
+    if (st != L3_OK) {
+        /* Start over clean for the scan. */
+        l3_index_clear(&s->index);
+        for (uint32_t i = 0; i < g->num_slabs; i++) {
+            s->slabs[i].state = S_FREE;
+            s->slabs[i].disk_used = false;
+            s->slabs[i].live = 0;
+            s->slabs[i].live_bytes = 0;
+        }
+        for (uint32_t c = 0; c <= s->max_payload_blocks; c++)
+            s->class_open[c] = -1;
+        s->num_ns = 0;
+    } else {
+        s->recovered_objects = s->index.count;
+    }
+    pthread_rwlock_unlock(&s->lock);
+    free(body);
+    return st;
+}
+
+l3_status l3_slab_scan(l3_slabstore *s, l3_error *err)
+{
+    const l3_geometry *g = &s->geo;
+    uint32_t b = g->block_size, hb = g->header_bytes;
+    pthread_rwlock_wrlock(&s->lock);
+    l3_status st = adopt_slabs(s, err);
+    pthread_rwlock_unlock(&s->lock);
+    if (st != L3_OK)
+        return st;
+    size_t w = s->wave_keys;
+    l3_io_req *reqs = calloc(w, sizeof *reqs);
+    if (!reqs)
+        return l3_fail(err, L3_ENOMEM, "allocating a scan batch");
+    uint64_t max_seq = 0, dropped = 0;
+    l3_io_ctx *ctx = l3_io_acquire(s->engine);
+    uint8_t *bounce = l3_io_bounce(ctx, NULL);
+    for (uint32_t i = 0; i < g->num_slabs && st == L3_OK; i++) {
+        slab *sl = &s->slabs[i];
+        if (!sl->disk_used)
+            continue;
+        for (uint32_t base = 0; base < sl->nslots && st == L3_OK; base += (uint32_t)w) {
+            uint32_t m = sl->nslots - base < w ? sl->nslots - base : (uint32_t)w;
+            for (uint32_t k = 0; k < m; k++)
+                reqs[k] = (l3_io_req){ .write = false,
+                                       .offset = l3_slot_offset(g, i, sl->payload_blocks, base + k),
+                                       .buf = bounce + (size_t)k * hb, .len = hb };
+            bool retired = true;
+            st = l3_io_run(s->engine, ctx, reqs, m, s->opt.io_timeout, &retired, err);
+            if (!retired)
+                atomic_store(&s->fatal, true);
+            for (uint32_t k = 0; k < m && st == L3_OK; k++) {
+                const l3_object_header *h = (const l3_object_header *)(bounce + (size_t)k * hb);
+                if (reqs[k].res != (int32_t)hb) {
+                    st = l3_fail(err, L3_EIO, "reading slab %u's headers: %s", i,
+                                 strerror(reqs[k].res < 0 ? -reqs[k].res : EIO));
+                    break;
+                }
+                if (!l3_object_header_valid(h, hb) || h->epoch != s->sb.epoch || h->slab != i ||
+                    h->slot != base + k || h->slab_gen != sl->gen ||
+                    (h->size + b - 1) / b > sl->payload_blocks) {
+                    dropped += h->magic == L3_OBJECT_MAGIC;
+                    continue;
+                }
+                if (l3_slab_journal_kills(s, h->key, h->key_len, h->seq))
+                    continue;
+                if (s->opt.no_verify_checksums) {
+                    /* Nothing checks the payload later: check it now. */
+                    uint32_t len = (uint32_t)l3_round_up(h->size, b);
+                    uint8_t *tmp = zalloc_aligned(b, len);
+                    if (!tmp) {
+                        st = l3_fail(err, L3_ENOMEM, "allocating a payload buffer");
+                        break;
+                    }
+                    l3_error perr;
+                    bool ok = rw_all(s->fd, false, tmp, len, reqs[k].offset + hb, &perr) == L3_OK &&
+                              l3_crc32c(0, tmp, h->size) == h->payload_crc;
+                    free(tmp);
+                    if (!ok) {
+                        dropped++;
+                        continue;
+                    }
+                }
+                l3_key_id id = l3_key_identity(h->key, h->key_len);
+                pthread_rwlock_wrlock(&s->lock);
+                l3_index_entry *old = l3_index_find(&s->index, id);
+                if (old && old->seq > h->seq) {
+                    pthread_rwlock_unlock(&s->lock);
+                    continue;
+                }
+                if (old)
+                    l3_slab_unpublish(s, old);
+                int ns = l3_slab_ns_intern(s, h->key, h->key_len);
+                l3_index_entry e = { .hash = id.hash, .seq = h->seq, .check = id.check,
+                                     .crc = h->payload_crc, .slab = i, .slot = base + k,
+                                     .size = h->size, .ns = (uint16_t)(ns < 0 ? 0 : ns),
+                                     .key_len = id.len };
+                if (ns >= 0 && l3_slab_publish(s, &e, id)) {
+                    if (h->seq > max_seq)
+                        max_seq = h->seq;
+                } else {
+                    dropped++;
+                }
+                pthread_rwlock_unlock(&s->lock);
+            }
+        }
+    }
+    l3_io_release(s->engine, ctx);
+    free(reqs);
+    if (st == L3_OK) {
+        s->recovered_objects = s->index.count;
+        if (max_seq + 1 > atomic_load(&s->seq))
+            atomic_store(&s->seq, max_seq + 1);
+        if (dropped)
+            l3_log("info", "%s: recovery dropped %llu torn, stale or unverifiable objects", s->path,
+                   (unsigned long long)dropped);
+    }
+    return st;
+}

@@ -1,0 +1,104 @@
+#include "store_util.h"
+
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+void temp_store_path(char *out, size_t size, const char *name)
+{
+    const char *dir = getenv("L3_TEST_DIR");
+    snprintf(out, size, "%s/%s.%d.l3", dir && dir[0] ? dir : L3_TEST_DIR_DEFAULT, name, (int)getpid());
+    unlink(out);
+}
+
+l3_slab_options test_options(const char *path, uint64_t capacity, l3_engine_kind kind)
+{
+    l3_slab_options o;
+    l3_slab_options_default(&o, path);
+    o.capacity = capacity;
+    o.slab_size = 1 << 20;
+    o.engine = kind;
+    o.io_timeout = 10;
+    o.io_contexts = 4;
+    o.batch_keys = 64;
+    return o;
+}
+
+uint8_t *aligned_pool(size_t len)
+{
+    void *p = NULL;
+    assert_int_equal(posix_memalign(&p, 4096, len), 0);
+    memset(p, 0, len);
+    return p;
+}
+
+void fill_pattern(uint8_t *buf, size_t len, uint32_t seed)
+{
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < len; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        buf[i] = (uint8_t)x;
+    }
+}
+
+void put_keys(l3_store *s, const char *const *keys, size_t n, uint8_t *pool, size_t pool_len,
+              const l3_range *ranges, bool *success)
+{
+    bool *fail = calloc(n, 1);
+    l3_io_result r = { .success = success, .object_failures = fail };
+    l3_error err;
+    l3_status st = s->ops->batch_put_from(s, keys, n, (l3_host_buffer){ pool, pool_len }, ranges, &r, &err);
+    if (st != L3_OK)
+        fail_msg("put: %s", err.msg);
+    assert_true(r.retired);
+    assert_int_equal(r.success_len, n);
+    for (size_t i = 0; i < n; i++)
+        assert_false(fail[i]);
+    free(fail);
+}
+
+l3_status get_keys(l3_store *s, const char *const *keys, size_t n, uint8_t *pool, size_t pool_len,
+                   const l3_range *ranges, bool *success, bool *failures)
+{
+    l3_io_result r = { .success = success, .object_failures = failures };
+    l3_error err;
+    l3_status st = s->ops->batch_get_into(s, keys, n, (l3_host_buffer){ pool, pool_len }, ranges, &r, &err);
+    if (st == L3_OK) {
+        assert_true(r.retired);
+        assert_int_equal(r.success_len, n);
+        assert_int_equal(r.object_failures_len, n);
+    }
+    return st;
+}
+
+bool exists_key(l3_store *s, const char *key)
+{
+    bool flag = false;
+    assert_int_equal(s->ops->batch_exists(s, &key, 1, &flag, NULL), L3_OK);
+    return flag;
+}
+
+void poke_file(const char *path, uint64_t off, const void *bytes, size_t len)
+{
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, bytes, len, (off_t)off), (ssize_t)len);
+    fsync(fd);
+    close(fd);
+}
+
+void peek_file(const char *path, uint64_t off, void *bytes, size_t len)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, bytes, len, (off_t)off), (ssize_t)len);
+    close(fd);
+}

@@ -1,0 +1,36 @@
+/* Helpers for the disk store tests: temporary store paths, aligned pools,
+ * and one-call batch wrappers. */
+#ifndef L3_TEST_STORE_UTIL_H
+#define L3_TEST_STORE_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "l3_slabstore.h"
+
+/* A fresh path for a store file under $L3_TEST_DIR (default: the build's
+ * test directory, which must not be tmpfs); the file does not exist. */
+void temp_store_path(char *out, size_t size, const char *name);
+
+/* Default test options: 1 MiB slabs, `capacity` bytes, engine `kind`. */
+l3_slab_options test_options(const char *path, uint64_t capacity, l3_engine_kind kind);
+
+/* A 4096-aligned, zeroed buffer. */
+uint8_t *aligned_pool(size_t len);
+
+/* Fill `buf` with bytes derived from `seed`. */
+void fill_pattern(uint8_t *buf, size_t len, uint32_t seed);
+
+/* One-key (or n-key) wrappers that assert the call itself returns L3_OK. */
+void put_keys(l3_store *s, const char *const *keys, size_t n, uint8_t *pool, size_t pool_len,
+              const l3_range *ranges, bool *success);
+l3_status get_keys(l3_store *s, const char *const *keys, size_t n, uint8_t *pool, size_t pool_len,
+                   const l3_range *ranges, bool *success, bool *failures);
+bool exists_key(l3_store *s, const char *key);
+
+/* Overwrite `len` bytes at `off` of the file at `path` (no O_DIRECT). */
+void poke_file(const char *path, uint64_t off, const void *bytes, size_t len);
+void peek_file(const char *path, uint64_t off, void *bytes, size_t len);
+
+#endif

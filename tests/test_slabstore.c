@@ -1,0 +1,628 @@
+/* The slab disk store on a temporary file, with each engine. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "l3_format.h"
+#include "l3_slabstore.h"
+#include "store_util.h"
+
+#define MIB (1ull << 20)
+#define KIND(state) (*(l3_engine_kind *)*(state))
+
+static l3_slabstore *open_store(const l3_slab_options *o)
+{
+    l3_slabstore *s;
+    l3_error err;
+    if (l3_slabstore_open(o, &s, &err) != L3_OK)
+        fail_msg("open %s: %s", o->path, err.msg);
+    return s;
+}
+
+static void names(char keys[][64], const char **ptrs, size_t n, const char *ns, size_t first)
+{
+    for (size_t i = 0; i < n; i++) {
+        snprintf(keys[i], 64, "%s_obj%zu|g0|o0|r0", ns, first + i);
+        ptrs[i] = keys[i];
+    }
+}
+
+static void roundtrip_of_aligned_and_partial_objects_is_byte_exact(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "roundtrip");
+    l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
+    l3_slabstore *s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    /* Sizes: whole blocks, a partial tail, one byte, a large object. */
+    const uint64_t sizes[] = { 4096, 65536, 65536 + 100, 1, 300 * 1024 };
+    const size_t n = sizeof sizes / sizeof sizes[0];
+    size_t pool_len = 2 * MIB;
+    uint8_t *src = aligned_pool(pool_len), *dst = aligned_pool(pool_len);
+    fill_pattern(src, pool_len, 7);
+    l3_range ranges[5], back[5];
+    uint64_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        ranges[i] = (l3_range){ off, sizes[i] };
+        back[i] = (l3_range){ pool_len / 2 + off, sizes[i] };
+        off = (off + sizes[i] + 4095) / 4096 * 4096;
+    }
+    char keys[5][64];
+    const char *ptrs[5];
+    names(keys, ptrs, n, "ns", 0);
+    bool ok[5], fail[5];
+    put_keys(st, ptrs, n, src, pool_len, ranges, ok);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(ok[i]);
+        assert_true(exists_key(st, ptrs[i]));
+    }
+    /* The bytes next to each destination range stay untouched. */
+    memset(dst, 0xee, pool_len);
+    assert_int_equal(get_keys(st, ptrs, n, dst, pool_len, back, ok, fail), L3_OK);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(ok[i]);
+        assert_false(fail[i]);
+        assert_memory_equal(dst + back[i].offset, src + ranges[i].offset, sizes[i]);
+        uint64_t end = back[i].offset + sizes[i];
+        if (i + 1 < n && end < back[i + 1].offset)
+            assert_int_equal(dst[end], 0xee);
+    }
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.objects, n);
+    assert_string_equal(stats.engine, KIND(state) == L3_ENGINE_LIBAIO ? "libaio" : "io_uring");
+    assert_int_equal(stats.unaligned_ios, 0);
+    assert_int_equal(stats.checksum_failures, 0);
+    l3_slabstore_free(s);
+    free(src);
+    free(dst);
+    unlink(path);
+}
+
+static void aligned_ranges_use_fixed_buffers_on_io_uring(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "fixed");
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_IO_URING);
+    l3_slabstore *s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    size_t pool_len = 1 * MIB;
+    uint8_t *pool = aligned_pool(pool_len);
+    fill_pattern(pool, pool_len, 3);
+    assert_int_equal(l3_slabstore_register_host(s, (l3_host_buffer){ pool, pool_len }, NULL), L3_OK);
+    char keys[8][64];
+    const char *ptrs[8];
+    names(keys, ptrs, 8, "fx", 0);
+    l3_range ranges[8];
+    for (int i = 0; i < 8; i++)
+        ranges[i] = (l3_range){ (uint64_t)i * 65536, 65536 };
+    bool ok[8], fail[8];
+    put_keys(st, ptrs, 8, pool, pool_len, ranges, ok);
+    memset(pool, 0, pool_len);
+    assert_int_equal(get_keys(st, ptrs, 8, pool, pool_len, ranges, ok, fail), L3_OK);
+    uint8_t *want = aligned_pool(pool_len);
+    fill_pattern(want, pool_len, 3);
+    assert_memory_equal(pool, want, 8 * 65536);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_true(stats.host_fixed);
+    /* Every payload and header went as READ_FIXED/WRITE_FIXED: the pool
+     * itself is the DMA buffer, no copy in between. */
+    assert_int_equal(stats.unaligned_ios, 0);
+    assert_int_equal(l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL), L3_OK);
+    l3_slabstore_stats(s, &stats);
+    assert_false(stats.host_fixed);
+    l3_slabstore_free(s);
+    free(pool);
+    free(want);
+    unlink(path);
+}
+
+static void a_put_is_create_only(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "createonly");
+    l3_slab_options o = test_options(path, 8 * MIB, KIND(state));
+    l3_slabstore *s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(16384);
+    memset(pool, 'A', 4096);
+    memset(pool + 4096, 'B', 4096);
+    const char *key = "ns_k|g0|o0|r0";
+    bool ok, fail;
+    put_keys(st, &key, 1, pool, 16384, &(l3_range){ 0, 4096 }, &ok);
+    assert_true(ok);
+    put_keys(st, &key, 1, pool, 16384, &(l3_range){ 4096, 4096 }, &ok);
+    assert_true(ok); /* an existing key is a success without overwrite */
+    assert_int_equal(get_keys(st, &key, 1, pool, 16384, &(l3_range){ 8192, 4096 }, &ok, &fail), L3_OK);
+    assert_true(ok);
+    assert_int_equal(pool[8192], 'A');
+    assert_int_equal(pool[8192 + 4095], 'A');
+    /* The same key twice in one batch: one object. */
+    const char *twice[] = { "ns_t|g0|o0|r0", "ns_t|g0|o0|r0" };
+    bool oks[2];
+    put_keys(st, twice, 2, pool, 16384, (l3_range[]){ { 0, 4096 }, { 4096, 4096 } }, oks);
+    assert_true(oks[0] && oks[1]);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.objects, 2);
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+}
+
+static void misses_and_wrong_sizes_are_object_failures(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "miss");
+    l3_slab_options o = test_options(path, 8 * MIB, KIND(state));
+    l3_slabstore *s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(16384);
+    const char *key = "ns_k|g0|o0|r0";
+    bool ok, fail;
+    put_keys(st, &key, 1, pool, 16384, &(l3_range){ 0, 4096 }, &ok);
+    const char *keys[] = { "ns_absent|g0|o0|r0", key };
+    bool oks[2], fails[2];
+    assert_int_equal(get_keys(st, keys, 2, pool, 16384, (l3_range[]){ { 4096, 4096 }, { 8192, 8192 } },
+                              oks, fails),
+                     L3_OK);
+    assert_false(oks[0]);
+    assert_true(fails[0]);
+    assert_false(oks[1]); /* its size is 4096, not 8192 */
+    assert_true(fails[1]);
+    /* Bad input: a range outside the Host buffer, an empty key. */
+    l3_error err;
+    l3_io_result r = { .success = &ok, .object_failures = &fail };
+    assert_int_equal(st->ops->batch_get_into(st, &key, 1, (l3_host_buffer){ pool, 16384 },
+                                             &(l3_range){ 16000, 4096 }, &r, &err),
+                     L3_EINVAL);
+    assert_non_null(strstr(err.msg, "outside"));
+    const char *empty = "";
+    assert_int_equal(st->ops->batch_put_from(st, &empty, 1, (l3_host_buffer){ pool, 16384 },
+                                             &(l3_range){ 0, 4096 }, &r, &err),
+                     L3_EINVAL);
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+}
+
+static void unaligned_host_ranges_round_trip_through_a_bounce(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "unaligned");
+    l3_slab_options o = test_options(path, 8 * MIB, KIND(state));
+    l3_slabstore *s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(65536);
+    fill_pattern(pool, 65536, 11);
+    const char *keys[] = { "u_a|g0|o0|r0", "u_b|g0|o0|r0" };
+    l3_range in[] = { { 1, 5000 }, { 8193, 24 } };
+    bool ok[2], fail[2];
+    put_keys(st, keys, 2, pool, 65536, in, ok);
+    assert_true(ok[0] && ok[1]);
+    uint8_t *out = aligned_pool(65536);
+    l3_range back[] = { { 40001, 5000 }, { 3, 24 } };
+    assert_int_equal(get_keys(st, keys, 2, out, 65536, back, ok, fail), L3_OK);
+    assert_true(ok[0] && ok[1]);
+    assert_memory_equal(out + 40001, pool + 1, 5000);
+    assert_memory_equal(out + 3, pool + 8193, 24);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_true(stats.unaligned_ios >= 4);
+    l3_slabstore_free(s);
+    free(pool);
+    free(out);
+    unlink(path);
+}
+
+/* Put `n` 64 KiB objects named ns_obj<first..> from a pattern. */
+static void put_many(l3_store *st, const char *ns, size_t first, size_t n, uint32_t seed)
+{
+    size_t pool_len = 64 * 65536;
+    uint8_t *pool = aligned_pool(pool_len);
+    char (*keys)[64] = calloc(64, 64);
+    const char *ptrs[64];
+    for (size_t base = 0; base < n; base += 64) {
+        size_t m = n - base < 64 ? n - base : 64;
+        names(keys, ptrs, m, ns, first + base);
+        l3_range ranges[64];
+        for (size_t i = 0; i < m; i++) {
+            ranges[i] = (l3_range){ i * 65536, 65536 };
+            fill_pattern(pool + i * 65536, 65536, seed + (uint32_t)(first + base + i));
+        }
+        bool ok[64];
+        put_keys(st, ptrs, m, pool, pool_len, ranges, ok);
+        for (size_t i = 0; i < m; i++)
+            assert_true(ok[i]);
+    }
+    free(keys);
+    free(pool);
+}
+
+/* Check objects ns_obj<first..first+n) hold their pattern; returns hits. */
+static size_t check_many(l3_store *st, const char *ns, size_t first, size_t n, uint32_t seed)
+{
+    size_t pool_len = 64 * 65536, hits = 0;
+    uint8_t *pool = aligned_pool(pool_len), *want = aligned_pool(65536);
+    char (*keys)[64] = calloc(64, 64);
+    const char *ptrs[64];
+    for (size_t base = 0; base < n; base += 64) {
+        size_t m = n - base < 64 ? n - base : 64;
+        names(keys, ptrs, m, ns, first + base);
+        l3_range ranges[64];
+        for (size_t i = 0; i < m; i++)
+            ranges[i] = (l3_range){ i * 65536, 65536 };
+        bool ok[64], fail[64];
+        assert_int_equal(get_keys(st, ptrs, m, pool, pool_len, ranges, ok, fail), L3_OK);
+        for (size_t i = 0; i < m; i++) {
+            assert_true(ok[i] != fail[i]);
+            if (!ok[i])
+                continue;
+            fill_pattern(want, 65536, seed + (uint32_t)(first + base + i));
+            /* Never served with wrong bytes. */
+            assert_memory_equal(pool + i * 65536, want, 65536);
+            hits++;
+        }
+    }
+    free(keys);
+    free(pool);
+    free(want);
+    return hits;
+}
+
+static void a_clean_reopen_restores_every_object_from_the_checkpoint(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "reopen");
+    l3_slab_options o = test_options(path, 32 * MIB, KIND(state));
+    l3_slabstore *s = open_store(&o);
+    put_many(l3_slabstore_store(s), "re", 0, 200, 100);
+    l3_slabstore_free(s);
+    s = open_store(&o);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_true(stats.opened_from_checkpoint);
+    assert_int_equal(stats.objects, 200);
+    assert_int_equal(check_many(l3_slabstore_store(s), "re", 0, 200, 100), 200);
+    /* It goes on appending where it stopped. */
+    put_many(l3_slabstore_store(s), "re", 200, 50, 100);
+    l3_slabstore_free(s);
+    s = open_store(&o);
+    assert_int_equal(check_many(l3_slabstore_store(s), "re", 0, 250, 100), 250);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
+static void a_killed_writer_leaves_a_store_that_rebuilds_from_headers(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "crash");
+    l3_slab_options o = test_options(path, 32 * MIB, KIND(state));
+    /* A clean base, then a child that adds more and is killed without a
+     * close. */
+    l3_slabstore *s = open_store(&o);
+    put_many(l3_slabstore_store(s), "cr", 0, 100, 5);
+    l3_slabstore_free(s);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        l3_slabstore *c;
+        if (l3_slabstore_open(&o, &c, NULL) != L3_OK)
+            _exit(3);
+        put_many(l3_slabstore_store(c), "cr", 100, 100, 5);
+        kill(getpid(), SIGKILL);
+        _exit(4);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    s = open_store(&o);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_false(stats.opened_from_checkpoint);
+    assert_int_equal(stats.objects, 200);
+    assert_int_equal(check_many(l3_slabstore_store(s), "cr", 0, 200, 5), 200);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
+/* Device offset of a key's payload, read from the header of each slot of
+ * slab 0 (class 16 blocks of 4096). */
+static uint64_t payload_offset_of(const char *path, const char *key)
+{
+    l3_superblock sb;
+    peek_file(path, 0, &sb, sizeof sb);
+    uint64_t hb = 4096 * ((64 + L3_OBJECT_KEY_MAX + 4095) / 4096);
+    for (uint32_t slab = 0; slab < sb.num_slabs; slab++) {
+        for (uint64_t off = 0; off + hb <= sb.slab_size; off += hb + 65536) {
+            uint8_t buf[4096];
+            uint64_t at = sb.data_off + slab * sb.slab_size + off;
+            peek_file(path, at, buf, sizeof buf);
+            const l3_object_header *h = (const l3_object_header *)buf;
+            if (h->magic == L3_OBJECT_MAGIC && h->key_len == strlen(key) &&
+                memcmp(h->key, key, h->key_len) == 0)
+                return at + hb;
+        }
+    }
+    fail_msg("no header for %s", key);
+    return 0;
+}
+
+static void a_flipped_payload_bit_is_an_object_failure_and_is_dropped(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "flip");
+    l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
+    l3_slabstore *s = open_store(&o);
+    put_many(l3_slabstore_store(s), "fl", 0, 4, 9);
+    l3_slabstore_free(s);
+    uint64_t at = payload_offset_of(path, "fl_obj2|g0|o0|r0") + 1234;
+    uint8_t byte;
+    peek_file(path, at, &byte, 1);
+    byte ^= 0x10;
+    poke_file(path, at, &byte, 1);
+    s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    assert_int_equal(check_many(st, "fl", 0, 4, 9), 3);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.checksum_failures, 1);
+    assert_false(exists_key(st, "fl_obj2|g0|o0|r0"));
+    assert_true(exists_key(st, "fl_obj3|g0|o0|r0"));
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
+static void a_full_store_evicts_the_least_recently_used_slab(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "evict");
+    /* A few 1 MiB slabs, each holding 14 slots of 64 KiB + header. */
+    l3_slab_options o = test_options(path, 0, KIND(state));
+    l3_geometry g;
+    char why[128];
+    assert_true(l3_geometry_plan(16 * MIB, MIB, 4096, 0, &g, why, sizeof why));
+    o.capacity = g.data_off + 6 * MIB;
+    l3_slabstore *s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.slabs_total, 6);
+    uint32_t per_slab = (uint32_t)(MIB / (65536 + 4096));
+    put_many(st, "ev", 0, 6 * per_slab, 1);    /* fills every slab */
+    assert_int_equal(check_many(st, "ev", 0, per_slab, 1), per_slab); /* touch slab 0 */
+    put_many(st, "ev", 6 * per_slab, per_slab, 1); /* evicts one whole slab */
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.evictions, 1);
+    assert_int_equal(stats.evicted_objects, per_slab);
+    assert_int_equal(stats.objects, 6 * per_slab);
+    assert_int_equal(stats.put_keys_rejected, 0);
+    /* The touched first slab survived; the second (least recent) went. */
+    assert_int_equal(check_many(st, "ev", 0, per_slab, 1), per_slab);
+    assert_int_equal(check_many(st, "ev", per_slab, per_slab, 1), 0);
+    assert_int_equal(check_many(st, "ev", 6 * per_slab, per_slab, 1), per_slab);
+    /* Steady state: many more puts never fail, the disk never grows. */
+    put_many(st, "ev", 7 * per_slab, 20 * per_slab, 1);
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.put_keys_rejected, 0);
+    assert_true(stats.objects <= 6 * per_slab);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal((uint64_t)sb.st_size, o.capacity);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
+static void the_index_bound_evicts_instead_of_growing(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "bound");
+    l3_slab_options o = test_options(path, 64 * MIB, KIND(state));
+    o.max_objects = 1024;
+    l3_slabstore *s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(4096 * 64);
+    char keys[64][64];
+    const char *ptrs[64];
+    l3_range ranges[64];
+    for (int i = 0; i < 64; i++)
+        ranges[i] = (l3_range){ (uint64_t)i * 4096, 4096 };
+    for (size_t base = 0; base < 2048; base += 64) {
+        names(keys, ptrs, 64, "ib", base);
+        bool ok[64];
+        put_keys(st, ptrs, 64, pool, 4096 * 64, ranges, ok);
+        for (int i = 0; i < 64; i++)
+            assert_true(ok[i]);
+    }
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_true(stats.objects <= 1024);
+    assert_true(stats.evictions >= 1);
+    assert_true(exists_key(st, "ib_obj2047|g0|o0|r0"));
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+}
+
+static void removing_a_namespace_survives_a_crash(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "remove");
+    l3_slab_options o = test_options(path, 32 * MIB, KIND(state));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        l3_slabstore *c;
+        if (l3_slabstore_open(&o, &c, NULL) != L3_OK)
+            _exit(3);
+        l3_store *st = l3_slabstore_store(c);
+        put_many(st, "gone", 0, 30, 2);
+        put_many(st, "kept", 0, 30, 3);
+        if (!st->ops->remove_by_prefix(st, "gone_"))
+            _exit(5);
+        put_many(st, "gone", 30, 5, 2); /* re-put after the deletion: live */
+        kill(getpid(), SIGKILL);
+        _exit(4);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    l3_slabstore *s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    assert_int_equal(check_many(st, "gone", 0, 30, 2), 0);
+    assert_int_equal(check_many(st, "gone", 30, 5, 2), 5);
+    assert_int_equal(check_many(st, "kept", 0, 30, 3), 30);
+    /* A prefix inside a namespace cannot be decided from the index:
+     * refused, and nothing is removed. */
+    assert_false(st->ops->remove_by_prefix(st, "kept_obj1"));
+    assert_int_equal(check_many(st, "kept", 0, 30, 3), 30);
+    assert_true(st->ops->remove_by_prefix(st, "kept_"));
+    assert_false(exists_key(st, "kept_obj0|g0|o0|r0"));
+    /* Everything: an epoch bump. */
+    assert_true(st->ops->remove_by_prefix(st, ""));
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.objects, 0);
+    l3_slabstore_free(s);
+    s = open_store(&o);
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.objects, 0);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
+static void bad_options_create_nothing_on_disk(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "badopts");
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    o.slab_size = 3 * MIB; /* not a power of two */
+    l3_slabstore *s;
+    l3_error err;
+    assert_int_equal(l3_slabstore_open(&o, &s, &err), L3_ECONFIG);
+    assert_non_null(strstr(err.msg, "slab_size"));
+    assert_int_equal(access(path, F_OK), -1);
+    o = test_options(path, 512 * 1024, L3_ENGINE_AUTO); /* too small for one slab */
+    assert_int_equal(l3_slabstore_open(&o, &s, &err), L3_ECONFIG);
+    assert_int_equal(access(path, F_OK), -1);
+    o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    o.block_size = 1000;
+    assert_int_equal(l3_slabstore_open(&o, &s, &err), L3_ECONFIG);
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+static void a_foreign_file_is_never_overwritten(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "foreign");
+    int fd = open(path, O_CREAT | O_WRONLY, 0644);
+    assert_true(fd >= 0);
+    uint8_t junk[65536];
+    fill_pattern(junk, sizeof junk, 42);
+    assert_int_equal(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
+    close(fd);
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    l3_slabstore *s;
+    l3_error err;
+    assert_int_equal(l3_slabstore_open(&o, &s, &err), L3_ECORRUPT);
+    assert_non_null(strstr(err.msg, "refusing to overwrite"));
+    uint8_t back[65536];
+    peek_file(path, 0, back, sizeof back);
+    assert_memory_equal(back, junk, sizeof junk);
+    unlink(path);
+}
+
+static void a_second_open_is_refused_while_the_first_holds_the_store(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "twice");
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    o.lock_timeout = 0.2;
+    l3_slabstore *s = open_store(&o), *t;
+    l3_error err;
+    assert_int_equal(l3_slabstore_open(&o, &t, &err), L3_EBUSY);
+    assert_non_null(strstr(err.msg, "another process"));
+    l3_slabstore_free(s);
+    t = open_store(&o);
+    l3_slabstore_free(t);
+    unlink(path);
+}
+
+static void a_broken_superblock_copy_is_repaired_from_the_other(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "sbcopy");
+    l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
+    l3_slabstore *s = open_store(&o);
+    put_many(l3_slabstore_store(s), "sb", 0, 10, 4);
+    l3_slabstore_free(s);
+    uint8_t junk[64];
+    memset(junk, 0x5a, sizeof junk);
+    poke_file(path, 16, junk, sizeof junk); /* copy 0's header fields */
+    s = open_store(&o);
+    assert_int_equal(check_many(l3_slabstore_store(s), "sb", 0, 10, 4), 10);
+    l3_slabstore_free(s);
+    l3_superblock a, b;
+    peek_file(path, 0, &a, sizeof a);
+    peek_file(path, 4096, &b, sizeof b);
+    char why[64];
+    assert_true(l3_sb_valid(&a, why, sizeof why));
+    assert_true(l3_sb_valid(&b, why, sizeof why));
+    assert_int_equal(a.sequence, b.sequence);
+    unlink(path);
+}
+
+static void quiet(const char *level, const char *message, void *ctx)
+{
+    (void)level; (void)message; (void)ctx;
+}
+
+int main(void)
+{
+    if (!getenv("L3_TEST_VERBOSE"))
+        l3_set_logger(quiet, NULL);
+    static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
+#define BOTH(fn) cmocka_unit_test_prestate(fn, &uring)
+#define ALL_TESTS(k)                                                                               \
+    {                                                                                              \
+        cmocka_unit_test_prestate(roundtrip_of_aligned_and_partial_objects_is_byte_exact, k),      \
+        cmocka_unit_test_prestate(a_put_is_create_only, k),                                        \
+        cmocka_unit_test_prestate(misses_and_wrong_sizes_are_object_failures, k),                  \
+        cmocka_unit_test_prestate(unaligned_host_ranges_round_trip_through_a_bounce, k),           \
+        cmocka_unit_test_prestate(a_clean_reopen_restores_every_object_from_the_checkpoint, k),   \
+        cmocka_unit_test_prestate(a_killed_writer_leaves_a_store_that_rebuilds_from_headers, k),  \
+        cmocka_unit_test_prestate(a_flipped_payload_bit_is_an_object_failure_and_is_dropped, k),  \
+        cmocka_unit_test_prestate(a_full_store_evicts_the_least_recently_used_slab, k),           \
+        cmocka_unit_test_prestate(the_index_bound_evicts_instead_of_growing, k),                  \
+        cmocka_unit_test_prestate(removing_a_namespace_survives_a_crash, k),                      \
+        cmocka_unit_test_prestate(a_broken_superblock_copy_is_repaired_from_the_other, k),        \
+    }
+    const struct CMUnitTest on_uring[] = ALL_TESTS(&uring);
+    const struct CMUnitTest on_aio[] = ALL_TESTS(&aio);
+    const struct CMUnitTest common[] = {
+        cmocka_unit_test(aligned_ranges_use_fixed_buffers_on_io_uring),
+        cmocka_unit_test(bad_options_create_nothing_on_disk),
+        cmocka_unit_test(a_foreign_file_is_never_overwritten),
+        cmocka_unit_test(a_second_open_is_refused_while_the_first_holds_the_store),
+    };
+    int failed = cmocka_run_group_tests_name("slabstore_io_uring", on_uring, NULL, NULL);
+    failed += cmocka_run_group_tests_name("slabstore_libaio", on_aio, NULL, NULL);
+    failed += cmocka_run_group_tests_name("slabstore", common, NULL, NULL);
+    return failed;
+}

@@ -1,0 +1,234 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io_internal.h"
+#include "l3_clock.h"
+
+const char *l3_engine_name(l3_engine_kind kind)
+{
+    switch (kind) {
+    case L3_ENGINE_IO_URING: return "io_uring";
+    case L3_ENGINE_LIBAIO: return "libaio";
+    default: return "auto";
+    }
+}
+
+bool l3_engine_parse(const char *text, l3_engine_kind *kind)
+{
+    if (strcmp(text, "auto") == 0)
+        *kind = L3_ENGINE_AUTO;
+    else if (strcmp(text, "io_uring") == 0)
+        *kind = L3_ENGINE_IO_URING;
+    else if (strcmp(text, "libaio") == 0)
+        *kind = L3_ENGINE_LIBAIO;
+    else
+        return false;
+    return true;
+}
+
+static void ctx_free(l3_io_engine *e, l3_io_ctx *c)
+{
+    if (e->kind == L3_ENGINE_IO_URING)
+        l3_uring_ctx_free(e, c);
+    else
+        l3_aio_ctx_free(e, c);
+    free(c->bounce);
+    free(c->pending);
+}
+
+static l3_status ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->bounce_len = e->options.bounce_bytes;
+    if (c->bounce_len && posix_memalign(&c->bounce, 4096, c->bounce_len) != 0) {
+        c->bounce = NULL;
+        return l3_fail(err, L3_ENOMEM, "allocating a %zu-byte bounce buffer", c->bounce_len);
+    }
+    if (c->bounce)
+        memset(c->bounce, 0, c->bounce_len);
+    if (e->kind == L3_ENGINE_IO_URING)
+        return l3_uring_ctx_init(e, c, err);
+    return l3_aio_ctx_init(e, c, err);
+}
+
+static void engine_free(l3_io_engine *e)
+{
+    for (unsigned i = 0; i < e->num_ctxs; i++)
+        ctx_free(e, &e->ctxs[i]);
+    free(e->ctxs);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->freed);
+    free(e);
+}
+
+static l3_status engine_build(const l3_io_options *o, int fd, l3_engine_kind kind,
+                              l3_io_engine **out, l3_error *err)
+{
+    l3_io_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return l3_fail(err, L3_ENOMEM, "allocating the I/O engine");
+    e->kind = kind;
+    e->options = *o;
+    e->fd = fd;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->freed, NULL);
+    e->ctxs = calloc(o->contexts, sizeof *e->ctxs);
+    if (!e->ctxs) {
+        engine_free(e);
+        return l3_fail(err, L3_ENOMEM, "allocating I/O contexts");
+    }
+    for (unsigned i = 0; i < o->contexts; i++) {
+        l3_status st = ctx_init(e, &e->ctxs[i], err);
+        if (st != L3_OK) {
+            ctx_free(e, &e->ctxs[i]);
+            engine_free(e);
+            return st;
+        }
+        e->num_ctxs++;
+    }
+    *out = e;
+    return L3_OK;
+}
+
+l3_status l3_io_engine_open(const l3_io_options *o, int fd, l3_io_engine **out, l3_error *err)
+{
+    *out = NULL;
+    if (!o || o->contexts == 0 || o->depth == 0 || o->depth > 32768)
+        return l3_fail(err, L3_EINVAL, "I/O engine: contexts must be >= 1 and depth 1 to 32768");
+    if (o->alignment == 0 || (o->alignment & (o->alignment - 1)))
+        return l3_fail(err, L3_EINVAL, "I/O engine: alignment %zu is not a power of two", o->alignment);
+    if (o->kind == L3_ENGINE_LIBAIO)
+        return engine_build(o, fd, L3_ENGINE_LIBAIO, out, err);
+    l3_error uerr;
+    l3_status st = engine_build(o, fd, L3_ENGINE_IO_URING, out, &uerr);
+    if (st == L3_OK || o->kind == L3_ENGINE_IO_URING) {
+        if (st != L3_OK && err)
+            *err = uerr;
+        return st;
+    }
+    l3_log("warning", "io_uring is unavailable (%s); falling back to libaio", uerr.msg);
+    return engine_build(o, fd, L3_ENGINE_LIBAIO, out, err);
+}
+
+l3_engine_kind l3_io_engine_kind(const l3_io_engine *e) { return e->kind; }
+l3_io_stats *l3_io_engine_stats(l3_io_engine *e) { return &e->stats; }
+bool l3_io_engine_broken(l3_io_engine *e) { return atomic_load(&e->broken); }
+
+void l3_io_engine_set_host(l3_io_engine *e, void *base, size_t len)
+{
+    pthread_mutex_lock(&e->mu);
+    e->host_base = base;
+    e->host_len = base ? len : 0;
+    e->host_gen++;
+    atomic_store(&e->host_refused, false);
+    pthread_mutex_unlock(&e->mu);
+}
+
+bool l3_io_engine_host_fixed(l3_io_engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    bool registered = e->host_base != NULL;
+    pthread_mutex_unlock(&e->mu);
+    return e->kind == L3_ENGINE_IO_URING && e->options.register_buffers && registered &&
+           !atomic_load(&e->host_refused);
+}
+
+l3_io_ctx *l3_io_acquire(l3_io_engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        for (unsigned i = 0; i < e->num_ctxs; i++) {
+            if (!e->ctxs[i].in_use) {
+                e->ctxs[i].in_use = true;
+                pthread_mutex_unlock(&e->mu);
+                return &e->ctxs[i];
+            }
+        }
+        pthread_cond_wait(&e->freed, &e->mu);
+    }
+}
+
+void l3_io_release(l3_io_engine *e, l3_io_ctx *c)
+{
+    pthread_mutex_lock(&e->mu);
+    c->in_use = false;
+    pthread_cond_signal(&e->freed);
+    pthread_mutex_unlock(&e->mu);
+}
+
+void *l3_io_bounce(l3_io_ctx *c, size_t *len)
+{
+    if (len)
+        *len = c->bounce_len;
+    return c->bounce;
+}
+
+bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
+{
+    if (res == -EAGAIN || res == -EINTR) {
+        if (r->retries++ < L3_IO_MAX_RETRIES) {
+            atomic_fetch_add(&e->stats.eagain_retries, 1);
+            return true;
+        }
+    } else if (res > 0) {
+        r->done += (uint32_t)res;
+        if (r->done < r->len) {
+            /* A short transfer: resubmit the rest at offset + done. */
+            atomic_fetch_add(&e->stats.short_retries, 1);
+            return true;
+        }
+        r->res = (int32_t)r->len;
+        atomic_fetch_add(&e->stats.requests, 1);
+        atomic_fetch_add(r->write ? &e->stats.bytes_written : &e->stats.bytes_read, r->len);
+        return false;
+    } else if (res == 0) {
+        /* A zero-byte transfer is the end of the device, not success. */
+        res = -EIO;
+    }
+    r->res = (int32_t)res;
+    atomic_fetch_add(&e->stats.errors, 1);
+    atomic_fetch_add(&e->stats.requests, 1);
+    return false;
+}
+
+l3_status l3_io_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double timeout,
+                    bool *retired, l3_error *err)
+{
+    *retired = true;
+    if (atomic_load(&e->broken))
+        return l3_fail(err, L3_ECLOSED,
+                       "the I/O engine is broken: an earlier batch was not reaped in time");
+    if (n == 0)
+        return L3_OK;
+    if (n > c->pending_cap) {
+        uint32_t *p = realloc(c->pending, n * sizeof *p);
+        if (!p)
+            return l3_fail(err, L3_ENOMEM, "allocating an I/O batch");
+        c->pending = p;
+        c->pending_cap = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        reqs[i].done = 0;
+        reqs[i].retries = 0;
+        reqs[i].res = 0;
+        if (reqs[i].len == 0)
+            reqs[i].res = 0;
+    }
+    c->gen++;
+    double deadline = l3_monotonic_seconds() + timeout;
+    l3_status st = e->kind == L3_ENGINE_IO_URING ? l3_uring_run(e, c, reqs, n, deadline, retired, err)
+                                                 : l3_aio_run(e, c, reqs, n, deadline, retired, err);
+    if (st == L3_ETIMEDOUT) {
+        atomic_store(&e->broken, true);
+        atomic_fetch_add(&e->stats.timeouts, 1);
+    }
+    return st;
+}
+
+void l3_io_engine_close(l3_io_engine *e)
+{
+    if (e)
+        engine_free(e);
+}

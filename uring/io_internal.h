@@ -1,0 +1,69 @@
+/* l3cache: what the I/O engines share inside uring/ (not installed). */
+#ifndef L3_IO_INTERNAL_H
+#define L3_IO_INTERNAL_H
+
+#include <libaio.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <sys/uio.h>
+
+#include "l3_io.h"
+
+#define L3_IO_CHUNK (1ull << 30) /* the largest registered iovec */
+#define L3_IO_MAX_RETRIES 64
+
+struct l3_io_ctx {
+    bool in_use;
+    void *bounce;
+    size_t bounce_len;
+    uint32_t gen; /* batch generation, in each SQE's user_data */
+    /* io_uring */
+    struct io_uring ring;
+    bool ring_ready;
+    bool file_registered;
+    bool buffers_registered; /* bounce (and maybe host) registered */
+    void *host_base;         /* the Host pool this context registered */
+    size_t host_len;
+    uint64_t host_gen;       /* the engine's host generation it registered */
+    bool host_fixed;         /* the Host pool is in the registered table */
+    /* libaio */
+    io_context_t aio;
+    bool aio_ready;
+    struct iocb *iocbs;
+    struct io_event *events;
+    /* both: per-batch scratch */
+    uint32_t *pending;
+    size_t pending_cap;
+};
+
+struct l3_io_engine {
+    l3_engine_kind kind;
+    l3_io_options options;
+    int fd;
+    l3_io_stats stats;
+    atomic_bool broken;
+    pthread_mutex_t mu;
+    pthread_cond_t freed;
+    l3_io_ctx *ctxs;
+    unsigned num_ctxs;
+    void *host_base; /* the registered Host pool, or NULL */
+    size_t host_len;
+    uint64_t host_gen; /* bumped by every l3_io_engine_set_host */
+    atomic_bool host_refused; /* some registration of the pool was refused */
+    atomic_bool host_warned;
+};
+
+/* Backend hooks. */
+l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err);
+void l3_uring_ctx_free(l3_io_engine *e, l3_io_ctx *c);
+l3_status l3_uring_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double deadline,
+                       bool *retired, l3_error *err);
+l3_status l3_aio_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err);
+void l3_aio_ctx_free(l3_io_engine *e, l3_io_ctx *c);
+l3_status l3_aio_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double deadline,
+                     bool *retired, l3_error *err);
+
+/* Apply one completion `res` to `r`; true when it needs resubmitting. */
+bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res);
+
+#endif

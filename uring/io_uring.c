@@ -1,0 +1,223 @@
+/* The io_uring engine: one ring per context, the file registered, and the
+ * Host pool plus the bounce buffer registered as fixed buffers. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "io_internal.h"
+#include "l3_clock.h"
+
+l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
+{
+    struct io_uring_params p;
+    memset(&p, 0, sizeof p);
+    p.flags = IORING_SETUP_CQSIZE;
+    p.cq_entries = e->options.depth * 2;
+    int rc = io_uring_queue_init_params(e->options.depth, &c->ring, &p);
+    if (rc < 0)
+        return l3_fail(err, rc == -ENOMEM ? L3_ENOMEM : L3_EUNSUPPORTED,
+                       "io_uring_setup(%u entries): %s", e->options.depth, strerror(-rc));
+    c->ring_ready = true;
+    if (io_uring_register_files(&c->ring, &e->fd, 1) == 0)
+        c->file_registered = true;
+    if (c->bounce) {
+        struct iovec iov = { c->bounce, c->bounce_len };
+        rc = io_uring_register_buffers(&c->ring, &iov, 1);
+        if (rc == 0) {
+            c->buffers_registered = true;
+        } else {
+            l3_log("warning", "io_uring: registering the %zu-byte bounce buffer failed: %s; "
+                              "it is used unregistered", c->bounce_len, strerror(-rc));
+        }
+    }
+    return L3_OK;
+}
+
+void l3_uring_ctx_free(l3_io_engine *e, l3_io_ctx *c)
+{
+    (void)e;
+    if (c->ring_ready)
+        io_uring_queue_exit(&c->ring);
+    c->ring_ready = false;
+}
+
+/* Register [bounce, host chunks...] on this ring, once per registration
+ * of a Host pool (a generation, not an address: a pool freed and another
+ * allocated at the same address must be registered anew). */
+static void register_host(l3_io_engine *e, l3_io_ctx *c)
+{
+    pthread_mutex_lock(&e->mu);
+    void *base = e->host_base;
+    size_t len = e->host_len;
+    uint64_t gen = e->host_gen;
+    pthread_mutex_unlock(&e->mu);
+    if (gen == c->host_gen)
+        return;
+    c->host_gen = gen;
+    c->host_base = base;
+    c->host_len = len;
+    c->host_fixed = false;
+    if (c->buffers_registered) {
+        io_uring_unregister_buffers(&c->ring);
+        c->buffers_registered = false;
+    }
+    if (!base || !e->options.register_buffers) {
+        if (c->bounce) {
+            struct iovec one = { c->bounce, c->bounce_len };
+            c->buffers_registered = io_uring_register_buffers(&c->ring, &one, 1) == 0;
+        }
+        return;
+    }
+    size_t chunks = (len + L3_IO_CHUNK - 1) / L3_IO_CHUNK;
+    struct iovec *iov = calloc(chunks + 1, sizeof *iov);
+    int rc = -ENOMEM;
+    if (iov) {
+        iov[0] = (struct iovec){ c->bounce, c->bounce_len };
+        for (size_t k = 0; k < chunks; k++) {
+            size_t off = k * L3_IO_CHUNK;
+            iov[k + 1] = (struct iovec){ (char *)base + off,
+                                         len - off < L3_IO_CHUNK ? len - off : L3_IO_CHUNK };
+        }
+        rc = io_uring_register_buffers(&c->ring, iov, (unsigned)chunks + 1);
+    }
+    free(iov);
+    if (rc == 0) {
+        c->buffers_registered = true;
+        c->host_fixed = true;
+        return;
+    }
+    atomic_store(&e->host_refused, true);
+    if (!atomic_exchange(&e->host_warned, true)) {
+        struct rlimit lim;
+        char limit[64] = "unknown";
+        if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0) {
+            if (lim.rlim_cur == RLIM_INFINITY)
+                snprintf(limit, sizeof limit, "unlimited");
+            else
+                snprintf(limit, sizeof limit, "%llu bytes", (unsigned long long)lim.rlim_cur);
+        }
+        l3_log("warning",
+               "io_uring: registering the %zu-byte Host pool as fixed buffers failed: %s "
+               "(RLIMIT_MEMLOCK is %s); falling back to unregistered O_DIRECT reads and writes "
+               "(raise `ulimit -l` to get zero-copy fixed buffers)",
+               len, strerror(-rc), limit);
+    }
+    /* Keep the bounce buffer registered on its own. */
+    if (c->bounce) {
+        struct iovec one = { c->bounce, c->bounce_len };
+        c->buffers_registered = io_uring_register_buffers(&c->ring, &one, 1) == 0;
+    }
+}
+
+/* The fixed-buffer index of [buf, buf+len), or -1. */
+static int fixed_index(const l3_io_ctx *c, const void *buf, size_t len)
+{
+    if (!c->buffers_registered)
+        return -1;
+    const char *p = buf;
+    const char *b = c->bounce;
+    if (b && p >= b && p + len <= b + c->bounce_len)
+        return 0;
+    if (!c->host_fixed)
+        return -1;
+    const char *h = c->host_base;
+    if (p < h || p + len > h + c->host_len)
+        return -1;
+    size_t k = (size_t)(p - h) / L3_IO_CHUNK;
+    size_t end = (size_t)(p + len - 1 - h) / L3_IO_CHUNK;
+    return k == end ? (int)k + 1 : -1;
+}
+
+l3_status l3_uring_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double deadline,
+                       bool *retired, l3_error *err)
+{
+    register_host(e, c);
+    struct io_uring *ring = &c->ring;
+    uint32_t *pending = c->pending;
+    size_t npending = 0, inflight = 0;
+    for (size_t i = n; i-- > 0;)
+        if (reqs[i].len)
+            pending[npending++] = (uint32_t)i;
+    int fd = c->file_registered ? 0 : e->fd;
+    unsigned sqe_flags = c->file_registered ? IOSQE_FIXED_FILE : 0;
+    while (npending || inflight) {
+        while (npending && inflight < e->options.depth) {
+            struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+            if (!sqe)
+                break;
+            uint32_t i = pending[--npending];
+            l3_io_req *r = &reqs[i];
+            char *buf = (char *)r->buf + r->done;
+            uint32_t len = r->len - r->done;
+            uint64_t off = r->offset + r->done;
+            int idx = fixed_index(c, buf, len);
+            if (idx >= 0) {
+                if (r->write)
+                    io_uring_prep_write_fixed(sqe, fd, buf, len, off, idx);
+                else
+                    io_uring_prep_read_fixed(sqe, fd, buf, len, off, idx);
+                atomic_fetch_add(&e->stats.fixed, 1);
+            } else {
+                if (r->write)
+                    io_uring_prep_write(sqe, fd, buf, len, off);
+                else
+                    io_uring_prep_read(sqe, fd, buf, len, off);
+                atomic_fetch_add(&e->stats.unfixed, 1);
+            }
+            sqe->flags |= sqe_flags;
+            io_uring_sqe_set_data64(sqe, (uint64_t)c->gen << 32 | i);
+            inflight++;
+        }
+        int rc = io_uring_submit(ring);
+        if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR) {
+            /* A hard submission failure: entries may be left in the SQ and
+             * earlier ones still in flight. The engine cannot be trusted
+             * with another batch. */
+            atomic_store(&e->broken, true);
+            size_t unsent = io_uring_sq_ready(ring);
+            if (inflight == unsent) {
+                return l3_fail(err, L3_EIO, "io_uring_submit: %s", strerror(-rc));
+            }
+            *retired = false;
+            return l3_fail(err, L3_EIO, "io_uring_submit: %s with %zu I/Os in flight",
+                           strerror(-rc), inflight - unsent);
+        }
+        /* Wait for at least one completion, then take all that are ready. */
+        struct io_uring_cqe *cqe;
+        for (;;) {
+            double left = deadline - l3_monotonic_seconds();
+            if (left < 0)
+                left = 0;
+            struct __kernel_timespec ts = { .tv_sec = (long long)left,
+                                            .tv_nsec = (long long)((left - floor(left)) * 1e9) };
+            rc = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
+            if (rc == -EINTR)
+                continue;
+            break;
+        }
+        if (rc == -ETIME) {
+            *retired = false;
+            return l3_fail(err, L3_ETIMEDOUT,
+                           "io_uring: %zu I/Os not completed within the I/O timeout", inflight);
+        }
+        if (rc < 0 && rc != -EAGAIN && rc != -EBUSY)
+            return l3_fail(err, L3_EIO, "io_uring_wait_cqe: %s", strerror(-rc));
+        unsigned head, seen = 0;
+        io_uring_for_each_cqe(ring, head, cqe)
+        {
+            seen++;
+            uint64_t ud = io_uring_cqe_get_data64(cqe);
+            if ((uint32_t)(ud >> 32) != c->gen || (uint32_t)ud >= n)
+                continue; /* not this batch's: never count it */
+            inflight--;
+            uint32_t i = (uint32_t)ud;
+            if (l3_io_complete(e, &reqs[i], cqe->res))
+                pending[npending++] = i;
+        }
+        io_uring_cq_advance(ring, seen);
+    }
+    return L3_OK;
+}
