@@ -52,7 +52,8 @@ typedef struct l3_slab_stats {
     uint64_t bytes_written, bytes_read;
     uint64_t evictions, evicted_objects;
     uint64_t checksum_failures, stale_reads;
-    uint64_t unaligned_ios;
+    uint64_t unaligned_ios;      /* payloads moved through a temporary buffer */
+    uint64_t io_fixed, io_unfixed; /* engine submissions on registered / other memory */
     uint64_t recovered_objects;
     bool opened_from_checkpoint;
     double open_seconds;

@@ -1206,6 +1206,12 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
     if (!exists)
         flags |= O_CREAT | O_EXCL;
     int fd = open(opt.path, flags, 0644);
+    /* O_EXCL on a block device: a dead opener's rings may hold it a while. */
+    for (double until = l3_monotonic_seconds() + opt.lock_timeout;
+         fd < 0 && errno == EBUSY && blockdev && l3_monotonic_seconds() < until;) {
+        usleep(10000);
+        fd = open(opt.path, flags, 0644);
+    }
     if (fd < 0) {
         int e = errno;
         if (e == EINVAL)
@@ -1436,6 +1442,8 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
         l3_io_stats *io = l3_io_engine_stats(s->engine);
         o->bytes_written = atomic_load(&io->bytes_written);
         o->bytes_read = atomic_load(&io->bytes_read);
+        o->io_fixed = atomic_load(&io->fixed);
+        o->io_unfixed = atomic_load(&io->unfixed);
         o->engine = l3_engine_name(l3_io_engine_kind(s->engine));
         o->host_fixed = l3_io_engine_host_fixed(s->engine);
         o->broken = l3_io_engine_broken(s->engine);
@@ -1463,6 +1471,7 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     U(puts); U(put_keys_written); U(put_keys_existing); U(put_keys_rejected);
     U(gets); U(get_hits); U(get_misses); U(bytes_written); U(bytes_read);
     U(evictions); U(evicted_objects); U(checksum_failures); U(stale_reads); U(unaligned_ios);
+    U(io_fixed); U(io_unfixed);
     U(recovered_objects); U(epoch);
 #undef U
     json_object_set_new(o, "opened_from_checkpoint", json_boolean(st->opened_from_checkpoint));

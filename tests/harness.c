@@ -209,20 +209,84 @@ l3_host_layout test_layout(uint32_t shard_count, uint32_t owner_rank, uint32_t t
     return l;
 }
 
-harness *harness_start(test_store *store, l3_executor_config config, l3_host_layout layout,
-                       l3_clock clock)
+harness *harness_start_raw(l3_store *store, l3_executor_config config, l3_host_layout layout,
+                           l3_clock clock)
 {
     harness *h = calloc(1, sizeof *h);
     h->pool_len = l3_layout_bytes(&layout);
-    h->pool = calloc(1, h->pool_len);
-    h->store = store;
+    /* Page-aligned, as an engine's pinned Host pool is. */
+    if (posix_memalign((void **)&h->pool, 4096, h->pool_len) != 0)
+        fail_msg("allocating the pool");
+    memset(h->pool, 0, h->pool_len);
     l3_namespace ns = { .deployment_id = "deployment", .has_draft = false };
     l3_error err;
-    l3_status st = l3_executor_start(&store->base, (l3_host_buffer){ h->pool, h->pool_len }, &layout,
-                                     &ns, "v1", &config, clock, &h->executor, &err);
+    l3_status st = l3_executor_start(store, (l3_host_buffer){ h->pool, h->pool_len }, &layout, &ns,
+                                     "v1", &config, clock, &h->executor, &err);
     if (st != L3_OK)
         fail_msg("l3_executor_start: %s", err.msg);
     return h;
+}
+
+harness *harness_start(test_store *store, l3_executor_config config, l3_host_layout layout,
+                       l3_clock clock)
+{
+    harness *h = harness_start_raw(&store->base, config, layout, clock);
+    h->store = store;
+    return h;
+}
+
+typedef struct borrowed {
+    l3_store base;
+    l3_store *inner;
+} borrowed;
+
+static l3_status b_exists(l3_store *s, const char *const *keys, size_t n, bool *flags, l3_error *err)
+{
+    l3_store *in = ((borrowed *)s)->inner;
+    return in->ops->batch_exists(in, keys, n, flags, err);
+}
+static l3_status b_get(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
+                       const l3_range *ranges, l3_io_result *r, l3_error *err)
+{
+    l3_store *in = ((borrowed *)s)->inner;
+    return in->ops->batch_get_into(in, keys, n, host, ranges, r, err);
+}
+static l3_status b_put(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
+                       const l3_range *ranges, l3_io_result *r, l3_error *err)
+{
+    l3_store *in = ((borrowed *)s)->inner;
+    return in->ops->batch_put_from(in, keys, n, host, ranges, r, err);
+}
+static bool b_remove(l3_store *s, const char *prefix)
+{
+    l3_store *in = ((borrowed *)s)->inner;
+    return in->ops->remove_by_prefix(in, prefix);
+}
+static void b_close(l3_store *s) { (void)s; }
+static bool b_retire(l3_store *s)
+{
+    l3_store *in = ((borrowed *)s)->inner;
+    return in->ops->failures_retire(in);
+}
+static void b_destroy(l3_store *s) { free(s); }
+static l3_status b_register(l3_store *s, l3_host_buffer host, l3_error *err)
+{
+    l3_store *in = ((borrowed *)s)->inner;
+    return in->ops->register_host ? in->ops->register_host(in, host, err) : L3_OK;
+}
+
+static const l3_store_ops borrowed_ops = {
+    .batch_exists = b_exists, .batch_get_into = b_get, .batch_put_from = b_put,
+    .remove_by_prefix = b_remove, .close = b_close, .failures_retire = b_retire,
+    .destroy = b_destroy, .register_host = b_register,
+};
+
+l3_store *borrowed_store(l3_store *inner)
+{
+    borrowed *b = calloc(1, sizeof *b);
+    b->base.ops = &borrowed_ops;
+    b->inner = inner;
+    return &b->base;
 }
 
 harness *harness_new(test_store *store, l3_executor_config config)
@@ -287,7 +351,8 @@ void harness_free(harness *h)
     for (size_t i = 0; i < h->num_polls; i++)
         l3_poll_release(&h->polls[i]);
     free(h->got);
-    test_store_free(h->store);
+    if (h->store)
+        test_store_free(h->store);
     free(h->pool);
     free(h);
 }

@@ -87,6 +87,12 @@ typedef struct harness {
 
 harness *harness_start(test_store *store, l3_executor_config config, l3_host_layout layout,
                        l3_clock clock);
+/* An executor over any store (it takes the store; see borrowed_store). */
+harness *harness_start_raw(l3_store *store, l3_executor_config config, l3_host_layout layout,
+                           l3_clock clock);
+/* A store that forwards to `inner` but never closes or frees it, so that
+ * several executors can share one store the test owns. */
+l3_store *borrowed_store(l3_store *inner);
 harness *harness_new(test_store *store, l3_executor_config config);
 /* The next `count` completions, within three seconds (asserts). */
 l3_completion *harness_wait(harness *h, size_t count);

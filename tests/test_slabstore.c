@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -588,6 +592,224 @@ static void a_broken_superblock_copy_is_repaired_from_the_other(void **state)
     unlink(path);
 }
 
+static void a_loop_block_device_holds_a_store(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    char path[512];
+    temp_store_path(path, sizeof path, "loopback");
+    int fd = open(path, O_CREAT | O_RDWR, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, 48 * MIB), 0);
+    close(fd);
+    char cmd[600], dev[128] = "";
+    snprintf(cmd, sizeof cmd, "losetup --find --show --direct-io=on %s 2>/dev/null", path);
+    FILE *p = popen(cmd, "r");
+    if (!p || !fgets(dev, sizeof dev, p)) {
+        if (p)
+            pclose(p);
+        unlink(path);
+        skip(); /* no loop devices here */
+    }
+    pclose(p);
+    dev[strcspn(dev, "\n")] = '\0';
+    l3_slab_options o = test_options(dev, 0, L3_ENGINE_AUTO); /* the device's size */
+    l3_slabstore *s;
+    l3_error err;
+    l3_status st = l3_slabstore_open(&o, &s, &err);
+    if (st == L3_OK) {
+        l3_slab_stats stats;
+        l3_slabstore_stats(s, &stats);
+        assert_true(stats.capacity_bytes <= 48 * MIB && stats.slabs_total >= 30);
+        put_many(l3_slabstore_store(s), "dev", 0, 100, 8);
+        l3_slabstore_free(s);
+        st = l3_slabstore_open(&o, &s, &err);
+        if (st == L3_OK) {
+            l3_slabstore_stats(s, &stats);
+            assert_true(stats.opened_from_checkpoint);
+            assert_int_equal(check_many(l3_slabstore_store(s), "dev", 0, 100, 8), 100);
+            l3_slabstore_free(s);
+        }
+    }
+    snprintf(cmd, sizeof cmd, "losetup -d %s", dev);
+    assert_int_equal(system(cmd), 0);
+    unlink(path);
+    if (st != L3_OK)
+        fail_msg("store on %s: %s", dev, err.msg);
+}
+
+static int warned;
+static void note_warning(const char *level, const char *message, void *ctx)
+{
+    if (strcmp(level, "warning") == 0 && strstr(message, (const char *)ctx))
+        warned = 1;
+}
+
+/* Drop CAP_IPC_LOCK and set RLIMIT_MEMLOCK, as an unprivileged server has. */
+static void limit_memlock(rlim_t bytes)
+{
+    struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };
+    struct { uint32_t effective, permitted, inheritable; } data[2];
+    if (syscall(SYS_capget, &hdr, data) == 0) {
+        data[0].effective &= ~(1u << 14); /* CAP_IPC_LOCK */
+        data[0].permitted &= ~(1u << 14);
+        if (syscall(SYS_capset, &hdr, data) != 0)
+            _exit(10);
+    }
+    struct rlimit lim = { bytes, bytes };
+    if (setrlimit(RLIMIT_MEMLOCK, &lim) != 0)
+        _exit(11);
+}
+
+static int memlock_child(const char *path, rlim_t limit, l3_engine_kind kind, const char *want_engine,
+                         const char *want_warning)
+{
+    limit_memlock(limit);
+    l3_set_logger(note_warning, (void *)want_warning);
+    l3_slab_options o = test_options(path, 16 * MIB, kind);
+    o.io_contexts = 2;
+    l3_slabstore *s;
+    l3_error err;
+    if (l3_slabstore_open(&o, &s, &err) != L3_OK) {
+        fprintf(stderr, "memlock child: %s\n", err.msg);
+        return 12;
+    }
+    size_t pool_len = 4 * MIB;
+    uint8_t *pool = aligned_pool(pool_len);
+    fill_pattern(pool, pool_len, 21);
+    l3_slabstore_register_host(s, (l3_host_buffer){ pool, pool_len }, NULL);
+    const char *key = "ml_k|g0|o0|r0";
+    bool ok = false, fail = false;
+    l3_io_result r = { .success = &ok, .object_failures = &fail };
+    l3_store *st = l3_slabstore_store(s);
+    if (st->ops->batch_put_from(st, &key, 1, (l3_host_buffer){ pool, pool_len },
+                                &(l3_range){ 0, MIB / 2 }, &r, NULL) != L3_OK || !ok)
+        return 13;
+    if (st->ops->batch_get_into(st, &key, 1, (l3_host_buffer){ pool, pool_len },
+                                &(l3_range){ MIB, MIB / 2 }, &r, NULL) != L3_OK || !ok)
+        return 14;
+    if (memcmp(pool, pool + MIB, MIB / 2) != 0)
+        return 15;
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    if (stats.host_fixed || strcmp(stats.engine, want_engine) != 0)
+        return 16;
+    if (!warned)
+        return 17;
+    l3_slabstore_free(s);
+    return 0;
+}
+
+static void run_child(int (*fn)(const char *, rlim_t, l3_engine_kind, const char *, const char *),
+                      const char *path, rlim_t limit, l3_engine_kind kind, const char *engine,
+                      const char *warning)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(fn(path, limit, kind, engine, warning));
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    unlink(path);
+}
+
+/* Under a locked-memory limit (without CAP_IPC_LOCK) the Host pool cannot
+ * be registered: the store says so and goes on with plain O_DIRECT into
+ * the pool. With a limit too small even for the rings, auto falls back to
+ * libaio and says so. */
+static void a_memlock_limit_falls_back_visibly(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "memlock");
+    run_child(memlock_child, path, 1 * MIB, L3_ENGINE_IO_URING, "io_uring", "RLIMIT_MEMLOCK");
+    run_child(memlock_child, path, 8 * 1024, L3_ENGINE_AUTO, "libaio", "falling back to libaio");
+}
+
+typedef struct stress {
+    l3_store *store;
+    int thread;
+    atomic_int *wrong;
+    atomic_int *hits;
+} stress;
+
+static void *stress_thread(void *arg)
+{
+    stress *t = arg;
+    size_t pool_len = 8 * 65536;
+    uint8_t *pool = aligned_pool(pool_len), *want = aligned_pool(65536);
+    uint32_t x = (uint32_t)t->thread * 7919u + 1;
+    for (int round = 0; round < 60; round++) {
+        char keys[8][64];
+        const char *ptrs[8];
+        l3_range ranges[8];
+        uint32_t ids[8];
+        for (int i = 0; i < 8; i++) {
+            x = x * 1103515245u + 12345u;
+            ids[i] = (x >> 16) % 150;
+            snprintf(keys[i], 64, "st_obj%u|g0|o0|r0", ids[i]);
+            ptrs[i] = keys[i];
+            ranges[i] = (l3_range){ (uint64_t)i * 65536, 65536 };
+        }
+        bool ok[8], fail[8];
+        l3_io_result r = { .success = ok, .object_failures = fail };
+        if (round % 2 == 0) {
+            for (int i = 0; i < 8; i++)
+                fill_pattern(pool + i * 65536, 65536, ids[i]);
+            t->store->ops->batch_put_from(t->store, ptrs, 8, (l3_host_buffer){ pool, pool_len },
+                                          ranges, &r, NULL);
+        } else {
+            memset(pool, 0, pool_len);
+            if (t->store->ops->batch_get_into(t->store, ptrs, 8, (l3_host_buffer){ pool, pool_len },
+                                              ranges, &r, NULL) != L3_OK)
+                continue;
+            for (int i = 0; i < 8; i++) {
+                if (!ok[i])
+                    continue;
+                atomic_fetch_add(t->hits, 1);
+                fill_pattern(want, 65536, ids[i]);
+                if (memcmp(pool + i * 65536, want, 65536) != 0)
+                    atomic_fetch_add(t->wrong, 1);
+            }
+        }
+    }
+    free(pool);
+    free(want);
+    return NULL;
+}
+
+static void concurrent_puts_and_gets_under_eviction_never_serve_wrong_bytes(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "stress");
+    l3_slab_options o = test_options(path, 0, KIND(state));
+    l3_geometry g;
+    char why[128];
+    assert_true(l3_geometry_plan(16 * MIB, MIB, 4096, 0, &g, why, sizeof why));
+    o.capacity = g.data_off + 5 * MIB; /* 75 slots for 150 keys: constant eviction */
+    l3_slabstore *s = open_store(&o);
+    atomic_int wrong = 0, hits = 0;
+    pthread_t threads[4];
+    stress args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (stress){ l3_slabstore_store(s), i, &wrong, &hits };
+        assert_int_equal(pthread_create(&threads[i], NULL, stress_thread, &args[i]), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(threads[i], NULL);
+    assert_int_equal(atomic_load(&wrong), 0);
+    assert_true(atomic_load(&hits) > 0);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_true(stats.evictions > 0);
+    assert_int_equal(stats.checksum_failures, 0);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
 static void quiet(const char *level, const char *message, void *ctx)
 {
     (void)level; (void)message; (void)ctx;
@@ -598,7 +820,6 @@ int main(void)
     if (!getenv("L3_TEST_VERBOSE"))
         l3_set_logger(quiet, NULL);
     static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
-#define BOTH(fn) cmocka_unit_test_prestate(fn, &uring)
 #define ALL_TESTS(k)                                                                               \
     {                                                                                              \
         cmocka_unit_test_prestate(roundtrip_of_aligned_and_partial_objects_is_byte_exact, k),      \
@@ -612,6 +833,7 @@ int main(void)
         cmocka_unit_test_prestate(the_index_bound_evicts_instead_of_growing, k),                  \
         cmocka_unit_test_prestate(removing_a_namespace_survives_a_crash, k),                      \
         cmocka_unit_test_prestate(a_broken_superblock_copy_is_repaired_from_the_other, k),        \
+        cmocka_unit_test_prestate(concurrent_puts_and_gets_under_eviction_never_serve_wrong_bytes, k), \
     }
     const struct CMUnitTest on_uring[] = ALL_TESTS(&uring);
     const struct CMUnitTest on_aio[] = ALL_TESTS(&aio);
@@ -620,6 +842,8 @@ int main(void)
         cmocka_unit_test(bad_options_create_nothing_on_disk),
         cmocka_unit_test(a_foreign_file_is_never_overwritten),
         cmocka_unit_test(a_second_open_is_refused_while_the_first_holds_the_store),
+        cmocka_unit_test(a_loop_block_device_holds_a_store),
+        cmocka_unit_test(a_memlock_limit_falls_back_visibly),
     };
     int failed = cmocka_run_group_tests_name("slabstore_io_uring", on_uring, NULL, NULL);
     failed += cmocka_run_group_tests_name("slabstore_libaio", on_aio, NULL, NULL);

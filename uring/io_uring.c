@@ -39,8 +39,16 @@ l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
 void l3_uring_ctx_free(l3_io_engine *e, l3_io_ctx *c)
 {
     (void)e;
-    if (c->ring_ready)
+    if (c->ring_ready) {
+        /* Unregistering waits for the kernel to drop its references, so
+         * the file (and its lock) is released when this returns; the ring
+         * teardown after queue_exit is asynchronous. */
+        if (c->file_registered)
+            io_uring_unregister_files(&c->ring);
+        if (c->buffers_registered)
+            io_uring_unregister_buffers(&c->ring);
         io_uring_queue_exit(&c->ring);
+    }
     c->ring_ready = false;
 }
 
