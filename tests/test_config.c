@@ -1,0 +1,187 @@
+/* The JSON config: defaults, the example file, and every kind of error,
+ * each naming its JSON path. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "l3_config.h"
+
+static void a_path_alone_takes_every_default(void **state)
+{
+    (void)state;
+    l3_config c;
+    assert_int_equal(l3_config_parse("{\"store\": {\"path\": \"x.store\"}}", &c, NULL), L3_OK);
+    assert_string_equal(c.store.path, "x.store");
+    assert_int_equal(c.store.capacity, 1ull << 30);
+    assert_int_equal(c.store.slab_size, 64ull << 20);
+    assert_int_equal(c.store.block_size, 4096);
+    assert_int_equal(c.store.engine, L3_ENGINE_AUTO);
+    assert_false(c.store.no_verify_checksums);
+    assert_int_equal(c.executor.max_operations, 64);
+    assert_int_equal(c.executor.max_keys_per_operation, 256);
+    assert_int_equal(c.executor.read_workers, 2);
+    assert_string_equal(c.deployment_id, "default");
+    assert_string_equal(c.weight_version, "v0");
+    assert_false(c.has_draft);
+    /* Derived from the credits: a context per read/write worker plus one,
+     * each deep enough for a full operation. */
+    l3_slab_options o = l3_config_store_options(&c);
+    assert_int_equal(o.io_contexts, 5);
+    assert_int_equal(o.batch_keys, 256);
+    assert_int_equal(o.queue_depth, 1024);
+    l3_config_free(&c);
+}
+
+static void the_example_config_loads(void **state)
+{
+    (void)state;
+    l3_config c;
+    l3_error err;
+    if (l3_config_load(L3_EXAMPLE_CONFIG, &c, &err) != L3_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(c.store.capacity, 64ull << 30);
+    assert_string_equal(c.deployment_id, "llama-70b-prod");
+    char *json = l3_config_to_json(&c);
+    assert_non_null(strstr(json, "\"max_keys_per_operation\": 256"));
+    free(json);
+    l3_config_free(&c);
+}
+
+static void sizes_take_units_and_reject_nonsense(void **state)
+{
+    (void)state;
+    uint64_t b;
+    assert_int_equal(l3_parse_size("64GiB", &b, NULL), L3_OK);
+    assert_int_equal(b, 64ull << 30);
+    assert_int_equal(l3_parse_size("1.5 MiB", &b, NULL), L3_OK);
+    assert_int_equal(b, 1572864);
+    assert_int_equal(l3_parse_size("4096", &b, NULL), L3_OK);
+    assert_int_equal(b, 4096);
+    assert_int_equal(l3_parse_size("2GB", &b, NULL), L3_OK);
+    assert_int_equal(b, 2000000000ull);
+    l3_error err;
+    assert_int_equal(l3_parse_size("12XB", &b, &err), L3_ECONFIG);
+    assert_non_null(strstr(err.msg, "unknown unit"));
+    assert_int_equal(l3_parse_size("1.5B", &b, &err), L3_ECONFIG);
+    assert_non_null(strstr(err.msg, "whole number"));
+    assert_int_equal(l3_parse_size("-4", &b, NULL), L3_ECONFIG);
+    assert_int_equal(l3_parse_size("", &b, NULL), L3_ECONFIG);
+    assert_int_equal(l3_parse_size("GiB", &b, NULL), L3_ECONFIG);
+}
+
+/* Parse `json` and expect an error whose message contains every needle. */
+static void expect_error(const char *json, const char *path, const char *what)
+{
+    l3_config c;
+    l3_error err;
+    l3_status st = l3_config_parse(json, &c, &err);
+    if (st == L3_OK) {
+        l3_config_free(&c);
+        fail_msg("accepted: %s", json);
+    }
+    assert_int_equal(st, L3_ECONFIG);
+    if (!strstr(err.msg, path) || (what && !strstr(err.msg, what)))
+        fail_msg("for %s: message \"%s\" lacks \"%s\" / \"%s\"", json, err.msg, path, what ? what : "");
+}
+
+#define P "\"path\": \"x.store\""
+
+static void unknown_keys_are_errors_that_name_their_path(void **state)
+{
+    (void)state;
+    expect_error("{\"store\": {" P "}, \"stroe\": {}}", "$.stroe", "unknown key");
+    expect_error("{\"store\": {" P ", \"capacitty\": 1}}", "$.store.capacitty", "unknown key");
+    expect_error("{\"store\": {" P "}, \"executor\": {\"readers\": 2}}", "$.executor.readers", "read_workers");
+    expect_error("{\"store\": {" P "}, \"namespace\": {\"draft\": true}}", "$.namespace.draft", "unknown key");
+}
+
+static void wrong_types_are_errors_that_name_their_path(void **state)
+{
+    (void)state;
+    expect_error("[]", "$", "expected an object");
+    expect_error("{\"store\": 3}", "$.store", "expected an object");
+    expect_error("{\"store\": {\"path\": 3}}", "$.store.path", "expected a string");
+    expect_error("{\"store\": {" P ", \"capacity\": true}}", "$.store.capacity", "expected a size");
+    expect_error("{\"store\": {" P ", \"slab_size\": [1]}}", "$.store.slab_size", "expected a size");
+    expect_error("{\"store\": {" P ", \"block_size\": \"big\"}}", "$.store.block_size", "not a size");
+    expect_error("{\"store\": {" P ", \"engine\": 1}}", "$.store.engine", "io_uring");
+    expect_error("{\"store\": {" P ", \"engine\": \"spdk\"}}", "$.store.engine", "\"spdk\"");
+    expect_error("{\"store\": {" P ", \"io_timeout\": \"30s\"}}", "$.store.io_timeout", "number of seconds");
+    expect_error("{\"store\": {" P ", \"verify_checksums\": 1}}", "$.store.verify_checksums", "true or false");
+    expect_error("{\"store\": {" P ", \"max_objects\": 1.5}}", "$.store.max_objects", "integer");
+    expect_error("{\"store\": {" P "}, \"executor\": {\"max_operations\": \"64\"}}",
+                 "$.executor.max_operations", "integer");
+    expect_error("{\"store\": {" P "}, \"executor\": {\"recovery_interval\": null}}",
+                 "$.executor.recovery_interval", "seconds");
+    expect_error("{\"store\": {" P "}, \"namespace\": {\"deployment_id\": 7}}",
+                 "$.namespace.deployment_id", "string");
+    expect_error("{\"store\": {" P "}, \"namespace\": {\"has_draft\": \"no\"}}",
+                 "$.namespace.has_draft", "true or false");
+}
+
+static void out_of_range_values_are_errors(void **state)
+{
+    (void)state;
+    expect_error("{\"store\": {" P ", \"slab_size\": \"3MiB\"}}", "$.store.slab_size", "power of two");
+    expect_error("{\"store\": {" P ", \"slab_size\": \"64KiB\"}}", "$.store.slab_size", "out of range");
+    expect_error("{\"store\": {" P ", \"block_size\": 1000}}", "$.store.block_size", "power of two");
+    expect_error("{\"store\": {" P ", \"capacity\": \"1MiB\"}}", "$.store.capacity", "holds no");
+    expect_error("{\"store\": {" P ", \"capacity\": -5}}", "$.store.capacity", "negative");
+    expect_error("{\"store\": {" P ", \"io_timeout\": 0}}", "$.store.io_timeout", "out of range");
+    expect_error("{\"store\": {" P "}, \"executor\": {\"max_operations\": 0}}",
+                 "$.executor.max_operations", "out of range");
+    expect_error("{\"store\": {" P "}, \"executor\": {\"read_workers\": 1000}}",
+                 "$.executor.read_workers", "out of range");
+    expect_error("{\"store\": {" P "}, \"executor\": {\"failure_threshold\": 0}}",
+                 "$.executor.failure_threshold", "out of range");
+    expect_error("{\"store\": {" P "}, \"executor\": {\"recovery_interval\": -1}}",
+                 "$.executor.recovery_interval", "out of range");
+    expect_error("{\"store\": {" P "}, \"namespace\": {\"deployment_id\": \"\"}}",
+                 "$.namespace.deployment_id", "non-empty");
+}
+
+static void a_missing_path_bad_json_and_duplicates_are_errors(void **state)
+{
+    (void)state;
+    expect_error("{}", "$.store.path", "required");
+    expect_error("{\"store\": {\"path\": \"\"}}", "$.store.path", "non-empty");
+    expect_error("{\"store\": {" P ",}}", "line 1", NULL);
+    expect_error("{\"store\": {" P ", \"path\": \"y\"}}", "duplicate", NULL);
+    l3_config c;
+    l3_error err;
+    assert_int_equal(l3_config_load("/nonexistent/l3.json", &c, &err), L3_ECONFIG);
+    assert_non_null(strstr(err.msg, "/nonexistent/l3.json"));
+}
+
+static void a_bad_config_creates_nothing_on_disk(void **state)
+{
+    (void)state;
+    char path[256], json[512];
+    snprintf(path, sizeof path, "%s/never.%d.store", L3_TEST_DIR_DEFAULT, (int)getpid());
+    unlink(path);
+    snprintf(json, sizeof json, "{\"store\": {\"path\": \"%s\", \"slab_size\": \"5MiB\"}}", path);
+    l3_config c;
+    assert_int_equal(l3_config_parse(json, &c, NULL), L3_ECONFIG);
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_path_alone_takes_every_default),
+        cmocka_unit_test(the_example_config_loads),
+        cmocka_unit_test(sizes_take_units_and_reject_nonsense),
+        cmocka_unit_test(unknown_keys_are_errors_that_name_their_path),
+        cmocka_unit_test(wrong_types_are_errors_that_name_their_path),
+        cmocka_unit_test(out_of_range_values_are_errors),
+        cmocka_unit_test(a_missing_path_bad_json_and_duplicates_are_errors),
+        cmocka_unit_test(a_bad_config_creates_nothing_on_disk),
+    };
+    return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

@@ -1,0 +1,274 @@
+/* l3fsck on clean, corrupted and truncated images: exit codes as e2fsck,
+ * repairs that the next run finds clean, and agreement with the store. */
+#include <fcntl.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "l3_format.h"
+#include "l3_slabstore.h"
+#include "store_util.h"
+
+#define MIB (1ull << 20)
+#define N 40
+
+/* Run l3fsck with `args` (NULL-terminated); its stdout goes to `out`. */
+static int fsck(char *out, size_t out_len, ...)
+{
+    char *argv[16] = { (char *)L3FSCK };
+    int argc = 1;
+    va_list ap;
+    va_start(ap, out_len);
+    for (char *a; (a = va_arg(ap, char *)) && argc < 15;)
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 2);
+        close(pipefd[0]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    size_t len = 0;
+    ssize_t n;
+    while ((n = read(pipefd[0], out + len, out_len - 1 - len)) > 0)
+        len += (size_t)n;
+    out[len] = '\0';
+    close(pipefd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static char out[1 << 20];
+
+static json_int_t served(const char *path)
+{
+    fsck(out, sizeof out, "--json", (char *)path, NULL);
+    json_t *root = json_loads(out, 0, NULL);
+    assert_non_null(root);
+    json_int_t n = json_integer_value(json_object_get(json_object_get(root, "objects"), "served"));
+    json_decref(root);
+    return n;
+}
+
+static void make_store(char *path, size_t len, const char *name)
+{
+    temp_store_path(path, len, name);
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    l3_slabstore *s;
+    assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
+    uint8_t *pool = aligned_pool(65536);
+    for (int i = 0; i < N; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "ns%d_obj%d|g0|o0|r0", i % 2, i);
+        const char *k = key;
+        fill_pattern(pool, 65536, (uint32_t)i);
+        bool ok;
+        put_keys(l3_slabstore_store(s), &k, 1, pool, 65536, &(l3_range){ 0, 20000 + (uint64_t)i }, &ok);
+        assert_true(ok);
+    }
+    free(pool);
+    l3_slabstore_free(s);
+}
+
+/* Offset of object i's header, from fsck's own listing. */
+static uint64_t header_offset(const char *path, int i)
+{
+    char key[64];
+    snprintf(key, sizeof key, "ns%d_obj%d|g0|o0|r0", i % 2, i);
+    fsck(out, sizeof out, "--list", "--json", (char *)path, NULL);
+    json_t *root = json_loads(out, 0, NULL);
+    json_t *list = json_object_get(root, "list");
+    uint64_t off = 0;
+    for (size_t k = 0; k < json_array_size(list); k++) {
+        json_t *o = json_array_get(list, k);
+        if (strcmp(json_string_value(json_object_get(o, "key")), key) == 0)
+            off = (uint64_t)json_integer_value(json_object_get(o, "offset"));
+    }
+    json_decref(root);
+    assert_true(off != 0);
+    return off;
+}
+
+static size_t store_serves(const char *path)
+{
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    o.create = false;
+    l3_slabstore *s;
+    l3_error err;
+    if (l3_slabstore_open(&o, &s, &err) != L3_OK)
+        fail_msg("open: %s", err.msg);
+    uint8_t *pool = aligned_pool(65536), *want = aligned_pool(65536);
+    size_t hits = 0;
+    for (int i = 0; i < N; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "ns%d_obj%d|g0|o0|r0", i % 2, i);
+        const char *k = key;
+        bool ok, fail;
+        uint64_t size = 20000 + (uint64_t)i;
+        assert_int_equal(get_keys(l3_slabstore_store(s), &k, 1, pool, 65536, &(l3_range){ 0, size },
+                                  &ok, &fail), L3_OK);
+        if (ok) {
+            fill_pattern(want, 65536, (uint32_t)i);
+            assert_memory_equal(pool, want, size);
+            hits++;
+        }
+    }
+    free(pool);
+    free(want);
+    l3_slabstore_free(s);
+    return hits;
+}
+
+static void a_clean_image_exits_0_and_reports_what_it_holds(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-clean");
+    assert_int_equal(fsck(out, sizeof out, "-n", "--verify", path, NULL), 0);
+    assert_non_null(strstr(out, "result: clean"));
+    assert_non_null(strstr(out, "ns0_  20 objects"));
+    assert_non_null(strstr(out, "ns1_  20 objects"));
+    assert_int_equal(served(path), N);
+    assert_int_equal(fsck(out, sizeof out, "--list", "--prefix", "ns1_", path, NULL), 0);
+    int lines = 0;
+    for (char *p = out; (p = strstr(p, "ns1_obj")); p++)
+        lines++;
+    assert_int_equal(lines, 20);
+    assert_null(strstr(out, "ns0_obj"));
+    unlink(path);
+}
+
+static void a_flipped_payload_bit_is_found_by_verify_and_dropped_by_repair(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-payload");
+    uint64_t at = header_offset(path, 7) + 4096 + 100;
+    uint8_t b;
+    peek_file(path, at, &b, 1);
+    b ^= 1;
+    poke_file(path, at, &b, 1);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0); /* headers alone look fine */
+    assert_int_equal(fsck(out, sizeof out, "-n", "--verify", path, NULL), 4);
+    assert_non_null(strstr(out, "payload checksum mismatch"));
+    assert_int_equal(fsck(out, sizeof out, "-y", "--verify", path, NULL), 1);
+    assert_int_equal(fsck(out, sizeof out, "-y", "--verify", path, NULL), 0);
+    assert_int_equal(served(path), N - 1);
+    assert_int_equal(store_serves(path), N - 1); /* the store agrees */
+    unlink(path);
+}
+
+static void a_flipped_header_bit_is_a_corrupt_header_and_repair_drops_it(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-header");
+    uint64_t at = header_offset(path, 3) + 40; /* inside the fixed header fields */
+    uint8_t b;
+    peek_file(path, at, &b, 1);
+    b ^= 0x80;
+    poke_file(path, at, &b, 1);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4);
+    assert_non_null(strstr(out, "corrupt object header"));
+    assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 1);
+    assert_int_equal(fsck(out, sizeof out, "-n", "--verify", path, NULL), 0);
+    assert_int_equal(store_serves(path), N - 1);
+    unlink(path);
+}
+
+static void a_broken_superblock_copy_is_rewritten_from_the_good_one(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-sb");
+    uint8_t junk[32];
+    memset(junk, 0xa5, sizeof junk);
+    poke_file(path, 4096 + 64, junk, sizeof junk); /* copy 1 */
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4);
+    assert_non_null(strstr(out, "superblock copy 1"));
+    assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 1);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
+    l3_superblock a, b;
+    peek_file(path, 0, &a, sizeof a);
+    peek_file(path, 4096, &b, sizeof b);
+    char why[64];
+    assert_true(l3_sb_valid(&a, why, sizeof why) && l3_sb_valid(&b, why, sizeof why));
+    assert_int_equal(store_serves(path), N);
+    unlink(path);
+}
+
+static void a_truncated_image_is_reported_and_extended_by_repair(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-trunc");
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(truncate(path, st.st_size - 8 * (off_t)MIB), 0);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4);
+    assert_non_null(strstr(out, "truncated"));
+    /* The store refuses it too, and says why. */
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    l3_slabstore *s;
+    l3_error err;
+    assert_int_equal(l3_slabstore_open(&o, &s, &err), L3_ECORRUPT);
+    assert_non_null(strstr(err.msg, "truncated"));
+    assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 1);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
+    size_t hits = store_serves(path);
+    assert_true(hits > 0 && hits <= N);
+    unlink(path);
+}
+
+static void not_a_store_and_a_store_in_use_are_operational_errors(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "fsck-junk");
+    int fd = open(path, O_CREAT | O_WRONLY, 0644);
+    uint8_t junk[16384];
+    fill_pattern(junk, sizeof junk, 5);
+    assert_int_equal(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
+    close(fd);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 8);
+    unlink(path);
+    make_store(path, sizeof path, "fsck-busy");
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    l3_slabstore *s;
+    assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
+    assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 8); /* refuses to repair */
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0); /* reads, with a warning */
+    l3_slabstore_free(s);
+    assert_int_equal(fsck(out, sizeof out, "-x", path, NULL), 8);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_clean_image_exits_0_and_reports_what_it_holds),
+        cmocka_unit_test(a_flipped_payload_bit_is_found_by_verify_and_dropped_by_repair),
+        cmocka_unit_test(a_flipped_header_bit_is_a_corrupt_header_and_repair_drops_it),
+        cmocka_unit_test(a_broken_superblock_copy_is_rewritten_from_the_good_one),
+        cmocka_unit_test(a_truncated_image_is_reported_and_extended_by_repair),
+        cmocka_unit_test(not_a_store_and_a_store_in_use_are_operational_errors),
+    };
+    return cmocka_run_group_tests_name("fsck", tests, NULL, NULL);
+}
