@@ -393,6 +393,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     fsck f = { .fd = -1, .best = -1 };
+    int code = EXIT_CLEAN;
     static const struct option longs[] = {
         { "verify", no_argument, 0, 'v' }, { "list", no_argument, 0, 'l' },
         { "prefix", required_argument, 0, 'p' }, { "json", no_argument, 0, 'j' },
@@ -409,11 +410,11 @@ int main(int argc, char **argv)
         case 'p': f.prefix = optarg; break;
         case 'j': f.json = true; break;
         case 's': f.slabs_verbose = true; break;
-        default: return usage();
+        default: { code = usage(); goto out; }
         }
     }
     if (optind != argc - 1 || (no_write && f.repair))
-        return usage();
+        { code = usage(); goto out; }
     f.path = argv[optind];
     f.tty = isatty(2);
     f.errors = json_array();
@@ -421,19 +422,19 @@ int main(int argc, char **argv)
     struct stat st;
     if (stat(f.path, &st) != 0) {
         fprintf(stderr, "l3fsck: %s: %s\n", f.path, strerror(errno));
-        return EXIT_OPERATIONAL;
+        { code = EXIT_OPERATIONAL; goto out; }
     }
     f.blockdev = S_ISBLK(st.st_mode);
     f.fd = open(f.path, (f.repair ? O_RDWR : O_RDONLY) | (f.blockdev && f.repair ? O_EXCL : 0));
     if (f.fd < 0) {
         fprintf(stderr, "l3fsck: %s: %s%s\n", f.path, strerror(errno),
                 errno == EBUSY ? " (the store is open in another process: not repairing)" : "");
-        return EXIT_OPERATIONAL;
+        { code = EXIT_OPERATIONAL; goto out; }
     }
     bool in_use = flock(f.fd, (f.repair ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0;
     if (in_use && f.repair) {
         fprintf(stderr, "l3fsck: %s is open in another process: refusing to repair\n", f.path);
-        return EXIT_OPERATIONAL;
+        { code = EXIT_OPERATIONAL; goto out; }
     }
     if (in_use)
         fprintf(stderr, "l3fsck: warning: %s is open in another process; what it writes meanwhile "
@@ -464,7 +465,7 @@ int main(int argc, char **argv)
             printf("result: not an l3cache store\n");
         else
             printf("{\"path\": \"%s\", \"errors\": [\"no valid superblock\"], \"exit\": 8}\n", f.path);
-        return EXIT_OPERATIONAL;
+        { code = EXIT_OPERATIONAL; goto out; }
     }
     char why[256];
     if (!l3_geometry_from_sb(&f.sb, &f.geo, why, sizeof why)) {
@@ -664,23 +665,34 @@ int main(int argc, char **argv)
         slabs = classes = namespaces = NULL;
         json_object_set(root, "errors", f.errors);
         json_object_set(root, "repairs", f.repairs);
-        int code = !f.found ? EXIT_CLEAN : f.fixed == f.found ? EXIT_FIXED : EXIT_UNFIXED;
+        code = !f.found ? EXIT_CLEAN : f.fixed == f.found ? EXIT_FIXED : EXIT_UNFIXED;
         json_object_set_new(root, "exit", json_integer(code));
         char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
         puts(text);
         free(text);
         json_decref(root);
-        return code;
+        goto out;
     }
     json_decref(slabs);
     json_decref(classes);
     json_decref(namespaces);
     json_decref(list);
 report:;
-    int code = !f.found ? EXIT_CLEAN : f.fixed == f.found ? EXIT_FIXED : EXIT_UNFIXED;
+    code = !f.found ? EXIT_CLEAN : f.fixed == f.found ? EXIT_FIXED : EXIT_UNFIXED;
     if (!f.json) {
         printf("result: %s\n", code == EXIT_CLEAN ? "clean" : code == EXIT_FIXED ? "errors corrected"
                                                                                  : "errors left uncorrected");
     }
+    goto out;
+out:
+    for (size_t i = 0; i < f.num_objects; i++)
+        free(f.objects[i].key);
+    free(f.objects);
+    free(f.table);
+    free(f.journal);
+    json_decref(f.errors);
+    json_decref(f.repairs);
+    if (f.fd >= 0)
+        close(f.fd);
     return code;
 }
