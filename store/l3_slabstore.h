@@ -54,6 +54,7 @@ typedef struct l3_slab_stats {
     uint64_t checksum_failures, stale_reads;
     uint64_t unaligned_ios;      /* payloads moved through a temporary buffer */
     uint64_t io_fixed, io_unfixed; /* engine submissions on registered / other memory */
+    uint64_t io_short_retries, io_eagain_retries, io_errors, io_timeouts, io_faults;
     uint64_t recovered_objects;
     bool opened_from_checkpoint;
     double open_seconds;
@@ -78,6 +79,9 @@ l3_store *l3_slabstore_store(l3_slabstore *s);
 /* Register the Host pool for fixed-buffer I/O (see register_host in
  * l3_store.h); a NULL base unregisters it. */
 l3_status l3_slabstore_register_host(l3_slabstore *s, l3_host_buffer host, l3_error *err);
+
+/* Inject I/O faults (tests): see l3_io_fault in l3_io.h; NULL clears. */
+void l3_slabstore_set_fault(l3_slabstore *s, const l3_io_fault *fault);
 
 /* Counters and state. */
 void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *out);

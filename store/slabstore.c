@@ -1444,6 +1444,11 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
         o->bytes_read = atomic_load(&io->bytes_read);
         o->io_fixed = atomic_load(&io->fixed);
         o->io_unfixed = atomic_load(&io->unfixed);
+        o->io_short_retries = atomic_load(&io->short_retries);
+        o->io_eagain_retries = atomic_load(&io->eagain_retries);
+        o->io_errors = atomic_load(&io->errors);
+        o->io_timeouts = atomic_load(&io->timeouts);
+        o->io_faults = l3_io_engine_faults(s->engine);
         o->engine = l3_engine_name(l3_io_engine_kind(s->engine));
         o->host_fixed = l3_io_engine_host_fixed(s->engine);
         o->broken = l3_io_engine_broken(s->engine);
@@ -1471,7 +1476,8 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     U(puts); U(put_keys_written); U(put_keys_existing); U(put_keys_rejected);
     U(gets); U(get_hits); U(get_misses); U(bytes_written); U(bytes_read);
     U(evictions); U(evicted_objects); U(checksum_failures); U(stale_reads); U(unaligned_ios);
-    U(io_fixed); U(io_unfixed);
+    U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
+    U(io_timeouts); U(io_faults);
     U(recovered_objects); U(epoch);
 #undef U
     json_object_set_new(o, "opened_from_checkpoint", json_boolean(st->opened_from_checkpoint));
@@ -1487,4 +1493,10 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
 l3_status l3_slabstore_register_host(l3_slabstore *s, l3_host_buffer host, l3_error *err)
 {
     return slab_register_host(&s->base, host, err);
+}
+
+void l3_slabstore_set_fault(l3_slabstore *s, const l3_io_fault *fault)
+{
+    if (s->engine)
+        l3_io_engine_set_fault(s->engine, fault);
 }

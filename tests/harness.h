@@ -80,7 +80,7 @@ typedef struct harness {
     test_store *store;
     l3_completion *got; /* completions the last wait returned */
     size_t num_got;
-    l3_poll polls[16];
+    l3_poll polls[512];
     size_t num_polls;
     bool leaked;
 } harness;

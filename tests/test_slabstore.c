@@ -810,6 +810,22 @@ static void concurrent_puts_and_gets_under_eviction_never_serve_wrong_bytes(void
     unlink(path);
 }
 
+static void a_batch_deeper_than_the_queue_is_refilled_as_completions_arrive(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "deep");
+    l3_slab_options o = test_options(path, 32 * MIB, KIND(state));
+    o.queue_depth = 4; /* 64 keys x 2-3 requests through 4 slots */
+    l3_slabstore *s = open_store(&o);
+    put_many(l3_slabstore_store(s), "dp", 0, 128, 61);
+    assert_int_equal(check_many(l3_slabstore_store(s), "dp", 0, 128, 61), 128);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.io_errors, 0);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
 static void quiet(const char *level, const char *message, void *ctx)
 {
     (void)level; (void)message; (void)ctx;
@@ -834,6 +850,7 @@ int main(void)
         cmocka_unit_test_prestate(removing_a_namespace_survives_a_crash, k),                      \
         cmocka_unit_test_prestate(a_broken_superblock_copy_is_repaired_from_the_other, k),        \
         cmocka_unit_test_prestate(concurrent_puts_and_gets_under_eviction_never_serve_wrong_bytes, k), \
+        cmocka_unit_test_prestate(a_batch_deeper_than_the_queue_is_refilled_as_completions_arrive, k), \
     }
     const struct CMUnitTest on_uring[] = ALL_TESTS(&uring);
     const struct CMUnitTest on_aio[] = ALL_TESTS(&aio);

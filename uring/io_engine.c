@@ -55,6 +55,11 @@ static l3_status ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
 
 static void engine_free(l3_io_engine *e)
 {
+    if (e->stall_pipe[0] >= 0) {
+        close(e->stall_pipe[0]);
+        close(e->stall_pipe[1]);
+    }
+    pthread_mutex_destroy(&e->fault_mu);
     for (unsigned i = 0; i < e->num_ctxs; i++)
         ctx_free(e, &e->ctxs[i]);
     free(e->ctxs);
@@ -74,6 +79,8 @@ static l3_status engine_build(const l3_io_options *o, int fd, l3_engine_kind kin
     e->fd = fd;
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->freed, NULL);
+    pthread_mutex_init(&e->fault_mu, NULL);
+    e->stall_pipe[0] = e->stall_pipe[1] = -1;
     e->ctxs = calloc(o->contexts, sizeof *e->ctxs);
     if (!e->ctxs) {
         engine_free(e);
@@ -225,6 +232,56 @@ l3_status l3_io_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, do
         atomic_fetch_add(&e->stats.timeouts, 1);
     }
     return st;
+}
+
+void l3_io_engine_set_fault(l3_io_engine *e, const l3_io_fault *fault)
+{
+    pthread_mutex_lock(&e->fault_mu);
+    e->fault = fault ? *fault : (l3_io_fault){ 0 };
+    e->fault_seen = e->fault_applied = 0;
+    e->fault_rng = (fault && fault->seed ? fault->seed : 0x2545f4914f6cdd1dull) | 1;
+    if (fault && fault->kind == L3_FAULT_STALL && e->stall_pipe[0] < 0 && pipe(e->stall_pipe) != 0)
+        e->stall_pipe[0] = e->stall_pipe[1] = -1;
+    pthread_mutex_unlock(&e->fault_mu);
+}
+
+uint64_t l3_io_engine_faults(l3_io_engine *e)
+{
+    pthread_mutex_lock(&e->fault_mu);
+    uint64_t n = e->fault_applied;
+    pthread_mutex_unlock(&e->fault_mu);
+    return n;
+}
+
+l3_fault_kind l3_io_fault_decide(l3_io_engine *e, const l3_io_req *r)
+{
+    if (r->done || r->retries)
+        return L3_FAULT_NONE;
+    pthread_mutex_lock(&e->fault_mu);
+    l3_io_fault *f = &e->fault;
+    l3_fault_kind kind = L3_FAULT_NONE;
+    if (f->kind != L3_FAULT_NONE && !(f->ops == 1 && r->write) && !(f->ops == 2 && !r->write)) {
+        uint64_t n = e->fault_seen++;
+        bool hit;
+        if (f->permille) {
+            e->fault_rng ^= e->fault_rng << 13;
+            e->fault_rng ^= e->fault_rng >> 7;
+            e->fault_rng ^= e->fault_rng << 17;
+            hit = e->fault_rng % 1000 < f->permille;
+        } else {
+            hit = n >= f->after && (f->count == 0 || n < f->after + f->count);
+        }
+        if (hit && f->kind == L3_FAULT_STALL && e->kind == L3_ENGINE_IO_URING && e->stall_pipe[0] < 0)
+            hit = false;
+        if (hit && f->kind == L3_FAULT_SHORT && r->len <= e->options.alignment)
+            hit = false; /* too small to split */
+        if (hit) {
+            kind = f->kind;
+            e->fault_applied++;
+        }
+    }
+    pthread_mutex_unlock(&e->fault_mu);
+    return kind;
 }
 
 void l3_io_engine_close(l3_io_engine *e)

@@ -51,7 +51,15 @@ struct l3_io_engine {
     uint64_t host_gen; /* bumped by every l3_io_engine_set_host */
     atomic_bool host_refused; /* some registration of the pool was refused */
     atomic_bool host_warned;
+    /* Fault injection (tests). */
+    pthread_mutex_t fault_mu;
+    l3_io_fault fault;
+    uint64_t fault_seen, fault_applied, fault_rng;
+    int stall_pipe[2]; /* io_uring: stalled requests read from its empty end */
 };
+
+/* The fault to apply to a request at its first submission. */
+l3_fault_kind l3_io_fault_decide(l3_io_engine *e, const l3_io_req *r);
 
 /* Backend hooks. */
 l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err);

@@ -48,23 +48,37 @@ l3_status l3_aio_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, d
     if (!free_list)
         return l3_fail(err, L3_ENOMEM, "allocating a libaio batch");
     unsigned nfree = depth;
+    size_t stalled = 0;
     for (unsigned s = 0; s < depth; s++)
         free_list[s] = depth - 1 - s;
     l3_status st = L3_OK;
-    while (npending || inflight) {
+    while (npending || inflight || stalled) {
         unsigned batch = 0;
         while (npending && nfree && batch < 1024) {
             uint32_t i = pending[--npending];
             l3_io_req *r = &reqs[i];
+            l3_fault_kind fault = l3_io_fault_decide(e, r);
+            if (fault == L3_FAULT_EIO || fault == L3_FAULT_EAGAIN) {
+                if (l3_io_complete(e, r, fault == L3_FAULT_EIO ? -EIO : -EAGAIN))
+                    pending[npending++] = i;
+                continue;
+            }
+            if (fault == L3_FAULT_STALL) {
+                stalled++; /* never submitted, never completed: the batch times out */
+                continue;
+            }
             unsigned slot = free_list[--nfree];
             struct iocb *cb = &c->iocbs[slot];
             char *buf = (char *)r->buf + r->done;
+            uint32_t len = r->len - r->done;
+            if (fault == L3_FAULT_SHORT)
+                len = (uint32_t)(len / 2 / e->options.alignment * e->options.alignment);
             if (r->write)
-                io_prep_pwrite(cb, e->fd, buf, r->len - r->done, (long long)(r->offset + r->done));
+                io_prep_pwrite(cb, e->fd, buf, len, (long long)(r->offset + r->done));
             else
-                io_prep_pread(cb, e->fd, buf, r->len - r->done, (long long)(r->offset + r->done));
+                io_prep_pread(cb, e->fd, buf, len, (long long)(r->offset + r->done));
             cb->data = (void *)(uintptr_t)((uint64_t)c->gen << 32 | i);
-            cb->key = slot;
+            /* The slot is cb - iocbs: the kernel writes aio_key itself. */
             ptrs[batch++] = cb;
         }
         unsigned sent = 0;
@@ -89,11 +103,11 @@ l3_status l3_aio_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, d
         for (unsigned k = batch; k-- > sent;) {
             uint64_t ud = (uint64_t)(uintptr_t)ptrs[k]->data;
             pending[npending++] = (uint32_t)ud;
-            free_list[nfree++] = ptrs[k]->key;
+            free_list[nfree++] = (unsigned)(ptrs[k] - c->iocbs);
         }
         if (st != L3_OK && inflight == 0)
             break;
-        if (inflight == 0)
+        if (inflight == 0 && npending)
             continue;
         int got;
         for (;;) {
@@ -101,7 +115,11 @@ l3_status l3_aio_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, d
             if (left < 0)
                 left = 0;
             struct timespec ts = { .tv_sec = (time_t)left, .tv_nsec = (long)((left - floor(left)) * 1e9) };
-            got = io_getevents(c->aio, 1, (long)depth, c->events, &ts);
+            got = inflight ? io_getevents(c->aio, 1, (long)depth, c->events, &ts) : 0;
+            if (!inflight && left > 0) {
+                /* Only stalled requests are left: wait out the timeout. */
+                nanosleep(&ts, NULL);
+            }
             if (got == -EINTR)
                 continue;
             break;
@@ -109,7 +127,7 @@ l3_status l3_aio_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, d
         if (got == 0) {
             *retired = false;
             st = l3_fail(err, L3_ETIMEDOUT, "libaio: %zu I/Os not completed within the I/O timeout",
-                         inflight);
+                         inflight + stalled);
             break;
         }
         if (got < 0) {
@@ -121,7 +139,7 @@ l3_status l3_aio_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, d
         for (int k = 0; k < got; k++) {
             struct iocb *cb = c->events[k].obj;
             uint64_t ud = (uint64_t)(uintptr_t)c->events[k].data;
-            free_list[nfree++] = cb->key;
+            free_list[nfree++] = (unsigned)(cb - c->iocbs);
             if ((uint32_t)(ud >> 32) != c->gen || (uint32_t)ud >= n)
                 continue;
             inflight--;

@@ -161,6 +161,25 @@ l3_status l3_uring_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n,
             char *buf = (char *)r->buf + r->done;
             uint32_t len = r->len - r->done;
             uint64_t off = r->offset + r->done;
+            l3_fault_kind fault = l3_io_fault_decide(e, r);
+            if (fault == L3_FAULT_EIO || fault == L3_FAULT_EAGAIN) {
+                /* Completed at once, without the device. */
+                if (l3_io_complete(e, r, fault == L3_FAULT_EIO ? -EIO : -EAGAIN))
+                    pending[npending++] = i;
+                io_uring_prep_nop(sqe);
+                io_uring_sqe_set_data64(sqe, UINT64_MAX); /* not this batch's: ignored */
+                continue;
+            }
+            if (fault == L3_FAULT_STALL) {
+                /* A real SQE that never completes: a read of an empty pipe
+                 * into the request's buffer (as a hung device would). */
+                io_uring_prep_read(sqe, e->stall_pipe[0], buf, len, 0);
+                io_uring_sqe_set_data64(sqe, (uint64_t)c->gen << 32 | i);
+                inflight++;
+                continue;
+            }
+            if (fault == L3_FAULT_SHORT)
+                len = (uint32_t)(len / 2 / e->options.alignment * e->options.alignment);
             int idx = fixed_index(c, buf, len);
             if (idx >= 0) {
                 if (r->write)

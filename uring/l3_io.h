@@ -108,6 +108,32 @@ void *l3_io_bounce(l3_io_ctx *ctx, size_t *len);
 l3_status l3_io_run(l3_io_engine *engine, l3_io_ctx *ctx, l3_io_req *reqs, size_t n,
                     double timeout, bool *retired, l3_error *err);
 
+/* Fault injection, for tests: which requests fail and how. A request is
+ * considered once, at its first submission. */
+typedef enum l3_fault_kind {
+    L3_FAULT_NONE = 0,
+    L3_FAULT_EIO,    /* completes with -EIO without touching the device */
+    L3_FAULT_SHORT,  /* submitted for half its length: a genuine short transfer */
+    L3_FAULT_EAGAIN, /* completes with -EAGAIN once, then is resubmitted */
+    L3_FAULT_STALL,  /* never completes: its batch times out, unretired */
+} l3_fault_kind;
+
+typedef struct l3_io_fault {
+    l3_fault_kind kind;
+    int ops;           /* 0 reads and writes, 1 reads only, 2 writes only */
+    uint64_t after;    /* let this many matching requests through first */
+    uint64_t count;    /* then fault this many (0: every one) */
+    uint32_t permille; /* if not 0: fault each matching request with this
+                          probability instead, from a seeded generator */
+    uint64_t seed;
+} l3_io_fault;
+
+/* Install (or with NULL, remove) a fault; resets its counters. */
+void l3_io_engine_set_fault(l3_io_engine *engine, const l3_io_fault *fault);
+
+/* Requests a fault was applied to so far. */
+uint64_t l3_io_engine_faults(l3_io_engine *engine);
+
 /* Free the engine; every context must be released. */
 void l3_io_engine_close(l3_io_engine *engine);
 

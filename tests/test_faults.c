@@ -1,0 +1,283 @@
+/* Fault injection through the executor on the disk store: EIO, short
+ * transfers, -EAGAIN and stalls past io_timeout, with each engine. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "l3_slabstore.h"
+#include "store_util.h"
+
+#define MIB (1ull << 20)
+#define PAGE 65536
+#define PAGES 32
+
+typedef struct env {
+    char path[512];
+    l3_slabstore *store;
+    fake_clock *clock;
+    harness *h;
+    l3_engine_kind kind;
+} env;
+
+static l3_host_layout pages_layout(void)
+{
+    l3_host_layout l = { 0 };
+    l.groups[0] = (l3_group_layout){ .packing = 1, .block_bytes = PAGE, .shard_count = 1 };
+    l.num_groups = 1;
+    l.lcm_block_bytes = PAGE;
+    l.num_lcm_blocks = PAGES;
+    return l;
+}
+
+static env *start(l3_engine_kind kind, double io_timeout)
+{
+    env *v = calloc(1, sizeof *v);
+    v->kind = kind;
+    temp_store_path(v->path, sizeof v->path, "faults");
+    l3_slab_options o = test_options(v->path, 32 * MIB, kind);
+    o.io_timeout = io_timeout;
+    l3_error err;
+    if (l3_slabstore_open(&o, &v->store, &err) != L3_OK)
+        fail_msg("open: %s", err.msg);
+    v->clock = fake_clock_new(1.0);
+    l3_executor_config c = CONFIG;
+    c.recovery_interval = 10.0;
+    v->h = harness_start_raw(l3_slabstore_store(v->store), c, pages_layout(), fake_clock_of(v->clock));
+    return v;
+}
+
+static void stop(env *v)
+{
+    bool leaked = false;
+    if (v->h) {
+        leaked = harness_close(v->h, 2.0) != L3_OK;
+        harness_free(v->h); /* frees the store too, unless leaked */
+    }
+    if (!leaked)
+        unlink(v->path);
+    else
+        keep_alive(v);
+    if (!leaked)
+        free(v);
+}
+
+static uint64_t next_id = 1;
+
+/* One op over pages [first, first+n) at blocks [1, n]; returns its completion. */
+static l3_completion *op(env *v, l3_op_kind kind, int first, int n)
+{
+    static char hashes[PAGES * 8][16];
+    l3_storage_key keys[PAGES];
+    int32_t blocks[PAGES];
+    for (int i = 0; i < n; i++) {
+        snprintf(hashes[first + i], sizeof hashes[0], "p%d", first + i);
+        keys[i] = (l3_storage_key){ 0, hashes[first + i], 0 };
+        blocks[i] = i + 1;
+        if (kind == L3_OP_PUT)
+            fill_pattern(v->h->pool + (size_t)i * PAGE, PAGE, (uint32_t)(first + i));
+    }
+    l3_operation o = { .kind = kind, .op_id = next_id++, .keys = keys, .num_keys = (size_t)n,
+                       .host_blocks = blocks, .num_host_blocks = (size_t)n };
+    submit_ok(v->h, &o, 1);
+    return harness_wait(v->h, 1);
+}
+
+/* Every successful key of a get holds exactly its page's bytes. */
+static int check_pages(env *v, l3_completion *c, int first)
+{
+    uint8_t *want = aligned_pool(PAGE);
+    int hits = 0;
+    for (size_t i = 0; i < c->num_keys; i++) {
+        if (!c->success[i])
+            continue;
+        fill_pattern(want, PAGE, (uint32_t)(first + (int)i));
+        assert_memory_equal(v->h->pool + i * PAGE, want, PAGE);
+        hits++;
+    }
+    free(want);
+    return hits;
+}
+
+static const char *health(env *v)
+{
+    l3_snapshot s;
+    l3_executor_snapshot(v->h->executor, &s);
+    return s.health_state;
+}
+
+static void eio_on_get_is_a_retired_failure_and_the_breaker_recovers_by_one_probe(void **state)
+{
+    env *v = start(*(l3_engine_kind *)*state, 10);
+    l3_completion *c = op(v, L3_OP_PUT, 0, 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(c->success[i]);
+    l3_io_fault f = { .kind = L3_FAULT_EIO, .ops = 1, .count = 1 };
+    l3_slabstore_set_fault(v->store, &f);
+    c = op(v, L3_OP_GET, 0, 4);
+    assert_true(c->retired);
+    for (int i = 0; i < 4; i++) {
+        assert_false(c->success[i]);
+        assert_false(c->object_failures[i]); /* the device failed, not the object */
+    }
+    assert_string_equal(health(v), "open");
+    /* Open: refused without calling the store. */
+    c = op(v, L3_OP_GET, 0, 4);
+    assert_false(c->success[0]);
+    assert_false(c->object_failures[0]);
+    l3_slab_stats st;
+    l3_slabstore_stats(v->store, &st);
+    uint64_t gets = st.gets;
+    /* After the interval, one probe: it succeeds and closes the breaker. */
+    fake_clock_set(v->clock, 12.0);
+    c = op(v, L3_OP_GET, 0, 4);
+    assert_int_equal(check_pages(v, c, 0), 4);
+    assert_string_equal(health(v), "healthy");
+    l3_slabstore_stats(v->store, &st);
+    assert_int_equal(st.gets, gets + 1);
+    assert_int_equal(st.io_faults, 1);
+    /* The objects were never dropped: an I/O error is not corruption. */
+    assert_int_equal(st.objects, 4);
+    stop(v);
+}
+
+static void eio_on_put_publishes_nothing_and_a_later_put_succeeds(void **state)
+{
+    env *v = start(*(l3_engine_kind *)*state, 10);
+    l3_io_fault f = { .kind = L3_FAULT_EIO, .ops = 2, .after = 1, .count = 1 };
+    l3_slabstore_set_fault(v->store, &f);
+    l3_completion *c = op(v, L3_OP_PUT, 0, 4);
+    assert_true(c->retired);
+    for (int i = 0; i < 4; i++)
+        assert_false(c->success[i] || c->object_failures[i]);
+    l3_slab_stats st;
+    l3_slabstore_stats(v->store, &st);
+    /* Keys whose writes completed are kept; the failed one is not visible. */
+    assert_true(st.objects == 3);
+    l3_slabstore_set_fault(v->store, NULL);
+    fake_clock_set(v->clock, 12.0);
+    c = op(v, L3_OP_PUT, 0, 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(c->success[i]);
+    c = op(v, L3_OP_GET, 0, 4);
+    assert_int_equal(check_pages(v, c, 0), 4);
+    stop(v);
+}
+
+static void short_transfers_and_eagain_are_resubmitted_transparently(void **state)
+{
+    env *v = start(*(l3_engine_kind *)*state, 10);
+    l3_io_fault f = { .kind = L3_FAULT_SHORT };
+    l3_slabstore_set_fault(v->store, &f);
+    l3_completion *c = op(v, L3_OP_PUT, 0, 8);
+    for (int i = 0; i < 8; i++)
+        assert_true(c->success[i]);
+    memset(v->h->pool, 0, v->h->pool_len);
+    c = op(v, L3_OP_GET, 0, 8);
+    assert_int_equal(check_pages(v, c, 0), 8);
+    f.kind = L3_FAULT_EAGAIN;
+    l3_slabstore_set_fault(v->store, &f);
+    c = op(v, L3_OP_PUT, 8, 8);
+    for (int i = 0; i < 8; i++)
+        assert_true(c->success[i]);
+    memset(v->h->pool, 0, v->h->pool_len);
+    c = op(v, L3_OP_GET, 8, 8);
+    assert_int_equal(check_pages(v, c, 8), 8);
+    l3_slab_stats st;
+    l3_slabstore_stats(v->store, &st);
+    assert_true(st.io_short_retries >= 8);
+    assert_true(st.io_eagain_retries >= 8);
+    assert_string_equal(health(v), "healthy");
+    stop(v);
+}
+
+static void a_stall_is_unretired_and_the_executor_turns_unsafe(void **state)
+{
+    env *v = start(*(l3_engine_kind *)*state, 0.3);
+    l3_completion *c = op(v, L3_OP_PUT, 0, 2);
+    assert_true(c->success[0] && c->success[1]);
+    l3_io_fault f = { .kind = L3_FAULT_STALL, .ops = 1, .count = 1 };
+    l3_slabstore_set_fault(v->store, &f);
+    c = op(v, L3_OP_GET, 0, 2);
+    assert_false(c->retired); /* a read may still land in the pool */
+    assert_false(c->success[0] || c->success[1]);
+    assert_false(c->object_failures[0] || c->object_failures[1]);
+    l3_snapshot snap;
+    l3_executor_snapshot(v->h->executor, &snap);
+    assert_true(snap.unsafe_io);
+    assert_false(l3_executor_is_idle(v->h->executor));
+    /* No new I/O starts. */
+    c = op(v, L3_OP_GET, 0, 2);
+    assert_true(c->retired);
+    assert_false(c->success[0]);
+    /* The store itself refuses I/O too. */
+    l3_store *st = l3_slabstore_store(v->store);
+    const char *key = "anything_k";
+    bool flag;
+    l3_error err;
+    uint8_t *buf = aligned_pool(4096);
+    l3_io_result r = { .success = &flag, .object_failures = &flag };
+    assert_int_equal(st->ops->batch_get_into(st, &key, 1, (l3_host_buffer){ buf, 4096 },
+                                             &(l3_range){ 0, 4096 }, &r, &err),
+                     L3_ECLOSED);
+    l3_slab_stats stats;
+    l3_slabstore_stats(v->store, &stats);
+    assert_true(stats.broken);
+    assert_int_equal(stats.io_timeouts, 1);
+    /* Close refuses, and the pool stays registered with the kept rings. */
+    assert_int_equal(harness_close(v->h, 1.0), L3_EUNRETIRED);
+    assert_true(v->h->leaked);
+    assert_true(stats.host_fixed || v->kind == L3_ENGINE_LIBAIO);
+    keep_alive(buf);
+    stop(v);
+}
+
+static void random_faults_never_serve_wrong_bytes(void **state)
+{
+    env *v = start(*(l3_engine_kind *)*state, 10);
+    const l3_fault_kind kinds[] = { L3_FAULT_EIO, L3_FAULT_SHORT, L3_FAULT_EAGAIN };
+    int served = 0;
+    for (int round = 0; round < 24; round++) {
+        l3_io_fault f = { .kind = kinds[round % 3], .permille = 150, .seed = 1000 + (uint64_t)round };
+        l3_slabstore_set_fault(v->store, &f);
+        fake_clock_set(v->clock, 100.0 * (round + 1)); /* past any open interval */
+        int first = (round * 5) % (PAGES * 4);
+        op(v, L3_OP_PUT, first, 8);
+        memset(v->h->pool, 0xcc, v->h->pool_len);
+        l3_completion *c = op(v, L3_OP_GET, first, 8);
+        served += check_pages(v, c, first);
+    }
+    assert_true(served > 0);
+    stop(v);
+}
+
+static void quiet(const char *level, const char *message, void *ctx)
+{
+    (void)level; (void)message; (void)ctx;
+}
+
+int main(void)
+{
+    if (!getenv("L3_TEST_VERBOSE"))
+        l3_set_logger(quiet, NULL);
+    static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
+#define ALL(k)                                                                                     \
+    {                                                                                              \
+        cmocka_unit_test_prestate(eio_on_get_is_a_retired_failure_and_the_breaker_recovers_by_one_probe, k), \
+        cmocka_unit_test_prestate(eio_on_put_publishes_nothing_and_a_later_put_succeeds, k),       \
+        cmocka_unit_test_prestate(short_transfers_and_eagain_are_resubmitted_transparently, k),    \
+        cmocka_unit_test_prestate(a_stall_is_unretired_and_the_executor_turns_unsafe, k),          \
+        cmocka_unit_test_prestate(random_faults_never_serve_wrong_bytes, k),                       \
+    }
+    const struct CMUnitTest on_uring[] = ALL(&uring);
+    const struct CMUnitTest on_aio[] = ALL(&aio);
+    int failed = cmocka_run_group_tests_name("faults_io_uring", on_uring, NULL, NULL);
+    failed += cmocka_run_group_tests_name("faults_libaio", on_aio, NULL, NULL);
+    return failed;
+}
