@@ -56,6 +56,7 @@ typedef struct fsck {
     json_t *errors, *repairs;
     int found, fixed;
     bool mark_dirty;
+    bool sync_copies; /* a valid copy is older: rewrite both, not an error */
     bool checkpoint_valid;
     uint64_t checkpoint_entries;
     char checkpoint_why[128];
@@ -474,9 +475,16 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < L3_SB_COPIES; k++) {
         if (!f.copy_valid[k] || f.copies[k].sequence != f.sb.sequence) {
-            if (f.copy_valid[k])
-                problem(&f, true, "superblock copy %d is older than copy %d", k, f.best);
-            else
+            if (f.copy_valid[k]) {
+                /* An interrupted superblock write: normal after a crash,
+                 * and the store's next superblock write rewrites both. */
+                f.sync_copies = true;
+                if (!f.json)
+                    printf("note: superblock copy %d is older (sequence %llu) than copy %d: an "
+                           "interrupted superblock write%s\n",
+                           k, (unsigned long long)f.copies[k].sequence, f.best,
+                           f.repair ? "; rewritten" : "; the next open rewrites it");
+            } else
                 problem(&f, true, "superblock copy %d is broken (%s); copy %d is good", k,
                         f.copy_why[k], f.best);
         }
@@ -611,7 +619,7 @@ int main(int argc, char **argv)
                (unsigned long long)f.deleted, (unsigned long long)f.corrupt_headers,
                (unsigned long long)f.corrupt_payloads, f.verify ? "" : " (payloads not read: --verify)");
     }
-    if (f.repair && (f.fixed || f.mark_dirty)) {
+    if (f.repair && (f.fixed || f.mark_dirty || f.sync_copies)) {
         /* Rewrite both superblock copies from the good one; a repaired
          * object set is rebuilt from headers at the next open. */
         l3_superblock sb = f.sb;
