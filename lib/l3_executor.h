@@ -171,6 +171,9 @@ const l3_operation_snapshot *l3_snapshot_row(const l3_snapshot *snap, const char
 /* Render a snapshot as JSON text with the reference names; free() it. */
 char *l3_snapshot_to_json(const l3_snapshot *snap);
 
+/* Take a snapshot and render it as JSON; free() it. */
+char *l3_executor_snapshot_json(l3_executor *executor);
+
 /* Switch the namespace to `weight_version` once idle; L3_EBUSY otherwise. */
 l3_status l3_executor_set_weight_version(l3_executor *executor, const char *weight_version,
                                          l3_error *err);

@@ -45,6 +45,9 @@ l3_status l3_fail(l3_error *err, l3_status code, const char *fmt, ...)
 /* Reset *err (when non-NULL) to L3_OK with an empty message. */
 void l3_error_clear(l3_error *err);
 
+/* Free memory the library returned (JSON and metrics text). */
+void l3_free(void *p);
+
 /* A log sink: level is "error", "warning" or "info". */
 typedef void (*l3_log_fn)(const char *level, const char *message, void *ctx);
 

@@ -36,3 +36,10 @@ char *l3_snapshot_to_json(const l3_snapshot *snap)
     json_decref(root);
     return text;
 }
+
+char *l3_executor_snapshot_json(l3_executor *executor)
+{
+    l3_snapshot snap;
+    l3_executor_snapshot(executor, &snap);
+    return l3_snapshot_to_json(&snap);
+}

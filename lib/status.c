@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *l3_status_name(l3_status code)
@@ -70,3 +71,5 @@ void l3_log(const char *level, const char *fmt, ...)
     va_end(ap);
     log_fn(level, buf, log_ctx);
 }
+
+void l3_free(void *p) { free(p); }

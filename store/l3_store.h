@@ -71,6 +71,23 @@ struct l3_store {
     const l3_store_ops *ops;
 };
 
+/* Call a store's operation (for bindings that cannot call through the
+ * vtable); each forwards to store->ops. */
+l3_status l3_store_batch_exists(l3_store *store, const char *const *keys, size_t n, bool *flags,
+                                l3_error *err);
+l3_status l3_store_batch_get_into(l3_store *store, const char *const *keys, size_t n,
+                                  l3_host_buffer host, const l3_range *ranges, l3_io_result *result,
+                                  l3_error *err);
+l3_status l3_store_batch_put_from(l3_store *store, const char *const *keys, size_t n,
+                                  l3_host_buffer host, const l3_range *ranges, l3_io_result *result,
+                                  l3_error *err);
+bool l3_store_remove_by_prefix(l3_store *store, const char *prefix);
+/* Register the Host pool (NULL base: unregister); L3_OK for stores without it. */
+l3_status l3_store_register_host(l3_store *store, l3_host_buffer host, l3_error *err);
+/* Close, then free, a store. */
+void l3_store_close(l3_store *store);
+void l3_store_destroy(l3_store *store);
+
 /* Check that every range lies inside `host`; L3_EINVAL naming the first
  * that does not. Stores call it before any I/O. */
 l3_status l3_check_ranges(l3_host_buffer host, const l3_range *ranges, size_t n, l3_error *err);

@@ -11,3 +11,37 @@ l3_status l3_check_ranges(l3_host_buffer host, const l3_range *ranges, size_t n,
     }
     return L3_OK;
 }
+
+l3_status l3_store_batch_exists(l3_store *s, const char *const *keys, size_t n, bool *flags, l3_error *err)
+{
+    return s->ops->batch_exists(s, keys, n, flags, err);
+}
+
+l3_status l3_store_batch_get_into(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
+                                  const l3_range *ranges, l3_io_result *result, l3_error *err)
+{
+    result->success_len = result->object_failures_len = 0;
+    return s->ops->batch_get_into(s, keys, n, host, ranges, result, err);
+}
+
+l3_status l3_store_batch_put_from(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
+                                  const l3_range *ranges, l3_io_result *result, l3_error *err)
+{
+    result->success_len = result->object_failures_len = 0;
+    return s->ops->batch_put_from(s, keys, n, host, ranges, result, err);
+}
+
+bool l3_store_remove_by_prefix(l3_store *s, const char *prefix) { return s->ops->remove_by_prefix(s, prefix); }
+
+l3_status l3_store_register_host(l3_store *s, l3_host_buffer host, l3_error *err)
+{
+    return s->ops->register_host ? s->ops->register_host(s, host, err) : L3_OK;
+}
+
+void l3_store_close(l3_store *s) { s->ops->close(s); }
+
+void l3_store_destroy(l3_store *s)
+{
+    if (s->ops->destroy)
+        s->ops->destroy(s);
+}

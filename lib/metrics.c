@@ -1,0 +1,153 @@
+#include "l3_metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+} buf;
+
+static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return;
+        if (b->p && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return;
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+static void family(buf *b, const char *name, const char *type, const char *help)
+{
+    put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+char *l3_metrics_prometheus(const l3_snapshot *snap, const l3_slab_stats *st)
+{
+    buf b = { 0 };
+    put(&b, "%s", "");
+    if (snap) {
+        family(&b, "l3cache_executor_events_total", "counter", "Executor events per operation kind.");
+        for (int k = 0; k < 3; k++)
+            for (int e = 0; e < L3_NUM_EVENTS; e++)
+                put(&b, "l3cache_executor_events_total{kind=\"%s\",event=\"%s\"} %.0f\n",
+                    snap->operations[k].kind, l3_event_names[e], snap->operations[k].events[e]);
+        family(&b, "l3cache_executor_keys_total", "counter", "Keys finished, by outcome.");
+        for (int k = 0; k < 3; k++) {
+            put(&b, "l3cache_executor_keys_total{kind=\"%s\",result=\"success\"} %.0f\n",
+                snap->operations[k].kind, snap->operations[k].success_keys);
+            put(&b, "l3cache_executor_keys_total{kind=\"%s\",result=\"failure\"} %.0f\n",
+                snap->operations[k].kind, snap->operations[k].failed_keys);
+        }
+        family(&b, "l3cache_executor_success_bytes_total", "counter", "Bytes of keys that succeeded.");
+        for (int k = 0; k < 3; k++)
+            put(&b, "l3cache_executor_success_bytes_total{kind=\"%s\"} %.0f\n", snap->operations[k].kind,
+                snap->operations[k].success_bytes);
+        family(&b, "l3cache_executor_queue_seconds_total", "counter", "Seconds operations waited in queue.");
+        for (int k = 0; k < 3; k++)
+            put(&b, "l3cache_executor_queue_seconds_total{kind=\"%s\"} %.9g\n", snap->operations[k].kind,
+                snap->operations[k].queue_seconds);
+        family(&b, "l3cache_executor_backend_seconds_total", "counter", "Seconds spent in the store.");
+        for (int k = 0; k < 3; k++)
+            put(&b, "l3cache_executor_backend_seconds_total{kind=\"%s\"} %.9g\n", snap->operations[k].kind,
+                snap->operations[k].backend_seconds);
+        family(&b, "l3cache_executor_operations", "gauge", "Operations not yet delivered, by phase.");
+        family(&b, "l3cache_executor_bytes", "gauge", "Bytes of operations not yet delivered, by phase.");
+        for (int k = 0; k < 3; k++)
+            for (int p = 0; p < L3_NUM_PHASES; p++) {
+                put(&b, "l3cache_executor_operations{kind=\"%s\",phase=\"%s\"} %.0f\n",
+                    snap->operations[k].kind, l3_phase_names[p], snap->operations[k].operations[p]);
+                put(&b, "l3cache_executor_bytes{kind=\"%s\",phase=\"%s\"} %.0f\n",
+                    snap->operations[k].kind, l3_phase_names[p], snap->operations[k].bytes[p]);
+            }
+        family(&b, "l3cache_executor_health", "gauge", "1 for the backend's current breaker state.");
+        static const char *const states[] = { "healthy", "open", "half_open" };
+        for (int i = 0; i < 3; i++)
+            put(&b, "l3cache_executor_health{state=\"%s\"} %d\n", states[i],
+                strcmp(snap->health_state, states[i]) == 0);
+        family(&b, "l3cache_executor_health_epoch", "gauge", "The breaker's epoch.");
+        put(&b, "l3cache_executor_health_epoch %llu\n", (unsigned long long)snap->health_epoch);
+        family(&b, "l3cache_executor_unsafe_io", "gauge", "1 when some native I/O never proved retirement.");
+        put(&b, "l3cache_executor_unsafe_io %d\n", snap->unsafe_io);
+    }
+    if (st) {
+        struct { const char *name, *type, *help; uint64_t value; } rows[] = {
+            { "l3cache_store_objects", "gauge", "Objects in the index.", st->objects },
+            { "l3cache_store_payload_bytes", "gauge", "Payload bytes of the objects.", st->payload_bytes },
+            { "l3cache_store_capacity_bytes", "gauge", "Bytes of the file or device in use.", st->capacity_bytes },
+            { "l3cache_store_data_bytes", "gauge", "Bytes of the slabs.", st->data_bytes },
+            { "l3cache_store_max_objects", "gauge", "The index's bound.", st->max_objects },
+            { "l3cache_store_puts_total", "counter", "Put batches.", st->puts },
+            { "l3cache_store_put_keys_written_total", "counter", "Keys a put wrote.", st->put_keys_written },
+            { "l3cache_store_put_keys_existing_total", "counter", "Keys a put found present (create-only).", st->put_keys_existing },
+            { "l3cache_store_put_keys_rejected_total", "counter", "Keys a put could not place.", st->put_keys_rejected },
+            { "l3cache_store_gets_total", "counter", "Get batches.", st->gets },
+            { "l3cache_store_get_hits_total", "counter", "Keys a get served.", st->get_hits },
+            { "l3cache_store_get_misses_total", "counter", "Keys a get found missing or of another size.", st->get_misses },
+            { "l3cache_store_evictions_total", "counter", "Slabs evicted.", st->evictions },
+            { "l3cache_store_evicted_objects_total", "counter", "Objects dropped by eviction.", st->evicted_objects },
+            { "l3cache_store_checksum_failures_total", "counter", "Objects that failed their crc32c.", st->checksum_failures },
+            { "l3cache_store_stale_reads_total", "counter", "Gets whose slab was reused during the read.", st->stale_reads },
+            { "l3cache_store_unaligned_ios_total", "counter", "Payloads moved through a bounce copy.", st->unaligned_ios },
+            { "l3cache_store_read_bytes_total", "counter", "Bytes read from the device.", st->bytes_read },
+            { "l3cache_store_written_bytes_total", "counter", "Bytes written to the device.", st->bytes_written },
+            { "l3cache_store_io_errors_total", "counter", "I/O requests that failed.", st->io_errors },
+            { "l3cache_store_io_timeouts_total", "counter", "Batches not reaped within io_timeout.", st->io_timeouts },
+            { "l3cache_store_io_retries_total", "counter", "Resubmissions after a short transfer or -EAGAIN.", st->io_short_retries + st->io_eagain_retries },
+            { "l3cache_store_recovered_objects", "gauge", "Objects restored at open.", st->recovered_objects },
+            { "l3cache_store_broken", "gauge", "1 when the store refuses I/O until restart.", st->broken },
+        };
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+            family(&b, rows[i].name, rows[i].type, rows[i].help);
+            put(&b, "%s %llu\n", rows[i].name, (unsigned long long)rows[i].value);
+        }
+        family(&b, "l3cache_store_slabs", "gauge", "Slabs by state.");
+        put(&b, "l3cache_store_slabs{state=\"free\"} %u\n", st->slabs_free);
+        put(&b, "l3cache_store_slabs{state=\"open\"} %u\n", st->slabs_open);
+        put(&b, "l3cache_store_slabs{state=\"sealed\"} %u\n", st->slabs_sealed);
+        family(&b, "l3cache_store_io_submissions_total", "counter", "Engine submissions by buffer kind.");
+        put(&b, "l3cache_store_io_submissions_total{engine=\"%s\",buffer=\"fixed\"} %llu\n", st->engine,
+            (unsigned long long)st->io_fixed);
+        put(&b, "l3cache_store_io_submissions_total{engine=\"%s\",buffer=\"unregistered\"} %llu\n",
+            st->engine, (unsigned long long)st->io_unfixed);
+        family(&b, "l3cache_store_host_fixed", "gauge", "1 when the Host pool is registered as fixed buffers.");
+        put(&b, "l3cache_store_host_fixed %d\n", st->host_fixed);
+    }
+    return b.p;
+}
+
+char *l3_metrics_of(l3_executor *executor, l3_slabstore *store)
+{
+    l3_snapshot snap;
+    l3_slab_stats st;
+    if (executor)
+        l3_executor_snapshot(executor, &snap);
+    if (store)
+        l3_slabstore_stats(store, &st);
+    return l3_metrics_prometheus(executor ? &snap : NULL, store ? &st : NULL);
+}
+
+char *l3_slabstore_stats_json(l3_slabstore *store)
+{
+    l3_slab_stats st;
+    l3_slabstore_stats(store, &st);
+    return l3_slab_stats_to_json(&st);
+}

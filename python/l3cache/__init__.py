@@ -1,0 +1,389 @@
+"""l3cache: a persistent NVMe KV-cache tier, from Python (ctypes, no build step).
+
+Two levels, as inference engines use them:
+
+* :class:`Store` speaks the KV-store protocol of engine storage backends:
+  ``batch_exists(keys)``, ``batch_get_into(keys, host_ptr, offsets, sizes)``,
+  ``batch_put_from(keys, host_ptr, offsets, sizes)``, ``remove_by_prefix``,
+  ``close``.  ``host_ptr`` is the address of the Host KV pool (for a numpy
+  array, ``arr.ctypes.data``); offsets and sizes are byte ranges in it.
+* :class:`Executor` is the asynchronous executor: ``submit`` query/get/put/
+  cancel operations keyed by (group, content hash, page offset) and Host
+  block ids, ``poll`` completions and queue pressure, ``snapshot`` counters.
+
+The shared library is found through ``$L3CACHE_LIB``, next to this package
+in a build tree, or on the loader path (``libl3cache.so.0``).
+"""
+
+import ctypes
+import ctypes.util
+import json
+import os
+
+__all__ = ["L3Error", "Store", "Executor", "library_path"]
+
+_STATUS = [
+    "L3_OK", "L3_EINVAL", "L3_ELAYOUT", "L3_ECREDITS", "L3_EBUSY", "L3_EUNRETIRED", "L3_ENOMEM",
+    "L3_EIO", "L3_ENOSPC", "L3_ECORRUPT", "L3_ECONFIG", "L3_ENOTFOUND", "L3_ECLOSED",
+    "L3_EUNSUPPORTED", "L3_ETIMEDOUT",
+]
+
+
+class L3Error(Exception):
+    """An l3cache error: ``status`` is the code's name, ``args[0]`` the message."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+class _Error(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * 512)]
+
+
+class _Range(ctypes.Structure):
+    _fields_ = [("offset", ctypes.c_uint64), ("size", ctypes.c_uint64)]
+
+
+class _Host(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+class _IoResult(ctypes.Structure):
+    _fields_ = [
+        ("success", ctypes.POINTER(ctypes.c_bool)), ("success_len", ctypes.c_size_t),
+        ("object_failures", ctypes.POINTER(ctypes.c_bool)), ("object_failures_len", ctypes.c_size_t),
+        ("retired", ctypes.c_bool),
+    ]
+
+
+class _StorageKey(ctypes.Structure):
+    _fields_ = [("group", ctypes.c_uint32), ("content_hash", ctypes.c_char_p),
+                ("page_offset", ctypes.c_int32)]
+
+
+class _Operation(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_int), ("op_id", ctypes.c_uint64),
+        ("keys", ctypes.POINTER(_StorageKey)), ("num_keys", ctypes.c_size_t),
+        ("host_blocks", ctypes.POINTER(ctypes.c_int32)), ("num_host_blocks", ctypes.c_size_t),
+    ]
+
+
+class _Completion(ctypes.Structure):
+    _fields_ = [
+        ("op_id", ctypes.c_uint64), ("num_keys", ctypes.c_size_t),
+        ("success", ctypes.POINTER(ctypes.c_bool)), ("object_failures", ctypes.POINTER(ctypes.c_bool)),
+        ("retired", ctypes.c_bool),
+    ]
+
+
+class _Pressure(ctypes.Structure):
+    _fields_ = [("queued_operations", ctypes.c_int64), ("queued_bytes", ctypes.c_int64),
+                ("oldest_operation_us", ctypes.c_int64)]
+
+
+class _Poll(ctypes.Structure):
+    _fields_ = [("now_us", ctypes.c_int64), ("completions", ctypes.POINTER(_Completion)),
+                ("num_completions", ctypes.c_size_t), ("pressure", _Pressure)]
+
+
+_KINDS = {"query": 0, "get": 1, "put": 2, "cancel": 3}
+
+
+def library_path():
+    """Where the shared library is loaded from."""
+    env = os.environ.get("L3CACHE_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.path.join(here, "..", "..", "build", "libl3cache.so"),
+                      os.path.join(here, "libl3cache.so")):
+        if os.path.exists(candidate):
+            return os.path.normpath(candidate)
+    found = ctypes.util.find_library("l3cache")
+    return found or "libl3cache.so.0"
+
+
+_lib = None
+
+
+def _load():
+    global _lib
+    if _lib is not None:
+        return _lib
+    lib = ctypes.CDLL(library_path())
+    P, S, B = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_bool
+    E = ctypes.POINTER(_Error)
+    keys_t = ctypes.POINTER(ctypes.c_char_p)
+    sig = {
+        "l3_open_store_json": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(P), E]),
+        "l3_slabstore_store": (P, [P]),
+        "l3_slabstore_free": (None, [P]),
+        "l3_slabstore_stats_json": (P, [P]),
+        "l3_store_batch_exists": (ctypes.c_int, [P, keys_t, S, ctypes.POINTER(B), E]),
+        "l3_store_batch_get_into": (ctypes.c_int, [P, keys_t, S, _Host, ctypes.POINTER(_Range),
+                                                    ctypes.POINTER(_IoResult), E]),
+        "l3_store_batch_put_from": (ctypes.c_int, [P, keys_t, S, _Host, ctypes.POINTER(_Range),
+                                                    ctypes.POINTER(_IoResult), E]),
+        "l3_store_remove_by_prefix": (B, [P, ctypes.c_char_p]),
+        "l3_store_register_host": (ctypes.c_int, [P, _Host, E]),
+        "l3_metrics_of": (P, [P, P]),
+        "l3_free": (None, [P]),
+        "l3_executor_start_json": (ctypes.c_int, [P, P, S, ctypes.c_char_p, ctypes.c_char_p,
+                                                   ctypes.POINTER(P), E]),
+        "l3_executor_submit": (ctypes.c_int, [P, ctypes.POINTER(_Operation), S, E]),
+        "l3_executor_poll": (ctypes.c_int, [P, ctypes.POINTER(_Poll), E]),
+        "l3_poll_release": (None, [ctypes.POINTER(_Poll)]),
+        "l3_executor_snapshot_json": (P, [P]),
+        "l3_executor_set_weight_version": (ctypes.c_int, [P, ctypes.c_char_p, E]),
+        "l3_executor_delete_namespace": (B, [P]),
+        "l3_executor_is_idle": (B, [P]),
+        "l3_executor_key_prefix": (None, [P, ctypes.c_char_p]),
+        "l3_executor_close": (ctypes.c_int, [P, ctypes.c_double, E]),
+        "l3_executor_free": (None, [P]),
+    }
+    for name, (restype, argtypes) in sig.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+    _lib = lib
+    return lib
+
+
+def _check(status, err):
+    if status != 0:
+        name = _STATUS[status] if 0 <= status < len(_STATUS) else str(status)
+        raise L3Error(name, err.msg.decode("utf-8", "replace"))
+
+
+def _take_string(ptr):
+    lib = _load()
+    try:
+        return ctypes.cast(ptr, ctypes.c_char_p).value.decode()
+    finally:
+        lib.l3_free(ptr)
+
+
+def _config_text(config):
+    if isinstance(config, dict):
+        return json.dumps(config)
+    if isinstance(config, str) and not config.lstrip().startswith("{"):
+        with open(config, "r", encoding="utf-8") as f:
+            return f.read()
+    return config
+
+
+def _encode_keys(keys):
+    out = []
+    for key in keys:
+        raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+        if b"\0" in raw:
+            raise ValueError("a key contains a NUL byte: %r" % (key,))
+        out.append(raw)
+    return (ctypes.c_char_p * len(out))(*out)
+
+
+class Store:
+    """The slab disk store, opened from an l3cache config (a dict, JSON text
+    or a path to a JSON file). Thread-safe; use as a context manager."""
+
+    def __init__(self, config):
+        lib = _load()
+        self._text = _config_text(config)
+        handle = ctypes.c_void_p()
+        err = _Error()
+        _check(lib.l3_open_store_json(self._text.encode(), ctypes.byref(handle), ctypes.byref(err)), err)
+        self._handle = handle.value
+        self._store = lib.l3_slabstore_store(self._handle)
+        self._owned_by = None
+
+    def _live(self):
+        if self._handle is None:
+            raise L3Error("L3_ECLOSED", "the store is closed")
+        return self._store
+
+    def batch_exists(self, keys):
+        """Per key, whether the store holds it."""
+        lib, store = _load(), self._live()
+        n = len(keys)
+        flags = (ctypes.c_bool * max(n, 1))()
+        err = _Error()
+        _check(lib.l3_store_batch_exists(store, _encode_keys(keys), n, flags, ctypes.byref(err)), err)
+        return [bool(flags[i]) for i in range(n)]
+
+    def _batch(self, fn, keys, host_ptr, offsets, sizes, host_len):
+        store = self._live()
+        n = len(keys)
+        if len(offsets) != n or len(sizes) != n:
+            raise ValueError("keys, offsets and sizes must have one length")
+        ranges = (_Range * max(n, 1))(*[_Range(int(o), int(s)) for o, s in zip(offsets, sizes)])
+        if host_len is None:
+            host_len = max((int(o) + int(s) for o, s in zip(offsets, sizes)), default=0)
+        success = (ctypes.c_bool * max(n, 1))()
+        failures = (ctypes.c_bool * max(n, 1))()
+        result = _IoResult(success, 0, failures, 0, True)
+        err = _Error()
+        _check(fn(store, _encode_keys(keys), n, _Host(host_ptr, host_len), ranges, ctypes.byref(result),
+                  ctypes.byref(err)), err)
+        return ([bool(success[i]) for i in range(n)], [bool(failures[i]) for i in range(n)],
+                bool(result.retired))
+
+    def batch_get_into(self, keys, host_ptr, offsets, sizes, host_len=None):
+        """Read each object into [host_ptr + offset, + size); per key, whether
+        it arrived whole (a miss or a corrupt object is False)."""
+        return self.batch_get_into_detailed(keys, host_ptr, offsets, sizes, host_len)["success"]
+
+    def batch_get_into_detailed(self, keys, host_ptr, offsets, sizes, host_len=None):
+        """As batch_get_into, with object_failures and retired."""
+        s, f, r = self._batch(_load().l3_store_batch_get_into, keys, host_ptr, offsets, sizes, host_len)
+        return {"success": s, "object_failures": f, "retired": r}
+
+    def batch_put_from(self, keys, host_ptr, offsets, sizes, host_len=None):
+        """Store each range under its key, create-only; per key, success."""
+        return self._batch(_load().l3_store_batch_put_from, keys, host_ptr, offsets, sizes, host_len)[0]
+
+    def register_host(self, host_ptr, host_len):
+        """Register the Host pool for zero-copy fixed-buffer I/O (keep it
+        alive until close or register_host(0, 0))."""
+        err = _Error()
+        _check(_load().l3_store_register_host(self._live(), _Host(host_ptr or None, host_len),
+                                              ctypes.byref(err)), err)
+
+    def remove_by_prefix(self, prefix):
+        """Delete every object whose key starts with prefix; False means
+        nothing was removed."""
+        return bool(_load().l3_store_remove_by_prefix(self._live(), prefix.encode()))
+
+    def stats(self):
+        """Store statistics (objects, bytes, evictions, checksum failures,
+        I/O counts) as a dict."""
+        self._live()
+        return json.loads(_take_string(_load().l3_slabstore_stats_json(self._handle)))
+
+    def metrics(self):
+        """Store metrics as Prometheus text exposition."""
+        self._live()
+        return _take_string(_load().l3_metrics_of(None, self._handle))
+
+    def close(self):
+        """Write the checkpoint and release the store; idempotent."""
+        if self._handle is not None and self._owned_by is None:
+            _load().l3_slabstore_free(self._handle)
+        self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Executor:
+    """The executor over a Store (which it takes over) and a Host pool laid
+    out as `layout` (a dict: groups, lcm_block_bytes, num_lcm_blocks,
+    owner_rank, tp_rank). `config` is the l3cache config (its executor and
+    namespace sections apply); by default the store's."""
+
+    def __init__(self, store, host_ptr, host_len, layout, config=None):
+        lib = _load()
+        handle = ctypes.c_void_p()
+        err = _Error()
+        text = _config_text(config) if config is not None else store._text
+        _check(lib.l3_executor_start_json(store._live(), host_ptr, host_len, json.dumps(layout).encode(),
+                                          text.encode(), ctypes.byref(handle), ctypes.byref(err)), err)
+        self._handle = handle.value
+        self._store = store
+        store._owned_by = self
+        self._keep = []
+
+    def submit(self, operations):
+        """Submit operations, in order: dicts with kind ("query", "get",
+        "put", "cancel"), op_id, keys [(group, content_hash, page_offset)]
+        and, for get/put, host_blocks."""
+        lib = _load()
+        ops = (_Operation * len(operations))()
+        keep = []
+        for i, op in enumerate(operations):
+            keys = op.get("keys", [])
+            karr = (_StorageKey * max(len(keys), 1))()
+            for k, (group, content_hash, page_offset) in enumerate(keys):
+                raw = content_hash.encode()
+                if b"\0" in raw:
+                    raise ValueError("a content hash contains a NUL byte")
+                keep.append(raw)
+                karr[k] = _StorageKey(group, raw, page_offset)
+            blocks = op.get("host_blocks", [])
+            barr = (ctypes.c_int32 * max(len(blocks), 1))(*blocks)
+            keep += [karr, barr]
+            ops[i] = _Operation(_KINDS[op["kind"]], op["op_id"], karr, len(keys), barr, len(blocks))
+        err = _Error()
+        _check(lib.l3_executor_submit(self._handle, ops, len(operations), ctypes.byref(err)), err)
+
+    def poll(self):
+        """Completions since the last poll and the queues' pressure."""
+        lib = _load()
+        p = _Poll()
+        err = _Error()
+        _check(lib.l3_executor_poll(self._handle, ctypes.byref(p), ctypes.byref(err)), err)
+        try:
+            completions = []
+            for i in range(p.num_completions):
+                c = p.completions[i]
+                completions.append({
+                    "op_id": c.op_id,
+                    "success": [bool(c.success[k]) for k in range(c.num_keys)],
+                    "object_failures": [bool(c.object_failures[k]) for k in range(c.num_keys)],
+                    "retired": bool(c.retired),
+                })
+            return {"now_us": p.now_us, "completions": completions,
+                    "pressure": {"queued_operations": p.pressure.queued_operations,
+                                 "queued_bytes": p.pressure.queued_bytes,
+                                 "oldest_operation_us": p.pressure.oldest_operation_us}}
+        finally:
+            lib.l3_poll_release(ctypes.byref(p))
+
+    def snapshot(self):
+        """The executor's counters (the reference snapshot's names)."""
+        return json.loads(_take_string(_load().l3_executor_snapshot_json(self._handle)))
+
+    def metrics(self):
+        """Executor and store metrics as Prometheus text exposition."""
+        return _take_string(_load().l3_metrics_of(self._handle, self._store._handle))
+
+    def key_prefix(self):
+        buf = ctypes.create_string_buffer(70)
+        _load().l3_executor_key_prefix(self._handle, buf)
+        return buf.value.decode()
+
+    def is_idle(self):
+        return bool(_load().l3_executor_is_idle(self._handle))
+
+    def set_weight_version(self, weight_version):
+        err = _Error()
+        _check(_load().l3_executor_set_weight_version(self._handle, weight_version.encode(),
+                                                      ctypes.byref(err)), err)
+
+    def delete_namespace(self):
+        return bool(_load().l3_executor_delete_namespace(self._handle))
+
+    def close(self, timeout=5.0):
+        """Stop the workers and close the store. Raises L3Error
+        (L3_EUNRETIRED) when native I/O is unproven: keep the Host pool
+        alive for the rest of the process then."""
+        if self._handle is None:
+            return
+        lib = _load()
+        err = _Error()
+        status = lib.l3_executor_close(self._handle, timeout, ctypes.byref(err))
+        if status == 0:
+            lib.l3_executor_free(self._handle)
+            self._store._handle = None
+        self._handle = None
+        _check(status, err)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
