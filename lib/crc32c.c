@@ -147,16 +147,18 @@ int l3_crc32c_hardware(void)
     return hw_checked;
 }
 
-uint32_t l3_crc32c(uint32_t crc, const void *data, size_t len)
+uint32_t l3_crc32c_builtin(uint32_t crc, const void *data, size_t len)
 {
     if (l3_crc32c_hardware())
         return ~crc_hw(~crc, data, len);
     return ~crc_soft(~crc, data, len);
 }
+#define BUILTIN_NAME (l3_crc32c_hardware() ? "sse4.2" : "table")
 #elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
 #include <arm_acle.h>
 int l3_crc32c_hardware(void) { return 1; }
-uint32_t l3_crc32c(uint32_t crc, const void *data, size_t len)
+#define BUILTIN_NAME "armv8"
+uint32_t l3_crc32c_builtin(uint32_t crc, const void *data, size_t len)
 {
     const unsigned char *p = data;
     uint32_t c = ~crc;
@@ -173,8 +175,37 @@ uint32_t l3_crc32c(uint32_t crc, const void *data, size_t len)
 }
 #else
 int l3_crc32c_hardware(void) { return 0; }
-uint32_t l3_crc32c(uint32_t crc, const void *data, size_t len)
+#define BUILTIN_NAME "table"
+uint32_t l3_crc32c_builtin(uint32_t crc, const void *data, size_t len)
 {
     return ~crc_soft(~crc, data, len);
 }
+#endif
+
+#ifdef L3_HAVE_ISAL
+#include <isa-l/crc.h>
+#include <limits.h>
+
+uint32_t l3_crc32c(uint32_t crc, const void *data, size_t len)
+{
+    /* ISA-L's crc32_iscsi takes the raw register and an int length. */
+    const unsigned char *p = data;
+    uint32_t raw = ~crc;
+    while (len) {
+        int n = len > (size_t)INT_MAX ? INT_MAX & ~4095 : (int)len;
+        raw = crc32_iscsi((unsigned char *)p, n, raw);
+        p += n;
+        len -= (size_t)n;
+    }
+    return ~raw;
+}
+
+const char *l3_crc32c_engine(void) { return "isa-l"; }
+#else
+uint32_t l3_crc32c(uint32_t crc, const void *data, size_t len)
+{
+    return l3_crc32c_builtin(crc, data, len);
+}
+
+const char *l3_crc32c_engine(void) { return BUILTIN_NAME; }
 #endif

@@ -73,6 +73,7 @@ struct l3_executor {
     pthread_mutex_t mu;
     pthread_cond_t work[NUM_KINDS]; /* per kind: a job was queued, or shutdown began */
     pthread_cond_t exited;          /* a worker exited */
+    pthread_cond_t finished;        /* a completion was queued for poll */
     job_state *jobs;                /* max_operations slots */
     size_t num_jobs;
     l3_completion *results; /* a ring of max_operations completions */
@@ -194,6 +195,7 @@ static void finish(l3_executor *e, uint64_t op_id, facts result)
     }
     l3_completion *out = &e->results[(e->results_head + e->results_len) % e->config.max_operations];
     e->results_len++;
+    pthread_cond_broadcast(&e->finished);
     *out = (l3_completion){ .op_id = op_id, .num_keys = j->num_keys, .success = result.success,
                             .object_failures = result.object_failures, .retired = result.retired };
 }
@@ -478,6 +480,7 @@ static void executor_free_parts(l3_executor *e)
     free(e->args);
     free(e->deployment_id);
     pthread_cond_destroy(&e->exited);
+    pthread_cond_destroy(&e->finished);
     pthread_mutex_destroy(&e->mu);
     pthread_mutex_destroy(&e->prefix_mu);
     l3_health_destroy(&e->health);
@@ -537,6 +540,7 @@ l3_status l3_executor_start(l3_store *store, l3_host_buffer host, const l3_host_
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&e->exited, &attr);
+    pthread_cond_init(&e->finished, &attr);
     pthread_condattr_destroy(&attr);
     size_t workers = config->query_workers + config->read_workers + config->write_workers;
     bool ok = true;
@@ -756,6 +760,35 @@ l3_status l3_executor_poll(l3_executor *e, l3_poll *out, l3_error *err)
     return L3_OK;
 }
 
+/* CLOCK_MONOTONIC `timeout` seconds from now (condvars here use it). */
+static struct timespec deadline_after(double timeout)
+{
+    struct timespec d;
+    clock_gettime(CLOCK_MONOTONIC, &d);
+    if (timeout > 0) {
+        double whole = floor(timeout);
+        d.tv_sec += (time_t)whole;
+        d.tv_nsec += (long)((timeout - whole) * 1e9);
+        if (d.tv_nsec >= 1000000000L) {
+            d.tv_sec++;
+            d.tv_nsec -= 1000000000L;
+        }
+    }
+    return d;
+}
+
+bool l3_executor_wait(l3_executor *e, double timeout)
+{
+    struct timespec deadline = deadline_after(timeout);
+    pthread_mutex_lock(&e->mu);
+    while (e->results_len == 0)
+        if (pthread_cond_timedwait(&e->finished, &e->mu, &deadline) == ETIMEDOUT)
+            break;
+    bool ready = e->results_len > 0;
+    pthread_mutex_unlock(&e->mu);
+    return ready;
+}
+
 void l3_poll_release(l3_poll *poll)
 {
     for (size_t i = 0; i < poll->num_completions; i++) {
@@ -859,17 +892,7 @@ l3_status l3_executor_close(l3_executor *e, double timeout, l3_error *err)
     if (e->closed)
         return L3_OK;
     e->closed = true;
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    if (timeout > 0) {
-        double whole = floor(timeout);
-        deadline.tv_sec += (time_t)whole;
-        deadline.tv_nsec += (long)((timeout - whole) * 1e9);
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    struct timespec deadline = deadline_after(timeout);
     pthread_mutex_lock(&e->mu);
     e->stopping = true;
     for (int k = 0; k < NUM_KINDS; k++)

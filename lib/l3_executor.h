@@ -149,6 +149,11 @@ l3_status l3_executor_submit(l3_executor *executor, const l3_operation *ops, siz
  * under one lock and without I/O. Free with l3_poll_release. */
 l3_status l3_executor_poll(l3_executor *executor, l3_poll *out, l3_error *err);
 
+/* Block until some completion awaits a poll, or `timeout` seconds pass;
+ * true when one does. For a thread that delivers completions without
+ * spinning; poll stays non-blocking. */
+bool l3_executor_wait(l3_executor *executor, double timeout);
+
 /* Free what a poll allocated. */
 void l3_poll_release(l3_poll *poll);
 

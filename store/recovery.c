@@ -232,17 +232,72 @@ l3_status l3_slab_load_checkpoint(l3_slabstore *s, l3_error *err)
     return st;
 }
 
-l3_status l3_slab_scan(l3_slabstore *s, l3_error *err)
+/* Index one slot's header if it is live (recovery's rules, FORMAT.md). */
+static l3_status scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object_header *h,
+                             uint64_t slot_off, uint64_t *max_seq, uint64_t *dropped, l3_error *err)
 {
     const l3_geometry *g = &s->geo;
     uint32_t b = g->block_size, hb = g->header_bytes;
+    slab *sl = &s->slabs[i];
+    if (!l3_object_header_valid(h, hb) || h->epoch != s->sb.epoch || h->slab != i || h->slot != k ||
+        h->slab_gen != sl->gen || (h->size + b - 1) / b > sl->payload_blocks) {
+        *dropped += h->magic == L3_OBJECT_MAGIC;
+        return L3_OK;
+    }
+    if (l3_slab_journal_kills(s, h->key, h->key_len, h->seq))
+        return L3_OK;
+    if (s->opt.no_verify_checksums) {
+        /* Nothing checks the payload later: check it now. */
+        uint32_t len = (uint32_t)l3_round_up(h->size, b);
+        uint8_t *tmp = zalloc_aligned(b, len);
+        if (!tmp)
+            return l3_fail(err, L3_ENOMEM, "allocating a payload buffer");
+        l3_error perr;
+        bool ok = rw_all(s->fd, false, tmp, len, slot_off + hb, &perr) == L3_OK &&
+                  l3_crc32c(0, tmp, h->size) == h->payload_crc;
+        free(tmp);
+        if (!ok) {
+            (*dropped)++;
+            return L3_OK;
+        }
+    }
+    l3_key_id id = l3_key_identity(h->key, h->key_len);
+    pthread_rwlock_wrlock(&s->lock);
+    l3_index_entry *old = l3_index_find(&s->index, id);
+    if (old && old->seq > h->seq) {
+        pthread_rwlock_unlock(&s->lock);
+        return L3_OK;
+    }
+    if (old)
+        l3_slab_unpublish(s, old);
+    int ns = l3_slab_ns_intern(s, h->key, h->key_len);
+    l3_index_entry e = { .hash = id.hash, .seq = h->seq, .check = id.check, .crc = h->payload_crc,
+                         .slab = i, .slot = k, .size = h->size, .ns = (uint16_t)(ns < 0 ? 0 : ns),
+                         .key_len = id.len };
+    if (ns >= 0 && l3_slab_publish(s, &e, id)) {
+        if (h->seq > *max_seq)
+            *max_seq = h->seq;
+    } else {
+        (*dropped)++;
+    }
+    pthread_rwlock_unlock(&s->lock);
+    return L3_OK;
+}
+
+#define SCAN_CHUNK (1u << 20)
+
+l3_status l3_slab_scan(l3_slabstore *s, l3_error *err)
+{
+    const l3_geometry *g = &s->geo;
+    uint32_t hb = g->header_bytes;
     pthread_rwlock_wrlock(&s->lock);
     l3_status st = adopt_slabs(s, err);
     pthread_rwlock_unlock(&s->lock);
     if (st != L3_OK)
         return st;
-    size_t w = s->wave_keys;
-    l3_io_req *reqs = calloc(w, sizeof *reqs);
+    size_t w = s->wave_keys, chunks = (size_t)(g->slab_size / SCAN_CHUNK);
+    l3_io_req *reqs = calloc(w > chunks ? w : chunks, sizeof *reqs);
+    uint8_t *whole = NULL; /* a slab's image, for slabs dense with headers */
     if (!reqs)
         return l3_fail(err, L3_ENOMEM, "allocating a scan batch");
     uint64_t max_seq = 0, dropped = 0;
@@ -252,74 +307,53 @@ l3_status l3_slab_scan(l3_slabstore *s, l3_error *err)
         slab *sl = &s->slabs[i];
         if (!sl->disk_used)
             continue;
-        for (uint32_t base = 0; base < sl->nslots && st == L3_OK; base += (uint32_t)w) {
-            uint32_t m = sl->nslots - base < w ? sl->nslots - base : (uint32_t)w;
-            for (uint32_t k = 0; k < m; k++)
-                reqs[k] = (l3_io_req){ .write = false,
-                                       .offset = l3_slot_offset(g, i, sl->payload_blocks, base + k),
-                                       .buf = bounce + (size_t)k * hb, .len = hb };
-            bool retired = true;
-            st = l3_io_run(s->engine, ctx, reqs, m, s->opt.io_timeout, &retired, err);
-            if (!retired)
-                atomic_store(&s->fatal, true);
-            for (uint32_t k = 0; k < m && st == L3_OK; k++) {
-                const l3_object_header *h = (const l3_object_header *)(bounce + (size_t)k * hb);
-                if (reqs[k].res != (int32_t)hb) {
-                    st = l3_fail(err, L3_EIO, "reading slab %u's headers: %s", i,
-                                 strerror(reqs[k].res < 0 ? -reqs[k].res : EIO));
-                    break;
-                }
-                if (!l3_object_header_valid(h, hb) || h->epoch != s->sb.epoch || h->slab != i ||
-                    h->slot != base + k || h->slab_gen != sl->gen ||
-                    (h->size + b - 1) / b > sl->payload_blocks) {
-                    dropped += h->magic == L3_OBJECT_MAGIC;
-                    continue;
-                }
-                if (l3_slab_journal_kills(s, h->key, h->key_len, h->seq))
-                    continue;
-                if (s->opt.no_verify_checksums) {
-                    /* Nothing checks the payload later: check it now. */
-                    uint32_t len = (uint32_t)l3_round_up(h->size, b);
-                    uint8_t *tmp = zalloc_aligned(b, len);
-                    if (!tmp) {
-                        st = l3_fail(err, L3_ENOMEM, "allocating a payload buffer");
+        bool retired = true;
+        if ((uint64_t)sl->nslots * hb * 4 >= g->slab_size) {
+            /* Headers are a quarter of the slab or more: one sequential
+             * read of the whole slab beats a read per header. */
+            if (!whole && !(whole = zalloc_aligned(4096, g->slab_size))) {
+                st = l3_fail(err, L3_ENOMEM, "allocating a %llu-byte scan buffer",
+                             (unsigned long long)g->slab_size);
+                break;
+            }
+            uint64_t base_off = l3_slot_offset(g, i, sl->payload_blocks, 0);
+            for (size_t c = 0; c < chunks; c++)
+                reqs[c] = (l3_io_req){ .write = false, .offset = base_off + c * SCAN_CHUNK,
+                                       .buf = whole + c * SCAN_CHUNK, .len = SCAN_CHUNK };
+            st = l3_io_run(s->engine, ctx, reqs, chunks, s->opt.io_timeout, &retired, err);
+            for (size_t c = 0; c < chunks && st == L3_OK; c++)
+                if (reqs[c].res != (int32_t)SCAN_CHUNK)
+                    st = l3_fail(err, L3_EIO, "reading slab %u: %s", i,
+                                 strerror(reqs[c].res < 0 ? -reqs[c].res : EIO));
+            uint64_t slot_bytes = l3_slot_bytes(g, sl->payload_blocks);
+            for (uint32_t k = 0; k < sl->nslots && st == L3_OK; k++)
+                st = scan_header(s, i, k, (const l3_object_header *)(whole + k * slot_bytes),
+                                 base_off + k * slot_bytes, &max_seq, &dropped, err);
+        } else {
+            for (uint32_t base = 0; base < sl->nslots && st == L3_OK; base += (uint32_t)w) {
+                uint32_t m = sl->nslots - base < w ? sl->nslots - base : (uint32_t)w;
+                for (uint32_t k = 0; k < m; k++)
+                    reqs[k] = (l3_io_req){ .write = false,
+                                           .offset = l3_slot_offset(g, i, sl->payload_blocks, base + k),
+                                           .buf = bounce + (size_t)k * hb, .len = hb };
+                st = l3_io_run(s->engine, ctx, reqs, m, s->opt.io_timeout, &retired, err);
+                for (uint32_t k = 0; k < m && st == L3_OK; k++) {
+                    if (reqs[k].res != (int32_t)hb) {
+                        st = l3_fail(err, L3_EIO, "reading slab %u's headers: %s", i,
+                                     strerror(reqs[k].res < 0 ? -reqs[k].res : EIO));
                         break;
                     }
-                    l3_error perr;
-                    bool ok = rw_all(s->fd, false, tmp, len, reqs[k].offset + hb, &perr) == L3_OK &&
-                              l3_crc32c(0, tmp, h->size) == h->payload_crc;
-                    free(tmp);
-                    if (!ok) {
-                        dropped++;
-                        continue;
-                    }
+                    st = scan_header(s, i, base + k, (const l3_object_header *)(bounce + (size_t)k * hb),
+                                     reqs[k].offset, &max_seq, &dropped, err);
                 }
-                l3_key_id id = l3_key_identity(h->key, h->key_len);
-                pthread_rwlock_wrlock(&s->lock);
-                l3_index_entry *old = l3_index_find(&s->index, id);
-                if (old && old->seq > h->seq) {
-                    pthread_rwlock_unlock(&s->lock);
-                    continue;
-                }
-                if (old)
-                    l3_slab_unpublish(s, old);
-                int ns = l3_slab_ns_intern(s, h->key, h->key_len);
-                l3_index_entry e = { .hash = id.hash, .seq = h->seq, .check = id.check,
-                                     .crc = h->payload_crc, .slab = i, .slot = base + k,
-                                     .size = h->size, .ns = (uint16_t)(ns < 0 ? 0 : ns),
-                                     .key_len = id.len };
-                if (ns >= 0 && l3_slab_publish(s, &e, id)) {
-                    if (h->seq > max_seq)
-                        max_seq = h->seq;
-                } else {
-                    dropped++;
-                }
-                pthread_rwlock_unlock(&s->lock);
             }
         }
+        if (!retired)
+            atomic_store(&s->fatal, true);
     }
     l3_io_release(s->engine, ctx);
     free(reqs);
+    free(whole);
     if (st == L3_OK) {
         s->recovered_objects = s->index.count;
         if (max_seq + 1 > atomic_load(&s->seq))

@@ -52,9 +52,11 @@ static void crc32c_is_incremental_and_matches_bitwise_on_long_buffers(void **sta
         for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
             uint32_t want = crc_bitwise(buf + off, lens[i]);
             assert_int_equal(l3_crc32c(0, buf + off, lens[i]), want);
+            assert_int_equal(l3_crc32c_builtin(0, buf + off, lens[i]), want);
             size_t half = lens[i] / 3;
             uint32_t part = l3_crc32c(0, buf + off, half);
             assert_int_equal(l3_crc32c(part, buf + off + half, lens[i] - half), want);
+            assert_int_equal(l3_crc32c_builtin(part, buf + off + half, lens[i] - half), want);
         }
     }
     free(buf);

@@ -221,6 +221,25 @@ static void many_submitters_cancellers_and_a_poller_over_the_disk_store(void **s
     unlink(path);
 }
 
+static void a_waiter_wakes_when_a_completion_is_queued(void **state)
+{
+    (void)state;
+    harness *h = harness_new(test_store_new(NULL), CONFIG);
+    /* Nothing queued: it times out, false. */
+    double t0 = l3_monotonic_seconds();
+    assert_false(l3_executor_wait(h->executor, 0.05));
+    assert_true(l3_monotonic_seconds() - t0 >= 0.04);
+    l3_storage_key k = key("w");
+    l3_operation q = query(1, &k, 1);
+    submit_ok(h, &q, 1);
+    assert_true(l3_executor_wait(h->executor, 3.0));
+    /* Still there until a poll takes it. */
+    assert_true(l3_executor_wait(h->executor, 0.0));
+    assert_int_equal(harness_wait(h, 1)[0].op_id, 1);
+    assert_false(l3_executor_wait(h->executor, 0.0));
+    harness_free(h);
+}
+
 static void quiet(const char *level, const char *message, void *ctx)
 {
     (void)level; (void)message; (void)ctx;
@@ -231,6 +250,7 @@ int main(void)
     if (!getenv("L3_TEST_VERBOSE"))
         l3_set_logger(quiet, NULL);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_waiter_wakes_when_a_completion_is_queued),
         cmocka_unit_test(many_submitters_cancellers_and_a_poller_over_a_slow_store),
         cmocka_unit_test(many_submitters_cancellers_and_a_poller_over_the_disk_store),
     };

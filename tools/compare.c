@@ -1,0 +1,632 @@
+/* l3bench --compare: for each object size, on one file system:
+ *   fio (io_uring, O_DIRECT, fixed buffers) on the store's own file: the
+ *   device limit; l3cache through the executor, checksums on and off; and
+ *   a file-per-key buffered baseline (pread/pwrite, a file per object, as
+ *   simple disk KV-cache backends do). Then exists() keys/s, recovery time
+ *   (clean checkpoint and crash scan) and steady-state puts under eviction. */
+#include "compare.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "l3_clock.h"
+#include "l3_crc32c.h"
+#include "l3_format.h"
+#include "workload.h"
+
+#define MIB (1ull << 20)
+
+typedef struct result {
+    bool ok;
+    double gbs, p50_ms, p99_ms, cpu_per_gb;
+} result;
+
+void l3_compare_defaults(l3_compare_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dir = ".";
+    o->total = 1ull << 30;
+    const uint64_t sizes[] = { 64 << 10, 256 << 10, 1 << 20, 4 << 20 };
+    memcpy(o->sizes, sizes, sizeof sizes);
+    o->num_sizes = 4;
+    o->keys = 16;
+    o->qd = 8;
+    o->recovery_objects = 1000000;
+    o->repeat = 3;
+    o->plot = "l3bench-compare.png";
+}
+
+bool l3_compare_parse_sizes(const char *text, l3_compare_options *o)
+{
+    char *copy = strdup(text), *save = NULL;
+    o->num_sizes = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        uint64_t b;
+        char unit[8];
+        snprintf(unit, sizeof unit, "%s", t);
+        size_t n = strlen(unit);
+        /* Accept 64K / 1M as binary units. */
+        char with[16];
+        snprintf(with, sizeof with, "%s%s", t, (n && (unit[n - 1] == 'K' || unit[n - 1] == 'M')) ? "iB" : "");
+        if (o->num_sizes == 8 || l3_parse_size(with, &b, NULL) != L3_OK || b < 4096 || b > (64ull << 20)) {
+            free(copy);
+            return false;
+        }
+        o->sizes[o->num_sizes++] = b;
+    }
+    free(copy);
+    return o->num_sizes > 0;
+}
+
+static double cpu_now(void) { return wl_cpu_seconds(); }
+
+/* ---- fio: the device limit ---- */
+
+static bool run_fio(const char *file, uint64_t total, uint64_t bs, size_t depth, bool write, result *r)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "fio --name=l3 --filename=%s --size=%llu --bs=%llu --iodepth=%zu --ioengine=io_uring "
+             "--direct=1 --fixedbufs --registerfiles --rw=%s --numjobs=1 --output-format=json 2>/dev/null",
+             file, (unsigned long long)total, (unsigned long long)bs, depth, write ? "write" : "read");
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return false;
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0)
+        len += n;
+    buf[len] = '\0';
+    int rc = pclose(p);
+    json_t *root = json_loads(buf, 0, NULL);
+    free(buf);
+    if (rc != 0 || !root)
+        return false;
+    json_t *job = json_array_get(json_object_get(root, "jobs"), 0);
+    json_t *side = json_object_get(job, write ? "write" : "read");
+    double bw = (double)json_integer_value(json_object_get(side, "bw_bytes"));
+    double bytes = (double)json_integer_value(json_object_get(side, "io_bytes"));
+    json_t *pcts = json_object_get(json_object_get(side, "clat_ns"), "percentile");
+    double runtime = (double)json_integer_value(json_object_get(job, "job_runtime")) / 1e3;
+    double cpu = (json_number_value(json_object_get(job, "usr_cpu")) +
+                  json_number_value(json_object_get(job, "sys_cpu"))) / 100.0 * runtime;
+    *r = (result){ .ok = bw > 0, .gbs = bw / 1e9,
+                   .p50_ms = json_number_value(json_object_get(pcts, "50.000000")) / 1e6,
+                   .p99_ms = json_number_value(json_object_get(pcts, "99.000000")) / 1e6,
+                   .cpu_per_gb = bytes > 0 ? cpu / (bytes / 1e9) : 0 };
+    json_decref(root);
+    return r->ok;
+}
+
+/* ---- l3cache through the executor ---- */
+
+static void config_text(char *out, size_t len, const char *file, uint64_t capacity, size_t keys, size_t qd,
+                        bool verify, uint64_t max_objects, uint32_t block)
+{
+    snprintf(out, len,
+             "{\"store\": {\"path\": \"%s\", \"capacity\": %llu, \"verify_checksums\": %s,"
+             " \"max_objects\": %llu, \"block_size\": %u},"
+             " \"executor\": {\"max_operations\": %zu, \"max_keys_per_operation\": %zu,"
+             " \"query_workers\": 2, \"read_workers\": %zu, \"write_workers\": %zu},"
+             " \"namespace\": {\"deployment_id\": \"l3bench-compare\"}}",
+             file, (unsigned long long)capacity, verify ? "true" : "false",
+             (unsigned long long)max_objects, block, qd, keys, qd, qd);
+}
+
+static result of_phase(const wl_phase *p)
+{
+    return (result){ .ok = p->hits == p->keys && p->keys > 0,
+                     .gbs = p->seconds > 0 ? (double)p->bytes / p->seconds / 1e9 : 0,
+                     .p50_ms = wl_pct(p, 0.5) * 1e3, .p99_ms = wl_pct(p, 0.99) * 1e3,
+                     .cpu_per_gb = p->bytes ? p->cpu / ((double)p->bytes / 1e9) : 0 };
+}
+
+typedef struct exists_result {
+    double store_keys_per_s, executor_keys_per_s;
+} exists_result;
+
+static bool run_l3(const char *file, uint64_t total, uint64_t size, size_t keys, size_t qd, bool verify,
+                   result *put, result *get, exists_result *ex)
+{
+    unlink(file);
+    size_t n = (size_t)(total / size);
+    uint64_t capacity = (uint64_t)((double)n * (double)(size + 4096) * 1.1) + 256 * MIB;
+    char text[2048];
+    config_text(text, sizeof text, file, capacity, keys, qd, verify, 0, 4096);
+    l3_config cfg;
+    l3_error err;
+    if (l3_config_parse(text, &cfg, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: %s\n", err.msg);
+        return false;
+    }
+    workload w;
+    if (wl_start(&w, &cfg, size, keys, qd, n, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: %s\n", err.msg);
+        l3_config_free(&cfg);
+        return false;
+    }
+    wl_phase pp = { .name = "put" }, gp = { .name = "get" }, qp = { .name = "exists" };
+    bool ok = wl_run(&w, L3_OP_PUT, n, 0, &pp) && wl_run(&w, L3_OP_GET, n, 0, &gp);
+    *put = of_phase(&pp);
+    *get = of_phase(&gp);
+    if (ok && ex) {
+        /* exists(): through the executor, and on the store directly. */
+        ok = wl_run(&w, L3_OP_QUERY, n, 0, &qp);
+        ex->executor_keys_per_s = qp.seconds > 0 ? (double)qp.keys / qp.seconds : 0;
+        char (*names)[256] = calloc(n, sizeof *names);
+        const char **ptrs = calloc(n, sizeof *ptrs);
+        for (size_t i = 0; i < n; i++) {
+            l3_storage_key k = { 0, w.hashes[i], 0 };
+            l3_executor_object_key(w.ex, &k, names[i], sizeof names[i], NULL);
+            ptrs[i] = names[i];
+        }
+        bool flags[256];
+        size_t done = 0;
+        double t0 = l3_monotonic_seconds();
+        while (l3_monotonic_seconds() - t0 < 1.0)
+            for (size_t base = 0; base < n; base += 256) {
+                size_t m = n - base < 256 ? n - base : 256;
+                l3_store_batch_exists(l3_slabstore_store(w.store), ptrs + base, m, flags, NULL);
+                done += m;
+            }
+        ex->store_keys_per_s = (double)done / (l3_monotonic_seconds() - t0);
+        free(names);
+        free(ptrs);
+    }
+    free(pp.lat);
+    free(gp.lat);
+    free(qp.lat);
+    ok = wl_stop(&w, &err) == L3_OK && ok;
+    l3_config_free(&cfg);
+    unlink(file);
+    return ok && put->ok && get->ok;
+}
+
+/* ---- the file-per-key baseline ---- */
+
+typedef struct files_job {
+    const char *dir;
+    uint64_t size;
+    size_t n, first, step;
+    bool write;
+    double *lat;
+    bool failed;
+} files_job;
+
+static void *files_thread(void *arg)
+{
+    files_job *j = arg;
+    uint8_t *buf = malloc(j->size);
+    memset(buf, 0x5a, j->size);
+    char path[1200];
+    for (size_t i = j->first; i < j->n; i += j->step) {
+        snprintf(path, sizeof path, "%s/page%08zu", j->dir, i);
+        double t0 = l3_monotonic_seconds();
+        int fd = j->write ? open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644) : open(path, O_RDONLY);
+        ssize_t got = fd < 0 ? -1
+                    : j->write ? pwrite(fd, buf, j->size, 0) : pread(fd, buf, j->size, 0);
+        if (fd >= 0)
+            close(fd);
+        if (got != (ssize_t)j->size)
+            j->failed = true;
+        j->lat[i] = l3_monotonic_seconds() - t0;
+    }
+    free(buf);
+    return NULL;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool files_phase(const char *dir, uint64_t size, size_t n, size_t threads, bool write, result *r)
+{
+    double *lat = calloc(n, sizeof *lat);
+    pthread_t t[64];
+    files_job jobs[64];
+    double t0 = l3_monotonic_seconds(), c0 = cpu_now();
+    for (size_t i = 0; i < threads; i++) {
+        jobs[i] = (files_job){ dir, size, n, i, threads, write, lat, false };
+        pthread_create(&t[i], NULL, files_thread, &jobs[i]);
+    }
+    bool ok = true;
+    for (size_t i = 0; i < threads; i++) {
+        pthread_join(t[i], NULL);
+        ok = ok && !jobs[i].failed;
+    }
+    if (write) {
+        /* Until durable: what the others promise when their write returns. */
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+        syncfs(dfd);
+        close(dfd);
+    }
+    double secs = l3_monotonic_seconds() - t0, cpu = cpu_now() - c0;
+    qsort(lat, n, sizeof *lat, cmp_d);
+    double bytes = (double)n * (double)size;
+    *r = (result){ .ok = ok, .gbs = bytes / secs / 1e9, .p50_ms = lat[n / 2] * 1e3,
+                   .p99_ms = lat[(size_t)(0.99 * (double)(n - 1))] * 1e3, .cpu_per_gb = cpu / (bytes / 1e9) };
+    free(lat);
+    return ok;
+}
+
+static void drop_cache(const char *dir, size_t n)
+{
+    char path[1200];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/page%08zu", dir, i);
+        int fd = open(path, O_RDONLY);
+        if (fd >= 0) {
+            posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+            close(fd);
+        }
+    }
+}
+
+static bool run_files(const char *dir, uint64_t total, uint64_t size, size_t threads, result *put, result *get)
+{
+    mkdir(dir, 0755);
+    size_t n = (size_t)(total / size);
+    bool ok = files_phase(dir, size, n, threads, true, put);
+    drop_cache(dir, n); /* the gets read the device, not the page cache */
+    ok = ok && files_phase(dir, size, n, threads, false, get);
+    char path[1200];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/page%08zu", dir, i);
+        unlink(path);
+    }
+    rmdir(dir);
+    return ok;
+}
+
+/* ---- recovery and steady state ---- */
+
+static bool mark_dirty(const char *file)
+{
+    int fd = open(file, O_RDWR);
+    if (fd < 0)
+        return false;
+    bool ok = true;
+    for (int c = 0; c < 2; c++) {
+        l3_superblock sb;
+        ok = ok && pread(fd, &sb, sizeof sb, c * 4096) == (ssize_t)sizeof sb;
+        sb.clean = 0;
+        l3_sb_seal(&sb);
+        ok = ok && pwrite(fd, &sb, sizeof sb, c * 4096) == (ssize_t)sizeof sb;
+    }
+    fsync(fd);
+    close(fd);
+    return ok;
+}
+
+typedef struct recovery {
+    size_t objects;
+    double populate_s, clean_open_s, scan_open_s;
+    uint64_t clean_objects, scan_objects;
+} recovery;
+
+static bool run_recovery(const char *file, size_t n, recovery *r)
+{
+    unlink(file);
+    r->objects = n;
+    uint64_t capacity = (uint64_t)((double)n * 8192 * 1.05) + 256 * MIB;
+    char text[2048];
+    config_text(text, sizeof text, file, capacity, 256, 1, true, n, 4096);
+    l3_config cfg;
+    l3_error err;
+    if (l3_config_parse(text, &cfg, &err) != L3_OK)
+        return false;
+    l3_slab_options so = l3_config_store_options(&cfg);
+    so.io_contexts = 4;
+    l3_slabstore *s;
+    if (l3_slabstore_open(&so, &s, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: recovery store: %s\n", err.msg);
+        l3_config_free(&cfg);
+        return false;
+    }
+    uint8_t *pool;
+    if (posix_memalign((void **)&pool, 4096, 256 * 4096) != 0)
+        return false;
+    memset(pool, 7, 256 * 4096);
+    l3_slabstore_register_host(s, (l3_host_buffer){ pool, 256 * 4096 }, NULL);
+    char names[256][32];
+    const char *ptrs[256];
+    l3_range ranges[256];
+    bool ok[256], fail[256];
+    double t0 = l3_monotonic_seconds();
+    for (size_t base = 0; base < n; base += 256) {
+        size_t m = n - base < 256 ? n - base : 256;
+        for (size_t i = 0; i < m; i++) {
+            snprintf(names[i], sizeof names[i], "rec_%zu", base + i);
+            ptrs[i] = names[i];
+            ranges[i] = (l3_range){ i * 4096, 4096 };
+        }
+        l3_io_result res = { .success = ok, .object_failures = fail };
+        if (l3_store_batch_put_from(l3_slabstore_store(s), ptrs, m, (l3_host_buffer){ pool, 256 * 4096 },
+                                    ranges, &res, &err) != L3_OK) {
+            fprintf(stderr, "l3bench: recovery put: %s\n", err.msg);
+            break;
+        }
+    }
+    r->populate_s = l3_monotonic_seconds() - t0;
+    l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
+    l3_slabstore_free(s);
+    free(pool);
+    l3_slab_stats st;
+    bool good = l3_slabstore_open(&so, &s, &err) == L3_OK;
+    if (good) {
+        l3_slabstore_stats(s, &st);
+        r->clean_open_s = st.open_seconds;
+        r->clean_objects = st.objects;
+        good = st.opened_from_checkpoint;
+        l3_slabstore_free(s);
+    }
+    good = good && mark_dirty(file) && l3_slabstore_open(&so, &s, &err) == L3_OK;
+    if (good) {
+        l3_slabstore_stats(s, &st);
+        r->scan_open_s = st.open_seconds;
+        r->scan_objects = st.objects;
+        good = !st.opened_from_checkpoint;
+        l3_slabstore_free(s);
+    }
+    l3_config_free(&cfg);
+    unlink(file);
+    return good;
+}
+
+typedef struct steady {
+    double gbs;
+    uint64_t evictions, rejected;
+} steady;
+
+static bool run_steady(const char *file, size_t keys, size_t qd, steady *r)
+{
+    unlink(file);
+    char text[2048];
+    config_text(text, sizeof text, file, 1ull << 30, keys, qd, true, 0, 4096);
+    l3_config cfg;
+    l3_error err;
+    if (l3_config_parse(text, &cfg, &err) != L3_OK)
+        return false;
+    size_t n = 900; /* 1 MiB pages: 0.9 GiB per round into a 1 GiB store */
+    workload w;
+    if (wl_start(&w, &cfg, MIB, keys, qd, 3 * n, &err) != L3_OK) {
+        l3_config_free(&cfg);
+        return false;
+    }
+    wl_phase ph[3] = { { .name = "fill" }, { .name = "evict" }, { .name = "steady" } };
+    bool ok = true;
+    for (int i = 0; i < 3 && ok; i++)
+        ok = wl_run(&w, L3_OP_PUT, n, (uint64_t)i * n, &ph[i]);
+    r->gbs = of_phase(&ph[2]).gbs;
+    l3_slab_stats st;
+    l3_slabstore_stats(w.store, &st);
+    r->evictions = st.evictions;
+    r->rejected = st.put_keys_rejected;
+    for (int i = 0; i < 3; i++)
+        free(ph[i].lat);
+    ok = wl_stop(&w, &err) == L3_OK && ok;
+    l3_config_free(&cfg);
+    unlink(file);
+    return ok;
+}
+
+/* ---- the report ---- */
+
+typedef struct row {
+    uint64_t size;
+    result fio_put, fio_get, l3_put, l3_get, l3_put_nc, l3_get_nc, files_put, files_get;
+} row;
+
+static int cmp_gbs(const void *a, const void *b)
+{
+    double x = ((const result *)a)->gbs, y = ((const result *)b)->gbs;
+    return x < y ? -1 : x > y;
+}
+
+/* The round with the median throughput (its latencies and CPU with it). */
+static result median(result *runs, size_t n)
+{
+    qsort(runs, n, sizeof *runs, cmp_gbs);
+    return runs[n / 2];
+}
+
+static const char *met(bool yes) { return yes ? "met" : "NOT met"; }
+
+static void plot(const char *png, const char *dir, const row *rows, size_t n)
+{
+    char dat[1024], gp[1024];
+    snprintf(dat, sizeof dat, "%s/l3bench-compare.dat", dir);
+    snprintf(gp, sizeof gp, "%s/l3bench-compare.gp", dir);
+    FILE *f = fopen(dat, "w");
+    if (!f)
+        return;
+    fprintf(f, "# size_kib fio_get l3_get files_get fio_put l3_put files_put (GB/s)\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%llu %.4f %.4f %.4f %.4f %.4f %.4f\n", (unsigned long long)(rows[i].size >> 10),
+                rows[i].fio_get.gbs, rows[i].l3_get.gbs, rows[i].files_get.gbs, rows[i].fio_put.gbs,
+                rows[i].l3_put.gbs, rows[i].files_put.gbs);
+    fclose(f);
+    f = fopen(gp, "w");
+    if (!f)
+        return;
+    fprintf(f,
+            "set terminal pngcairo size 1200,480 font ',11'\n"
+            "set output '%s'\n"
+            "set multiplot layout 1,2 title 'l3cache vs fio (device limit) vs file-per-key, GB/s by object size'\n"
+            "set logscale x 2\nset xlabel 'object size (KiB)'\nset ylabel 'GB/s'\nset grid\nset key bottom right\n"
+            "set yrange [0:*]\nset xtics (64, 256, 1024, 4096)\n"
+            "set title 'get'\n"
+            "plot '%s' u 1:2 w lp lw 2 t 'fio io_uring', '' u 1:3 w lp lw 2 t 'l3cache', '' u 1:4 w lp lw 2 t 'file per key'\n"
+            "set title 'put'\n"
+            "plot '%s' u 1:5 w lp lw 2 t 'fio io_uring', '' u 1:6 w lp lw 2 t 'l3cache', '' u 1:7 w lp lw 2 t 'file per key'\n"
+            "unset multiplot\n",
+            png, dat, dat);
+    fclose(f);
+    char cmd[2200];
+    snprintf(cmd, sizeof cmd, "gnuplot %s 2>/dev/null", gp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "l3bench: gnuplot failed or is missing; the data is in %s\n", dat);
+}
+
+int l3_compare_run(const l3_compare_options *o)
+{
+    char file[900], files_dir[900];
+    snprintf(file, sizeof file, "%s/l3bench-compare.store", o->dir);
+    snprintf(files_dir, sizeof files_dir, "%s/l3bench-compare.files", o->dir);
+    bool have_fio = system("fio --version >/dev/null 2>&1") == 0;
+    if (!have_fio)
+        fprintf(stderr, "l3bench: fio not found (apt-get install fio): no device limit, no ratios\n");
+    size_t depth = o->keys * o->qd;
+    row rows[8] = { 0 };
+    exists_result ex = { 0 };
+    bool all_ok = true;
+    if (!o->json)
+        printf("l3cache vs fio vs file-per-key: %llu MiB per run, %zu keys per operation, %zu in flight "
+               "(fio iodepth %zu), crc32c on %s\n",
+               (unsigned long long)(o->total >> 20), o->keys, o->qd, depth,
+               l3_crc32c_engine());
+    size_t reps = o->repeat ? o->repeat : 1;
+    for (size_t i = 0; i < o->num_sizes; i++) {
+        row *r = &rows[i];
+        r->size = o->sizes[i];
+        /* The systems take turns in each round, so that each sees the
+         * device in the same state; each cell is the median round. */
+        result runs[8][16];
+        memset(runs, 0, sizeof runs);
+        for (size_t k = 0; k < reps && k < 16; k++) {
+            /* Rotate who goes first: the device is still busy with the
+             * previous system's writes for a while. */
+            for (size_t t = 0; t < 4; t++) {
+                switch ((t + k) % 4) {
+                case 0:
+                    if (have_fio) {
+                        unlink(file);
+                        run_fio(file, o->total, r->size, depth, true, &runs[0][k]);
+                        run_fio(file, o->total, r->size, depth, false, &runs[1][k]);
+                        unlink(file);
+                    }
+                    break;
+                case 1:
+                    all_ok &= run_l3(file, o->total, r->size, o->keys, o->qd, true, &runs[2][k], &runs[3][k],
+                                     i == 0 && k == 0 ? &ex : NULL);
+                    break;
+                case 2:
+                    all_ok &= run_l3(file, o->total, r->size, o->keys, o->qd, false, &runs[4][k],
+                                     &runs[5][k], NULL);
+                    break;
+                default:
+                    all_ok &= run_files(files_dir, o->total, r->size, o->qd, &runs[6][k], &runs[7][k]);
+                }
+            }
+        }
+        size_t m = reps < 16 ? reps : 16;
+        r->fio_put = median(runs[0], m);
+        r->fio_get = median(runs[1], m);
+        r->l3_put = median(runs[2], m);
+        r->l3_get = median(runs[3], m);
+        r->l3_put_nc = median(runs[4], m);
+        r->l3_get_nc = median(runs[5], m);
+        r->files_put = median(runs[6], m);
+        r->files_get = median(runs[7], m);
+        if (!o->json)
+            fprintf(stderr, "l3bench: %lluK done\n", (unsigned long long)(r->size >> 10));
+    }
+    recovery rec = { 0 };
+    bool rec_ok = o->recovery_objects ? run_recovery(file, o->recovery_objects, &rec) : false;
+    steady sty = { 0 };
+    bool sty_ok = run_steady(file, o->keys, o->qd, &sty);
+    if (o->json) {
+        json_t *root = json_object(), *arr = json_array();
+        for (size_t i = 0; i < o->num_sizes; i++) {
+            const row *r = &rows[i];
+            json_t *j = json_object();
+            json_object_set_new(j, "size", json_integer((json_int_t)r->size));
+            const struct { const char *name; const result *res; } cols[] = {
+                { "fio_get", &r->fio_get }, { "fio_put", &r->fio_put }, { "l3_get", &r->l3_get },
+                { "l3_put", &r->l3_put }, { "l3_get_no_crc", &r->l3_get_nc }, { "l3_put_no_crc", &r->l3_put_nc },
+                { "files_get", &r->files_get }, { "files_put", &r->files_put } };
+            for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+                json_object_set_new(j, cols[c].name,
+                                    json_pack("{s:f,s:f,s:f,s:f}", "gb_per_s", cols[c].res->gbs, "p50_ms",
+                                              cols[c].res->p50_ms, "p99_ms", cols[c].res->p99_ms,
+                                              "cpu_s_per_gb", cols[c].res->cpu_per_gb));
+            json_array_append_new(arr, j);
+        }
+        json_object_set_new(root, "sizes", arr);
+        json_object_set_new(root, "exists", json_pack("{s:f,s:f}", "store_keys_per_s", ex.store_keys_per_s,
+                                                      "executor_keys_per_s", ex.executor_keys_per_s));
+        json_object_set_new(root, "recovery", json_pack("{s:I,s:f,s:f,s:I,s:I}", "objects",
+                                                        (json_int_t)rec.objects, "clean_open_s",
+                                                        rec.clean_open_s, "scan_open_s", rec.scan_open_s,
+                                                        "clean_objects", (json_int_t)rec.clean_objects,
+                                                        "scan_objects", (json_int_t)rec.scan_objects));
+        json_object_set_new(root, "steady_put", json_pack("{s:f,s:I}", "gb_per_s", sty.gbs, "evictions",
+                                                          (json_int_t)sty.evictions));
+        char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
+        puts(text);
+        free(text);
+        json_decref(root);
+    } else {
+        printf("\n%-8s %-4s %9s %9s %7s %9s %7s %9s   %-23s %-23s %s\n", "size", "op", "fio GB/s",
+               "l3 GB/s", "l3/fio", "no-crc", "l3/fio", "files", "p50/p99 ms fio", "p50/p99 ms l3",
+               "CPU s/GB fio l3 files");
+        for (size_t i = 0; i < o->num_sizes; i++) {
+            const row *r = &rows[i];
+            for (int op = 0; op < 2; op++) {
+                const result *f = op ? &r->fio_put : &r->fio_get, *l = op ? &r->l3_put : &r->l3_get,
+                             *nc = op ? &r->l3_put_nc : &r->l3_get_nc, *fl = op ? &r->files_put : &r->files_get;
+                char size[24];
+                snprintf(size, sizeof size, "%lluK", (unsigned long long)(r->size >> 10));
+                printf("%-8s %-4s %9.3f %9.3f %7.2f %9.3f %7.2f %9.3f   %7.2f / %-7.2f       %7.2f / %-7.2f       %.2f %.2f %.2f\n",
+                       size, op ? "put" : "get", f->gbs, l->gbs, f->gbs > 0 ? l->gbs / f->gbs : 0, nc->gbs,
+                       f->gbs > 0 ? nc->gbs / f->gbs : 0, fl->gbs, f->p50_ms, f->p99_ms, l->p50_ms, l->p99_ms,
+                       f->cpu_per_gb, l->cpu_per_gb, fl->cpu_per_gb);
+            }
+        }
+        printf("\nmedian of %zu rounds; l3cache latency is per operation of %zu keys, fio's per I/O of one "
+               "object.\n", reps, o->keys);
+        printf("exists(): %.2f M keys/s on the store, %.2f M keys/s through the executor\n",
+               ex.store_keys_per_s / 1e6, ex.executor_keys_per_s / 1e6);
+        if (rec_ok)
+            printf("recovery of %zu objects: clean reopen %.3f s (%llu objects, checkpoint), crash scan %.3f s "
+                   "(%llu objects, headers); populating took %.1f s\n",
+                   rec.objects, rec.clean_open_s, (unsigned long long)rec.clean_objects, rec.scan_open_s,
+                   (unsigned long long)rec.scan_objects, rec.populate_s);
+        else if (o->recovery_objects)
+            printf("recovery: failed\n");
+        if (sty_ok)
+            printf("steady-state puts under eviction (1 GiB store, 1 MiB pages, third round): %.3f GB/s, "
+                   "%llu slabs evicted, %llu puts rejected\n",
+                   sty.gbs, (unsigned long long)sty.evictions, (unsigned long long)sty.rejected);
+        printf("\ntargets:\n");
+        for (size_t i = 0; i < o->num_sizes; i++) {
+            const row *r = &rows[i];
+            double want = r->size == MIB ? 0.95 : r->size == 64 * 1024 ? 0.9 : 0;
+            if (!want || !have_fio)
+                continue;
+            printf("  %lluK get >= %.2fx fio: %s (%.2fx); put >= %.2fx fio: %s (%.2fx)\n",
+                   (unsigned long long)(r->size >> 10), want, met(r->l3_get.gbs >= want * r->fio_get.gbs),
+                   r->l3_get.gbs / r->fio_get.gbs, want, met(r->l3_put.gbs >= want * r->fio_put.gbs),
+                   r->l3_put.gbs / r->fio_put.gbs);
+        }
+        printf("  exists >= 5M keys/s: %s (%.2fM on the store)\n", met(ex.store_keys_per_s >= 5e6),
+               ex.store_keys_per_s / 1e6);
+        if (rec_ok)
+            printf("  clean reopen of %zu objects < 1 s: %s (%.3f s)\n", rec.objects,
+                   met(rec.objects >= 1000000 && rec.clean_open_s < 1.0), rec.clean_open_s);
+    }
+    if (o->plot && o->num_sizes > 1)
+        plot(o->plot, o->dir, rows, o->num_sizes);
+    return all_ok && (rec_ok || !o->recovery_objects) && sty_ok ? 0 : 1;
+}

@@ -1,0 +1,31 @@
+/* l3bench --compare: l3cache against fio (the device limit) and a
+ * file-per-key buffered baseline, on the same file system, same sizes. */
+#ifndef L3_COMPARE_H
+#define L3_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct l3_compare_options {
+    const char *dir;        /* where the store file and the baseline live */
+    uint64_t total;         /* bytes moved per size and system */
+    uint64_t sizes[8];
+    size_t num_sizes;
+    size_t keys, qd;        /* keys per operation, operations in flight */
+    size_t recovery_objects;
+    size_t repeat;          /* rounds per size; each cell is the median */
+    const char *plot;       /* PNG to draw (gnuplot), or NULL */
+    bool json;
+} l3_compare_options;
+
+/* The defaults: the working directory, 1 GiB per run, 64 KiB to 4 MiB. */
+void l3_compare_defaults(l3_compare_options *o);
+
+/* Parse "64K,256K,1M,4M" into o->sizes. */
+bool l3_compare_parse_sizes(const char *text, l3_compare_options *o);
+
+/* Run everything and print the report; the exit code. */
+int l3_compare_run(const l3_compare_options *o);
+
+#endif
