@@ -68,6 +68,20 @@ bool l3_compare_parse_sizes(const char *text, l3_compare_options *o)
 
 static double cpu_now(void) { return wl_cpu_seconds(); }
 
+static const char *settle_dir = ".";
+
+/* Let the device finish the last run's writes (syncfs sends the flush a
+ * virtual disk's host cache needs) before the next run is timed. */
+static void settle(void)
+{
+    int fd = open(settle_dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        syncfs(fd);
+        close(fd);
+    }
+    usleep(500000);
+}
+
 /* ---- fio: the device limit ---- */
 
 static bool run_fio(const char *file, uint64_t total, uint64_t bs, size_t depth, bool write, result *r)
@@ -155,7 +169,9 @@ static bool run_l3(const char *file, uint64_t total, uint64_t size, size_t keys,
         return false;
     }
     wl_phase pp = { .name = "put" }, gp = { .name = "get" }, qp = { .name = "exists" };
-    bool ok = wl_run(&w, L3_OP_PUT, n, 0, &pp) && wl_run(&w, L3_OP_GET, n, 0, &gp);
+    bool ok = wl_run(&w, L3_OP_PUT, n, 0, &pp);
+    settle();
+    ok = ok && wl_run(&w, L3_OP_GET, n, 0, &gp);
     *put = of_phase(&pp);
     *get = of_phase(&gp);
     if (ok && ex) {
@@ -279,6 +295,7 @@ static bool run_files(const char *dir, uint64_t total, uint64_t size, size_t thr
     size_t n = (size_t)(total / size);
     bool ok = files_phase(dir, size, n, threads, true, put);
     drop_cache(dir, n); /* the gets read the device, not the page cache */
+    settle();
     ok = ok && files_phase(dir, size, n, threads, false, get);
     char path[1200];
     for (size_t i = 0; i < n; i++) {
@@ -484,6 +501,7 @@ int l3_compare_run(const l3_compare_options *o)
     char file[900], files_dir[900];
     snprintf(file, sizeof file, "%s/l3bench-compare.store", o->dir);
     snprintf(files_dir, sizeof files_dir, "%s/l3bench-compare.files", o->dir);
+    settle_dir = o->dir;
     bool have_fio = system("fio --version >/dev/null 2>&1") == 0;
     if (!have_fio)
         fprintf(stderr, "l3bench: fio not found (apt-get install fio): no device limit, no ratios\n");
@@ -513,6 +531,7 @@ int l3_compare_run(const l3_compare_options *o)
                     if (have_fio) {
                         unlink(file);
                         run_fio(file, o->total, r->size, depth, true, &runs[0][k]);
+                        settle();
                         run_fio(file, o->total, r->size, depth, false, &runs[1][k]);
                         unlink(file);
                     }
@@ -528,6 +547,7 @@ int l3_compare_run(const l3_compare_options *o)
                 default:
                     all_ok &= run_files(files_dir, o->total, r->size, o->qd, &runs[6][k], &runs[7][k]);
                 }
+                settle();
             }
         }
         size_t m = reps < 16 ? reps : 16;
