@@ -4,12 +4,13 @@
 #include <string.h>
 
 #include "l3_crc32c.h"
+#include "l3_index.h"
 
 uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t block_size)
 {
     /* Header block, then namespaces (bounded), slab fills, entries. */
     uint64_t body = (uint64_t)L3_MAX_NAMESPACES * sizeof(l3_ns_record) + (uint64_t)num_slabs * 4 +
-                    max_objects * 40;
+                    max_objects * sizeof(l3_index_entry);
     return l3_round_up(block_size + body, 1u << 20);
 }
 

@@ -14,7 +14,8 @@
 
 #include "l3_status.h"
 
-/* One object. hash == 0 marks an empty slot. */
+/* One object. hash == 0 marks an empty slot; it is written last, so an
+ * insert cut short by a dying process leaves an empty slot. */
 typedef struct l3_index_entry {
     uint64_t hash;    /* l3_hash64 of the key */
     uint64_t seq;     /* the object's sequence number */
@@ -23,17 +24,24 @@ typedef struct l3_index_entry {
     uint32_t slab;
     uint32_t slot;
     uint32_t size;    /* payload bytes */
+    uint32_t gen;     /* the slab's generation (low 32 bits) when written */
     uint16_t ns;      /* namespace id, 0 for none */
     uint16_t key_len;
+    uint32_t pad;
 } l3_index_entry;
-_Static_assert(sizeof(l3_index_entry) == 40, "index entry size");
+_Static_assert(sizeof(l3_index_entry) == 48, "index entry size");
 
-typedef struct l3_index {
-    l3_index_entry *table;
+/* The index's counters: they live beside the table (in shared memory). */
+typedef struct l3_index_meta {
     uint64_t mask;     /* capacity - 1 */
     uint64_t count;
     uint64_t max;      /* entries allowed (load factor bound) */
-    size_t mapped;     /* bytes mapped */
+} l3_index_meta;
+
+/* A view of an index: its counters and table, wherever they are mapped. */
+typedef struct l3_index {
+    l3_index_entry *table;
+    l3_index_meta *meta;
 } l3_index;
 
 /* A key's identity in the index. */
@@ -46,16 +54,21 @@ typedef struct l3_key_id {
 /* The identity of `key` (len bytes). */
 l3_key_id l3_key_identity(const char *key, size_t len);
 
-/* An index for up to `max_entries` objects (capacity: the next power of
- * two of 1.25x). */
-l3_status l3_index_init(l3_index *index, uint64_t max_entries, l3_error *err);
+/* Slots of an index for up to `max_entries` objects: the next power of two
+ * of 1.25x. */
+uint64_t l3_index_capacity_for(uint64_t max_entries);
 
-/* Unmap the table. */
-void l3_index_free(l3_index *index);
+/* Set up an empty index in `meta` and a zeroed `table` of
+ * l3_index_capacity_for(max_entries) entries. */
+void l3_index_format(l3_index_meta *meta, uint64_t max_entries);
 
 /* The entry of `id`, or NULL. The pointer is valid until the next insert
  * or remove. */
 l3_index_entry *l3_index_find(l3_index *index, l3_key_id id);
+
+/* The entry with this hash at (slab, slot), or NULL: how a slab's
+ * eviction finds its objects from their hashes alone. */
+l3_index_entry *l3_index_find_at(l3_index *index, uint64_t hash, uint32_t slab, uint32_t slot);
 
 /* Insert `entry` (its key must be absent); false when the index is full. */
 bool l3_index_insert(l3_index *index, const l3_index_entry *entry);
@@ -66,7 +79,7 @@ void l3_index_remove(l3_index *index, l3_index_entry *entry);
 /* Remove every entry; keeps the table. */
 void l3_index_clear(l3_index *index);
 
-/* Bytes per entry and the table's capacity, for reports. */
-static inline uint64_t l3_index_capacity(const l3_index *index) { return index->mask + 1; }
+/* The table's capacity, for reports. */
+static inline uint64_t l3_index_capacity(const l3_index *index) { return index->meta->mask + 1; }
 
 #endif

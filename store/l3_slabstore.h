@@ -62,6 +62,8 @@ typedef struct l3_slab_stats {
     bool host_fixed;           /* the Host pool is registered as fixed buffers */
     bool broken;               /* an I/O batch was not reaped in time */
     uint64_t epoch;
+    uint32_t attached_processes; /* processes attached to the shared store */
+    uint64_t reserved_slots;     /* slots reserved by puts in flight, all processes */
 } l3_slab_stats;
 
 typedef struct l3_slabstore l3_slabstore;
@@ -82,6 +84,10 @@ l3_status l3_slabstore_register_host(l3_slabstore *s, l3_host_buffer host, l3_er
 
 /* Inject I/O faults (tests): see l3_io_fault in l3_io.h; NULL clears. */
 void l3_slabstore_set_fault(l3_slabstore *s, const l3_io_fault *fault);
+
+/* The pids of the processes attached to the store (up to `max`); returns
+ * how many are attached. A process that died is reaped first. */
+int l3_slabstore_attached(l3_slabstore *s, int32_t *pids, int max);
 
 /* Counters and state. */
 void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *out);

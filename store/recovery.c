@@ -46,7 +46,7 @@ static l3_status adopt_slabs(l3_slabstore *s, l3_error *err)
         slab *sl = &s->slabs[i];
         if (l3_slab_record_valid(r, i))
             sl->gen = r->gen; /* a reopened slab's generation keeps growing */
-        if (!l3_slab_record_valid(r, i) || r->state != L3_SLAB_USED || r->epoch != s->sb.epoch) {
+        if (!l3_slab_record_valid(r, i) || r->state != L3_SLAB_USED || r->epoch != s->sh->sb.epoch) {
             sl->state = S_FREE;
             continue;
         }
@@ -66,23 +66,23 @@ l3_status l3_slab_write_checkpoint(l3_slabstore *s, uint32_t *crc_out, uint64_t 
 {
     const l3_geometry *g = &s->geo;
     uint32_t b = g->block_size;
-    pthread_rwlock_rdlock(&s->lock);
-    uint64_t ns_bytes = (uint64_t)s->num_ns * sizeof(l3_ns_record);
+    l3_slab_lock(s);
+    uint64_t ns_bytes = (uint64_t)s->sh->num_ns * sizeof(l3_ns_record);
     uint64_t fill_bytes = (uint64_t)g->num_slabs * 4;
-    uint64_t body = ns_bytes + fill_bytes + s->index.count * sizeof(l3_index_entry);
+    uint64_t body = ns_bytes + fill_bytes + s->index.meta->count * sizeof(l3_index_entry);
     uint64_t total = b + l3_round_up(body, b);
     if (total > g->checkpoint_len) {
-        pthread_rwlock_unlock(&s->lock);
+        l3_slab_unlock(s);
         return l3_fail(err, L3_ENOSPC, "the checkpoint (%llu bytes) exceeds its area",
                        (unsigned long long)total);
     }
     uint8_t *buf = zalloc_aligned(b, total);
     if (!buf) {
-        pthread_rwlock_unlock(&s->lock);
+        l3_slab_unlock(s);
         return l3_fail(err, L3_ENOMEM, "allocating a %llu-byte checkpoint", (unsigned long long)total);
     }
     uint8_t *p = buf + b;
-    for (uint32_t i = 0; i < s->num_ns; i++) {
+    for (uint32_t i = 0; i < s->sh->num_ns; i++) {
         l3_ns_record rec;
         memset(&rec, 0, sizeof rec);
         rec.len = s->ns[i].objects ? s->ns[i].len : 0;
@@ -101,7 +101,7 @@ l3_status l3_slab_write_checkpoint(l3_slabstore *s, uint32_t *crc_out, uint64_t 
         p += 4;
     }
     uint64_t entries = 0;
-    for (uint64_t i = 0; i <= s->index.mask; i++) {
+    for (uint64_t i = 0; i <= s->index.meta->mask; i++) {
         if (s->index.table[i].hash) {
             memcpy(p, &s->index.table[i], sizeof(l3_index_entry));
             p += sizeof(l3_index_entry);
@@ -111,11 +111,11 @@ l3_status l3_slab_write_checkpoint(l3_slabstore *s, uint32_t *crc_out, uint64_t 
     l3_checkpoint_header *h = (l3_checkpoint_header *)buf;
     h->body_bytes = body;
     h->body_crc = l3_crc32c(0, buf + b, body);
-    h->sequence = s->sb.sequence + 1; /* the superblock write that follows */
-    h->num_namespaces = s->num_ns;
+    h->sequence = s->sh->sb.sequence + 1; /* the superblock write that follows */
+    h->num_namespaces = s->sh->num_ns;
     h->num_slabs = g->num_slabs;
     h->num_entries = entries;
-    pthread_rwlock_unlock(&s->lock);
+    l3_slab_unlock(s);
     l3_checkpoint_header_seal(h);
     l3_status st = rw_all(s->fd, true, buf, total, g->checkpoint_off, err);
     if (st == L3_OK && fdatasync(s->fd) != 0)
@@ -141,8 +141,8 @@ l3_status l3_slab_load_checkpoint(l3_slabstore *s, l3_error *err)
         return st;
     if (!l3_checkpoint_header_valid(&h))
         return l3_fail(err, L3_ECORRUPT, "the checkpoint header does not check");
-    if (h.sequence != s->sb.sequence || h.body_crc != s->sb.ckpt_crc ||
-        h.body_bytes != s->sb.ckpt_bytes || h.num_slabs != g->num_slabs ||
+    if (h.sequence != s->sh->sb.sequence || h.body_crc != s->sh->sb.ckpt_crc ||
+        h.body_bytes != s->sh->sb.ckpt_bytes || h.num_slabs != g->num_slabs ||
         h.num_namespaces > L3_MAX_NAMESPACES || h.num_entries > g->max_objects ||
         b + h.body_bytes > g->checkpoint_len ||
         h.body_bytes != (uint64_t)h.num_namespaces * sizeof(l3_ns_record) +
@@ -156,12 +156,12 @@ l3_status l3_slab_load_checkpoint(l3_slabstore *s, l3_error *err)
     st = rw_all(s->fd, false, body, len, g->checkpoint_off + b, err);
     if (st == L3_OK && l3_crc32c(0, body, h.body_bytes) != h.body_crc)
         st = l3_fail(err, L3_ECORRUPT, "the checkpoint body does not check");
-    pthread_rwlock_wrlock(&s->lock);
+    l3_slab_lock(s);
     if (st == L3_OK)
         st = adopt_slabs(s, err);
     const uint8_t *p = body;
     if (st == L3_OK) {
-        s->num_ns = h.num_namespaces;
+        s->sh->num_ns = h.num_namespaces;
         for (uint32_t i = 0; i < h.num_namespaces; i++, p += sizeof(l3_ns_record)) {
             l3_ns_record rec;
             memcpy(&rec, p, sizeof rec);
@@ -201,13 +201,14 @@ l3_status l3_slab_load_checkpoint(l3_slabstore *s, l3_error *err)
         slab *sl = e.slab < g->num_slabs ? &s->slabs[e.slab] : NULL;
         l3_key_id id = { .hash = e.hash, .check = e.check, .len = e.key_len };
         if (!sl || !sl->disk_used || sl->state == S_FREE || e.slot >= sl->next_slot ||
-            e.size > (uint64_t)sl->payload_blocks * b || e.ns > s->num_ns || !e.hash ||
-            l3_index_find(&s->index, id) || sl->slot_ids[e.slot].hash) {
+            e.size > (uint64_t)sl->payload_blocks * b || e.ns > s->sh->num_ns || !e.hash ||
+            e.gen != (uint32_t)sl->gen || l3_index_find(&s->index, id) ||
+            l3_slab_slot_ids(s, e.slab)[e.slot]) {
             st = l3_fail(err, L3_ECORRUPT, "checkpoint entry %llu is inconsistent",
                          (unsigned long long)k);
             break;
         }
-        if (!l3_slab_publish(s, &e, id)) {
+        if (!l3_slab_publish(s, &e)) {
             st = l3_fail(err, L3_ECORRUPT, "the checkpoint has more entries than the index holds");
             break;
         }
@@ -217,17 +218,17 @@ l3_status l3_slab_load_checkpoint(l3_slabstore *s, l3_error *err)
         l3_index_clear(&s->index);
         for (uint32_t i = 0; i < g->num_slabs; i++) {
             s->slabs[i].state = S_FREE;
-            s->slabs[i].disk_used = false;
+            s->slabs[i].disk_used = 0;
             s->slabs[i].live = 0;
             s->slabs[i].live_bytes = 0;
         }
-        for (uint32_t c = 0; c <= s->max_payload_blocks; c++)
+        for (uint32_t c = 0; c <= s->sh->max_payload_blocks; c++)
             s->class_open[c] = -1;
-        s->num_ns = 0;
+        s->sh->num_ns = 0;
     } else {
-        s->recovered_objects = s->index.count;
+        s->sh->recovered_objects = s->index.meta->count;
     }
-    pthread_rwlock_unlock(&s->lock);
+    l3_slab_unlock(s);
     free(body);
     return st;
 }
@@ -239,7 +240,7 @@ static l3_status scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_o
     const l3_geometry *g = &s->geo;
     uint32_t b = g->block_size, hb = g->header_bytes;
     slab *sl = &s->slabs[i];
-    if (!l3_object_header_valid(h, hb) || h->epoch != s->sb.epoch || h->slab != i || h->slot != k ||
+    if (!l3_object_header_valid(h, hb) || h->epoch != s->sh->sb.epoch || h->slab != i || h->slot != k ||
         h->slab_gen != sl->gen || (h->size + b - 1) / b > sl->payload_blocks) {
         *dropped += h->magic == L3_OBJECT_MAGIC;
         return L3_OK;
@@ -262,25 +263,25 @@ static l3_status scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_o
         }
     }
     l3_key_id id = l3_key_identity(h->key, h->key_len);
-    pthread_rwlock_wrlock(&s->lock);
+    l3_slab_lock(s);
     l3_index_entry *old = l3_index_find(&s->index, id);
     if (old && old->seq > h->seq) {
-        pthread_rwlock_unlock(&s->lock);
+        l3_slab_unlock(s);
         return L3_OK;
     }
     if (old)
         l3_slab_unpublish(s, old);
     int ns = l3_slab_ns_intern(s, h->key, h->key_len);
     l3_index_entry e = { .hash = id.hash, .seq = h->seq, .check = id.check, .crc = h->payload_crc,
-                         .slab = i, .slot = k, .size = h->size, .ns = (uint16_t)(ns < 0 ? 0 : ns),
-                         .key_len = id.len };
-    if (ns >= 0 && l3_slab_publish(s, &e, id)) {
+                         .slab = i, .slot = k, .size = h->size, .gen = (uint32_t)h->slab_gen,
+                         .ns = (uint16_t)(ns < 0 ? 0 : ns), .key_len = id.len };
+    if (ns >= 0 && l3_slab_publish(s, &e)) {
         if (h->seq > *max_seq)
             *max_seq = h->seq;
     } else {
         (*dropped)++;
     }
-    pthread_rwlock_unlock(&s->lock);
+    l3_slab_unlock(s);
     return L3_OK;
 }
 
@@ -290,9 +291,9 @@ l3_status l3_slab_scan(l3_slabstore *s, l3_error *err)
 {
     const l3_geometry *g = &s->geo;
     uint32_t hb = g->header_bytes;
-    pthread_rwlock_wrlock(&s->lock);
+    l3_slab_lock(s);
     l3_status st = adopt_slabs(s, err);
-    pthread_rwlock_unlock(&s->lock);
+    l3_slab_unlock(s);
     if (st != L3_OK)
         return st;
     size_t w = s->wave_keys, chunks = (size_t)(g->slab_size / SCAN_CHUNK);
@@ -355,9 +356,9 @@ l3_status l3_slab_scan(l3_slabstore *s, l3_error *err)
     free(reqs);
     free(whole);
     if (st == L3_OK) {
-        s->recovered_objects = s->index.count;
-        if (max_seq + 1 > atomic_load(&s->seq))
-            atomic_store(&s->seq, max_seq + 1);
+        s->sh->recovered_objects = s->index.meta->count;
+        if (max_seq + 1 > atomic_load(&s->sh->seq))
+            atomic_store(&s->sh->seq, max_seq + 1);
         if (dropped)
             l3_log("info", "%s: recovery dropped %llu torn, stale or unverifiable objects", s->path,
                    (unsigned long long)dropped);

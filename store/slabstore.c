@@ -120,11 +120,13 @@ l3_status l3_slab_write_sb(l3_slabstore *s, l3_error *err)
     uint8_t *buf = aligned_alloc_zero(4096, slot);
     if (!buf)
         return l3_fail(err, L3_ENOMEM, "allocating a superblock buffer");
-    s->sb.sequence++;
+    /* Before the mapping exists (formatting), the superblock is our own. */
+    l3_superblock *cur = s->sh ? &s->sh->sb : &s->disk_sb;
+    cur->sequence++;
     l3_status st = L3_OK;
     for (uint32_t c = 0; c < L3_SB_COPIES && st == L3_OK; c++) {
         l3_superblock *sb = (l3_superblock *)buf;
-        *sb = s->sb;
+        *sb = *cur;
         sb->copy = c;
         l3_sb_seal(sb);
         st = pwrite_all(s, buf, slot, (uint64_t)c * slot, err);
@@ -143,12 +145,12 @@ l3_status l3_slab_write_record(l3_slabstore *s, uint32_t i, l3_error *err)
     uint8_t *buf = aligned_alloc_zero(b, b);
     if (!buf)
         return l3_fail(err, L3_ENOMEM, "allocating a slab table buffer");
-    pthread_mutex_lock(&s->table_mu);
-    pthread_rwlock_rdlock(&s->lock);
+    l3_shm_lock(s, &s->sh->table_mu);
+    l3_slab_lock(s);
     memcpy(buf, (uint8_t *)s->table + block_off, b);
-    pthread_rwlock_unlock(&s->lock);
+    l3_slab_unlock(s);
     l3_status st = pwrite_all(s, buf, b, s->geo.slab_table_off + block_off, err);
-    pthread_mutex_unlock(&s->table_mu);
+    l3_shm_unlock(&s->sh->table_mu);
     free(buf);
     return st;
 }
@@ -161,7 +163,7 @@ int l3_slab_ns_intern(l3_slabstore *s, const char *key, size_t len)
     if (n == 0)
         return 0;
     int empty = -1;
-    for (uint32_t i = 0; i < s->num_ns; i++) {
+    for (uint32_t i = 0; i < s->sh->num_ns; i++) {
         ns_info *ns = &s->ns[i];
         if (ns->len == n && memcmp(ns->text, key, n) == 0)
             return (int)i + 1;
@@ -169,9 +171,9 @@ int l3_slab_ns_intern(l3_slabstore *s, const char *key, size_t len)
             empty = (int)i;
     }
     if (empty < 0) {
-        if (s->num_ns >= L3_MAX_NAMESPACES)
+        if (s->sh->num_ns >= L3_MAX_NAMESPACES)
             return -1;
-        empty = (int)s->num_ns++;
+        empty = (int)s->sh->num_ns++;
     }
     ns_info *ns = &s->ns[empty];
     ns->len = (uint16_t)n;
@@ -181,12 +183,12 @@ int l3_slab_ns_intern(l3_slabstore *s, const char *key, size_t len)
     return empty + 1;
 }
 
-bool l3_slab_publish(l3_slabstore *s, const l3_index_entry *e, l3_key_id id)
+bool l3_slab_publish(l3_slabstore *s, const l3_index_entry *e)
 {
     if (!l3_index_insert(&s->index, e))
         return false;
     slab *sl = &s->slabs[e->slab];
-    sl->slot_ids[e->slot] = id;
+    l3_slab_slot_ids(s, e->slab)[e->slot] = e->hash;
     sl->live++;
     sl->live_bytes += e->size;
     if (e->ns) {
@@ -200,10 +202,10 @@ void l3_slab_unpublish(l3_slabstore *s, l3_index_entry *e)
 {
     slab *sl = &s->slabs[e->slab];
     if (e->slot < sl->nslots)
-        sl->slot_ids[e->slot] = (l3_key_id){ 0 };
-    sl->live--;
-    sl->live_bytes -= e->size;
-    if (e->ns) {
+        l3_slab_slot_ids(s, e->slab)[e->slot] = 0;
+    sl->live = sl->live ? sl->live - 1 : 0;
+    sl->live_bytes = sl->live_bytes >= e->size ? sl->live_bytes - e->size : 0;
+    if (e->ns && s->ns[e->ns - 1].objects) {
         s->ns[e->ns - 1].objects--;
         s->ns[e->ns - 1].bytes -= e->size;
     }
@@ -214,7 +216,7 @@ bool l3_slab_journal_kills(l3_slabstore *s, const char *key, size_t len, uint64_
 {
     for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
         const l3_journal_record *r = &s->journal[j];
-        if (!l3_journal_record_valid(r) || r->epoch != s->sb.epoch)
+        if (!l3_journal_record_valid(r) || r->epoch != s->sh->sb.epoch)
             continue;
         if (seq < r->seq && r->prefix_len <= len && memcmp(key, r->prefix, r->prefix_len) == 0)
             return true;
@@ -226,16 +228,14 @@ l3_status l3_slab_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l3
 {
     slab *sl = &s->slabs[i];
     uint32_t nslots = l3_slots_per_slab(&s->geo, r->payload_blocks);
-    if (r->payload_blocks > s->max_payload_blocks || nslots == 0)
+    if (r->payload_blocks > s->sh->max_payload_blocks || nslots == 0)
         return l3_fail(err, L3_ECORRUPT, "slab %u: size class %u does not fit a slab", i,
                        r->payload_blocks);
-    l3_key_id *ids = calloc(nslots, sizeof *ids);
-    if (!ids)
-        return l3_fail(err, L3_ENOMEM, "allocating slab %u's slot table", i);
-    free(sl->slot_ids);
-    sl->slot_ids = ids;
+    if (nslots > s->sh->max_slots)
+        return l3_fail(err, L3_ECORRUPT, "slab %u: %u slots", i, nslots);
+    memset(l3_slab_slot_ids(s, i), 0, (size_t)nslots * sizeof(uint64_t));
     sl->state = S_SEALED;
-    sl->disk_used = true;
+    sl->disk_used = 1;
     sl->payload_blocks = r->payload_blocks;
     sl->gen = r->gen;
     sl->first_seq = r->first_seq;
@@ -251,19 +251,21 @@ l3_status l3_slab_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l3
 static void evict(l3_slabstore *s, uint32_t v)
 {
     slab *sl = &s->slabs[v];
-    uint64_t dropped = 0;
-    for (uint32_t k = 0; k < sl->next_slot && sl->live; k++) {
-        l3_key_id id = sl->slot_ids[k];
-        if (!id.hash)
+    uint64_t dropped = 0, *ids = l3_slab_slot_ids(s, v);
+    /* Every published slot (not trusting `live`, which a process that died
+     * mid-update may have left off by one). */
+    for (uint32_t k = 0; k < sl->next_slot && k < sl->nslots; k++) {
+        if (!ids[k])
             continue;
-        l3_index_entry *e = l3_index_find(&s->index, id);
-        if (e && e->slab == v && e->slot == k) {
+        l3_index_entry *e = l3_index_find_at(&s->index, ids[k], v, k);
+        if (e) {
             l3_slab_unpublish(s, e);
             dropped++;
-        } else {
-            sl->slot_ids[k] = (l3_key_id){ 0 };
         }
+        ids[k] = 0;
     }
+    sl->live = 0;
+    sl->live_bytes = 0;
     if (sl->state == S_OPEN && s->class_open[sl->payload_blocks] == (int32_t)v)
         s->class_open[sl->payload_blocks] = -1;
     sl->state = S_FREE;
@@ -303,27 +305,25 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
 {
     slab *sl = &s->slabs[v];
     uint32_t nslots = l3_slots_per_slab(&s->geo, payload_blocks);
-    l3_key_id *ids = calloc(nslots, sizeof *ids);
-    if (!ids)
+    if (nslots > s->sh->max_slots)
         return false;
     evict(s, v);
-    free(sl->slot_ids);
-    sl->slot_ids = ids;
+    memset(l3_slab_slot_ids(s, v), 0, (size_t)nslots * sizeof(uint64_t));
     sl->gen++;
     sl->payload_blocks = payload_blocks;
-    sl->first_seq = atomic_load(&s->seq);
+    sl->first_seq = atomic_load(&s->sh->seq);
     sl->next_slot = 0;
     sl->nslots = nslots;
     sl->state = S_OPEN;
-    sl->disk_used = true;
-    atomic_store_explicit(&sl->last_access, atomic_fetch_add(&s->tick, 1), memory_order_relaxed);
+    sl->disk_used = 1;
+    atomic_store_explicit(&sl->last_access, atomic_fetch_add(&s->sh->tick, 1), memory_order_relaxed);
     s->class_open[payload_blocks] = (int32_t)v;
     l3_slab_record *r = &s->table[v];
     memset(r, 0, sizeof *r);
     r->slab = v;
     r->state = L3_SLAB_USED;
     r->gen = sl->gen;
-    r->epoch = s->sb.epoch;
+    r->epoch = s->sh->sb.epoch;
     r->first_seq = sl->first_seq;
     r->payload_blocks = payload_blocks;
     l3_slab_record_seal(r);
@@ -336,7 +336,7 @@ static bool alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_
                        uint32_t *opened, size_t *num_opened)
 {
     /* The index has a bound: make room by evicting whole slabs. */
-    while (s->index.count + s->reserved >= s->index.max) {
+    while (s->index.meta->count + s->sh->reserved >= s->index.meta->max) {
         int32_t v = pick_victim(s, true);
         if (v < 0)
             return false;
@@ -348,7 +348,9 @@ static bool alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_
         *out_slab = (uint32_t)cur;
         *out_slot = sl->next_slot++;
         sl->inflight++;
-        s->reserved++;
+        sl->proc_inflight[s->me]++;
+        s->sh->reserved++;
+        s->sh->procs[s->me].reserved++;
         return true;
     }
     if (cur >= 0) {
@@ -356,6 +358,8 @@ static bool alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_
         s->class_open[pb] = -1;
     }
     int32_t v = pick_victim(s, false);
+    if (v < 0 && l3_shm_reap_dead(s))
+        v = pick_victim(s, false); /* a dead process held them */
     if (v < 0 || !open_slab(s, (uint32_t)v, pb))
         return false;
     opened[(*num_opened)++] = (uint32_t)v;
@@ -363,15 +367,22 @@ static bool alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_
     *out_slab = (uint32_t)v;
     *out_slot = sl->next_slot++;
     sl->inflight++;
-    s->reserved++;
+    sl->proc_inflight[s->me]++;
+    s->sh->reserved++;
+    s->sh->procs[s->me].reserved++;
     return true;
 }
 
 static void release_slot(l3_slabstore *s, uint32_t slab_id)
 {
     slab *sl = &s->slabs[slab_id];
-    sl->inflight--;
-    s->reserved--;
+    /* (A dead process's reservations are released by l3_shm_reap_dead.) */
+    if (sl->proc_inflight[s->me]) {
+        sl->proc_inflight[s->me]--;
+        sl->inflight--;
+        s->sh->reserved--;
+        s->sh->procs[s->me].reserved--;
+    }
     if (sl->state == S_OPEN && sl->next_slot >= sl->nslots && s->class_open[sl->payload_blocks] != (int32_t)slab_id)
         sl->state = S_SEALED;
 }
@@ -415,10 +426,10 @@ static l3_status slab_exists(l3_store *st, const char *const *keys, size_t n, bo
         size_t m = n - base < 64 ? n - base : 64;
         for (size_t i = 0; i < m; i++)
             ids[i] = l3_key_identity(keys[base + i], strlen(keys[base + i]));
-        pthread_rwlock_rdlock(&s->lock);
+        l3_slab_lock(s);
         for (size_t i = 0; i < m; i++)
             flags[base + i] = l3_index_find(&s->index, ids[i]) != NULL;
-        pthread_rwlock_unlock(&s->lock);
+        l3_slab_unlock(s);
     }
     return L3_OK;
 }
@@ -528,10 +539,15 @@ static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_ho
             gk[i].id = l3_key_identity(keys[base + i], strlen(keys[base + i]));
         l3_io_ctx *ctx = l3_io_acquire(s->engine);
         uint8_t *bounce = l3_io_bounce(ctx, NULL);
-        pthread_rwlock_rdlock(&s->lock);
+        l3_slab_lock(s);
         for (size_t i = 0; i < m; i++) {
             size_t pos = base + i;
             l3_index_entry *e = l3_index_find(&s->index, gk[i].id);
+            if (e && e->gen != (uint32_t)s->slabs[e->slab].gen) {
+                /* Left behind by a process that died mid-update: stale. */
+                l3_slab_unpublish(s, e);
+                e = NULL;
+            }
             if (!e || e->size != ranges[pos].size) {
                 res->object_failures[pos] = true; /* missing or of another size */
                 atomic_fetch_add(&s->get_misses, 1);
@@ -552,7 +568,7 @@ static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_ho
                                 .tail_buf = bounce + nk * b };
             nk++;
         }
-        pthread_rwlock_unlock(&s->lock);
+        l3_slab_unlock(s);
         int r = 0;
         for (size_t k = 0; k < nk; k++) {
             int next = plan_payload(s, &plans[k], false, reqs, r);
@@ -587,13 +603,13 @@ static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_ho
             else if (p->tail)
                 memcpy(p->host + p->direct, p->tail_buf, p->tail);
             bool crc_ok = s->opt.no_verify_checksums || l3_crc32c(0, p->host, p->size) == g->crc;
-            pthread_rwlock_rdlock(&s->lock);
+            l3_slab_lock(s);
             l3_index_entry *e = l3_index_find(&s->index, g->id);
             bool current = e && e->seq == g->seq && s->slabs[g->slab].gen == g->gen;
             if (current && crc_ok)
                 atomic_store_explicit(&s->slabs[g->slab].last_access,
-                                      atomic_fetch_add(&s->tick, 1), memory_order_relaxed);
-            pthread_rwlock_unlock(&s->lock);
+                                      atomic_fetch_add(&s->sh->tick, 1), memory_order_relaxed);
+            l3_slab_unlock(s);
             if (current && crc_ok) {
                 res->success[g->pos] = true;
                 atomic_fetch_add(&s->get_hits, 1);
@@ -607,11 +623,11 @@ static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_ho
             atomic_fetch_add(&s->checksum_failures, 1);
             l3_log("error", "checksum mismatch reading object %.*s (slab %u): dropped", 120,
                    keys[g->pos], g->slab);
-            pthread_rwlock_wrlock(&s->lock);
+            l3_slab_lock(s);
             e = l3_index_find(&s->index, g->id);
             if (e && e->seq == g->seq)
                 l3_slab_unpublish(s, e);
-            pthread_rwlock_unlock(&s->lock);
+            l3_slab_unlock(s);
         }
         l3_io_release(s->engine, ctx);
         for (size_t k = 0; k < nk; k++)
@@ -634,7 +650,7 @@ typedef struct put_key {
     int state;          /* 0 nothing to write (exists/failed), 1 write */
     int ns;
     uint32_t slab, slot, crc;
-    uint64_t seq;
+    uint64_t seq, gen;
 } put_key;
 
 static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
@@ -670,7 +686,7 @@ static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_ho
             pk[i] = (put_key){ .pos = base + i,
                                .id = l3_key_identity(keys[base + i], strlen(keys[base + i])) };
         }
-        pthread_rwlock_wrlock(&s->lock);
+        l3_slab_lock(s);
         for (size_t i = 0; i < m; i++) {
             put_key *p = &pk[i];
             uint64_t size = ranges[p->pos].size;
@@ -688,7 +704,7 @@ static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_ho
                 continue;
             }
             uint32_t pb = (uint32_t)((size + b - 1) / b);
-            if (pb > s->max_payload_blocks) {
+            if (pb > s->sh->max_payload_blocks) {
                 if (!atomic_exchange(&s->warned_too_big, true))
                     l3_log("warning", "an object of %llu bytes does not fit a %llu-byte slab: "
                                       "its put fails", (unsigned long long)size,
@@ -703,9 +719,9 @@ static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_ho
             }
             p->ns = ns;
             p->state = 1;
-            p->seq = atomic_fetch_add(&s->seq, 1);
+            p->seq = atomic_fetch_add(&s->sh->seq, 1);
         }
-        pthread_rwlock_unlock(&s->lock);
+        l3_slab_unlock(s);
         /* A reopened slab's record lands before any object in it. */
         for (size_t k = 0; k < num_opened && rc == L3_OK; k++)
             rc = l3_slab_write_record(s, opened[k], err);
@@ -723,12 +739,12 @@ static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_ho
             uint8_t *hdr = bounce + np * (hb + b);
             memset(hdr, 0, hb);
             l3_object_header *h = (l3_object_header *)hdr;
-            pthread_rwlock_rdlock(&s->lock);
+            l3_slab_lock(s);
             slab *sl = &s->slabs[p->slab];
             uint64_t slot_off = l3_slot_offset(&s->geo, p->slab, sl->payload_blocks, p->slot);
-            h->slab_gen = sl->gen;
-            pthread_rwlock_unlock(&s->lock);
-            h->epoch = s->sb.epoch;
+            h->slab_gen = p->gen = sl->gen;
+            l3_slab_unlock(s);
+            h->epoch = s->sh->sb.epoch;
             h->seq = p->seq;
             h->slab = p->slab;
             h->slot = p->slot;
@@ -760,7 +776,7 @@ static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_ho
             res->retired = false;
             rc = L3_OK;
         }
-        pthread_rwlock_wrlock(&s->lock);
+        l3_slab_lock(s);
         for (size_t i = 0, k = 0; i < m; i++) {
             put_key *p = &pk[i];
             if (p->state != 1)
@@ -770,11 +786,11 @@ static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_ho
             if (written && !l3_index_find(&s->index, p->id)) {
                 l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .check = p->id.check,
                                      .crc = p->crc, .slab = p->slab, .slot = p->slot,
-                                     .size = (uint32_t)ranges[p->pos].size, .ns = (uint16_t)p->ns,
-                                     .key_len = p->id.len };
-                written = l3_slab_publish(s, &e, p->id);
+                                     .size = (uint32_t)ranges[p->pos].size, .gen = (uint32_t)p->gen,
+                                     .ns = (uint16_t)p->ns, .key_len = p->id.len };
+                written = l3_slab_publish(s, &e);
                 atomic_store_explicit(&s->slabs[p->slab].last_access,
-                                      atomic_fetch_add(&s->tick, 1), memory_order_relaxed);
+                                      atomic_fetch_add(&s->sh->tick, 1), memory_order_relaxed);
             }
             if (written) {
                 res->success[p->pos] = true;
@@ -782,7 +798,7 @@ static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_ho
             }
             release_slot(s, p->slab);
         }
-        pthread_rwlock_unlock(&s->lock);
+        l3_slab_unlock(s);
         for (size_t i = 0; i < m; i++)
             if (pk[i].state == 2)
                 for (size_t j = 0; j < i; j++)
@@ -813,18 +829,18 @@ static l3_status journal_append(l3_slabstore *s, const char *prefix, size_t len,
     if (len > L3_JOURNAL_PREFIX_MAX)
         return l3_fail(err, L3_EINVAL, "a prefix of %zu bytes is longer than the journal's %u", len,
                        L3_JOURNAL_PREFIX_MAX);
-    pthread_mutex_lock(&s->journal_mu);
+    l3_shm_lock(s, &s->sh->journal_mu);
     /* A record is needed while some used slab opened before it. */
     uint64_t oldest = UINT64_MAX;
-    pthread_rwlock_rdlock(&s->lock);
+    l3_slab_lock(s);
     for (uint32_t i = 0; i < s->geo.num_slabs; i++)
         if (s->slabs[i].disk_used && s->slabs[i].first_seq < oldest)
             oldest = s->slabs[i].first_seq;
-    pthread_rwlock_unlock(&s->lock);
+    l3_slab_unlock(s);
     int slot = -1;
     for (uint32_t j = 0; j < L3_JOURNAL_RECORDS && slot < 0; j++) {
         l3_journal_record *r = &s->journal[j];
-        if (!l3_journal_record_valid(r) || r->epoch != s->sb.epoch || r->seq <= oldest)
+        if (!l3_journal_record_valid(r) || r->epoch != s->sh->sb.epoch || r->seq <= oldest)
             slot = (int)j;
     }
     l3_status st = L3_OK;
@@ -834,8 +850,8 @@ static l3_status journal_append(l3_slabstore *s, const char *prefix, size_t len,
     } else {
         l3_journal_record rec;
         memset(&rec, 0, sizeof rec);
-        rec.seq = atomic_fetch_add(&s->seq, 1);
-        rec.epoch = s->sb.epoch;
+        rec.seq = atomic_fetch_add(&s->sh->seq, 1);
+        rec.epoch = s->sh->sb.epoch;
         rec.prefix_len = (uint32_t)len;
         memcpy(rec.prefix, prefix, len);
         l3_journal_record_seal(&rec);
@@ -856,7 +872,7 @@ static l3_status journal_append(l3_slabstore *s, const char *prefix, size_t len,
             free(buf);
         }
     }
-    pthread_mutex_unlock(&s->journal_mu);
+    l3_shm_unlock(&s->sh->journal_mu);
     return st;
 }
 
@@ -869,42 +885,42 @@ static bool slab_remove(l3_store *st, const char *prefix)
         return false;
     }
     size_t plen = strlen(prefix);
-    pthread_rwlock_wrlock(&s->lock);
-    bool busy = s->reserved > 0;
-    pthread_rwlock_unlock(&s->lock);
+    l3_slab_lock(s);
+    l3_shm_reap_dead(s);
+    bool busy = s->sh->reserved > 0;
+    l3_slab_unlock(s);
     if (busy) {
         l3_log("error", "remove_by_prefix(%.80s): puts are in flight; nothing was removed", prefix);
         return false;
     }
     if (plen == 0) {
         /* Everything: one epoch bump invalidates every object at once. */
-        pthread_mutex_lock(&s->sb_mu);
-        s->sb.epoch++;
-        s->sb.next_seq = atomic_load(&s->seq);
+        l3_shm_lock(s, &s->sh->sb_mu);
+        s->sh->sb.epoch++;
+        s->sh->sb.next_seq = atomic_load(&s->sh->seq);
         l3_status rc = l3_slab_write_sb(s, &err);
         if (rc != L3_OK) {
-            s->sb.epoch--;
-            pthread_mutex_unlock(&s->sb_mu);
+            s->sh->sb.epoch--;
+            l3_shm_unlock(&s->sh->sb_mu);
             l3_log("error", "remove_by_prefix(\"\"): %s; nothing was removed", err.msg);
             return false;
         }
-        pthread_mutex_unlock(&s->sb_mu);
-        pthread_rwlock_wrlock(&s->lock);
+        l3_shm_unlock(&s->sh->sb_mu);
+        l3_slab_lock(s);
         l3_index_clear(&s->index);
         for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
             slab *sl = &s->slabs[i];
-            if (sl->slot_ids)
-                memset(sl->slot_ids, 0, sl->nslots * sizeof *sl->slot_ids);
+            memset(l3_slab_slot_ids(s, i), 0, (size_t)sl->nslots * sizeof(uint64_t));
             sl->live = 0;
             sl->live_bytes = 0;
             sl->state = S_FREE;
-            sl->disk_used = false;
+            sl->disk_used = 0;
         }
-        for (uint32_t c = 0; c <= s->max_payload_blocks; c++)
+        for (uint32_t c = 0; c <= s->sh->max_payload_blocks; c++)
             s->class_open[c] = -1;
-        for (uint32_t i = 0; i < s->num_ns; i++)
+        for (uint32_t i = 0; i < s->sh->num_ns; i++)
             s->ns[i].objects = s->ns[i].bytes = 0;
-        pthread_rwlock_unlock(&s->lock);
+        l3_slab_unlock(s);
         return true;
     }
     /* Which namespaces it covers; a prefix that ends inside a namespace's
@@ -914,8 +930,8 @@ static bool slab_remove(l3_store *st, const char *prefix)
     if (!match)
         return false;
     bool undecidable = false, any = false;
-    pthread_rwlock_rdlock(&s->lock);
-    for (uint32_t i = 0; i < s->num_ns; i++) {
+    l3_slab_lock(s);
+    for (uint32_t i = 0; i < s->sh->num_ns; i++) {
         ns_info *ns = &s->ns[i];
         if (!ns->objects)
             continue;
@@ -933,11 +949,11 @@ static bool slab_remove(l3_store *st, const char *prefix)
     }
     if (!u) {
         /* Keys without a namespace might start with the prefix. */
-        for (uint64_t i = 0; i <= s->index.mask && !undecidable; i++)
+        for (uint64_t i = 0; i <= s->index.meta->mask && !undecidable; i++)
             if (s->index.table[i].hash && s->index.table[i].ns == 0)
                 undecidable = true;
     }
-    pthread_rwlock_unlock(&s->lock);
+    l3_slab_unlock(s);
     if (undecidable) {
         free(match);
         l3_log("error", "remove_by_prefix(%.80s): the prefix must end at a namespace boundary "
@@ -953,15 +969,15 @@ static bool slab_remove(l3_store *st, const char *prefix)
         l3_log("error", "remove_by_prefix(%.80s): %s; nothing was removed", prefix, err.msg);
         return false;
     }
-    pthread_rwlock_wrlock(&s->lock);
-    for (uint64_t i = 0; i <= s->index.mask;) {
+    l3_slab_lock(s);
+    for (uint64_t i = 0; i <= s->index.meta->mask;) {
         l3_index_entry *e = &s->index.table[i];
         if (e->hash && match[e->ns])
             l3_slab_unpublish(s, e); /* backward shift may move another entry here */
         else
             i++;
     }
-    pthread_rwlock_unlock(&s->lock);
+    l3_slab_unlock(s);
     free(match);
     return true;
 }
@@ -1007,39 +1023,10 @@ l3_store *l3_slabstore_store(l3_slabstore *s) { return &s->base; }
 
 /* ---- open, close, stats ---- */
 
-static void store_free_memory(l3_slabstore *s)
+static void store_free(l3_slabstore *s)
 {
-    if (s->slabs)
-        for (uint32_t i = 0; i < s->geo.num_slabs; i++)
-            free(s->slabs[i].slot_ids);
-    free(s->slabs);
-    free(s->class_open);
-    free(s->ns);
-    free(s->table);
-    free(s->journal);
-    l3_index_free(&s->index);
     free(s->path);
-    pthread_rwlock_destroy(&s->lock);
-    pthread_mutex_destroy(&s->sb_mu);
-    pthread_mutex_destroy(&s->table_mu);
-    pthread_mutex_destroy(&s->journal_mu);
     free(s);
-}
-
-static l3_status alloc_memory(l3_slabstore *s, l3_error *err)
-{
-    l3_geometry *g = &s->geo;
-    s->max_payload_blocks = (uint32_t)((g->slab_size - g->header_bytes) / g->block_size);
-    s->slabs = calloc(g->num_slabs, sizeof *s->slabs);
-    s->class_open = malloc((s->max_payload_blocks + 1) * sizeof *s->class_open);
-    s->ns = calloc(L3_MAX_NAMESPACES, sizeof *s->ns);
-    s->table = aligned_alloc_zero(g->block_size, g->slab_table_len);
-    s->journal = aligned_alloc_zero(g->block_size, g->journal_len);
-    if (!s->slabs || !s->class_open || !s->ns || !s->table || !s->journal)
-        return l3_fail(err, L3_ENOMEM, "allocating the store's tables");
-    for (uint32_t c = 0; c <= s->max_payload_blocks; c++)
-        s->class_open[c] = -1;
-    return l3_index_init(&s->index, g->max_objects, err);
 }
 
 static l3_status format_store(l3_slabstore *s, uint64_t capacity, l3_error *err)
@@ -1058,44 +1045,45 @@ static l3_status format_store(l3_slabstore *s, uint64_t capacity, l3_error *err)
                            "allocating %llu bytes for %s: %s", (unsigned long long)g->capacity,
                            s->path, strerror(rc));
     }
-    memset(&s->sb, 0, sizeof s->sb);
-    memcpy(s->sb.magic, L3_SB_MAGIC, 8);
-    s->sb.version = L3_FORMAT_VERSION;
-    if (getrandom(s->sb.uuid, sizeof s->sb.uuid, 0) != (ssize_t)sizeof s->sb.uuid)
-        for (size_t i = 0; i < sizeof s->sb.uuid; i++)
-            s->sb.uuid[i] = (uint8_t)(rand() ^ (int)time(NULL));
-    s->sb.epoch = 1;
-    s->sb.clean = 0;
-    s->sb.block_size = g->block_size;
-    s->sb.slab_size = g->slab_size;
-    s->sb.capacity = g->capacity;
-    s->sb.num_slabs = g->num_slabs;
-    s->sb.max_objects = g->max_objects;
-    s->sb.slab_table_off = g->slab_table_off;
-    s->sb.slab_table_len = g->slab_table_len;
-    s->sb.journal_off = g->journal_off;
-    s->sb.journal_len = g->journal_len;
-    s->sb.checkpoint_off = g->checkpoint_off;
-    s->sb.checkpoint_len = g->checkpoint_len;
-    s->sb.data_off = g->data_off;
-    s->sb.next_seq = 1;
-    s->sb.created_at = (uint64_t)time(NULL);
-    l3_status st = alloc_memory(s, err);
+    l3_superblock *sb = &s->disk_sb;
+    memset(sb, 0, sizeof *sb);
+    memcpy(sb->magic, L3_SB_MAGIC, 8);
+    sb->version = L3_FORMAT_VERSION;
+    if (getrandom(sb->uuid, sizeof sb->uuid, 0) != (ssize_t)sizeof sb->uuid)
+        for (size_t i = 0; i < sizeof sb->uuid; i++)
+            sb->uuid[i] = (uint8_t)(rand() ^ (int)time(NULL));
+    sb->epoch = 1;
+    sb->clean = 0;
+    sb->block_size = g->block_size;
+    sb->slab_size = g->slab_size;
+    sb->capacity = g->capacity;
+    sb->num_slabs = g->num_slabs;
+    sb->max_objects = g->max_objects;
+    sb->slab_table_off = g->slab_table_off;
+    sb->slab_table_len = g->slab_table_len;
+    sb->journal_off = g->journal_off;
+    sb->journal_len = g->journal_len;
+    sb->checkpoint_off = g->checkpoint_off;
+    sb->checkpoint_len = g->checkpoint_len;
+    sb->data_off = g->data_off;
+    sb->next_seq = 1;
+    sb->created_at = (uint64_t)time(NULL);
+    /* An empty slab table and journal, then the superblock that names them. */
+    size_t zlen = g->slab_table_len > g->journal_len ? g->slab_table_len : g->journal_len;
+    uint8_t *zero = aligned_alloc_zero(g->block_size, zlen);
+    if (!zero)
+        return l3_fail(err, L3_ENOMEM, "allocating a metadata buffer");
+    l3_status st = pwrite_all(s, zero, g->slab_table_len, g->slab_table_off, err);
+    if (st == L3_OK)
+        st = pwrite_all(s, zero, g->journal_len, g->journal_off, err);
+    free(zero);
     if (st != L3_OK)
-        return st;
-    /* Empty slab table and journal, then the superblock that names them. */
-    if ((st = pwrite_all(s, s->table, g->slab_table_len, g->slab_table_off, err)) != L3_OK ||
-        (st = pwrite_all(s, s->journal, g->journal_len, g->journal_off, err)) != L3_OK)
         return st;
     if (s->is_blockdev) {
         uint64_t range[2] = { g->data_off, (uint64_t)g->num_slabs * g->slab_size };
         (void)ioctl(s->fd, BLKDISCARD, range); /* best effort: tell the SSD it is free */
     }
-    pthread_mutex_lock(&s->sb_mu);
-    st = l3_slab_write_sb(s, err);
-    pthread_mutex_unlock(&s->sb_mu);
-    atomic_store(&s->seq, 1);
-    return st;
+    return l3_slab_write_sb(s, err);
 }
 
 /* Read both superblock copies; pick the valid one with the highest
@@ -1160,26 +1148,72 @@ static bool all_zero_head(int fd, const char *path, uint64_t size)
     return zero;
 }
 
-static l3_status open_existing(l3_slabstore *s, uint64_t size, l3_error *err)
+/* The first process to attach loads the store into the mapping. */
+static l3_status load_from_disk(l3_slabstore *s, l3_error *err)
 {
-    char why[256];
-    if (!l3_geometry_from_sb(&s->sb, &s->geo, why, sizeof why))
-        return l3_fail(err, L3_ECORRUPT, "%s: %s", s->path, why);
-    if (s->geo.capacity > size)
-        return l3_fail(err, L3_ECORRUPT,
-                       "%s is %llu bytes but its store needs %llu: the image is truncated",
-                       s->path, (unsigned long long)size, (unsigned long long)s->geo.capacity);
-    if (s->geo.block_size < s->opt.block_size && s->is_blockdev)
-        return l3_fail(err, L3_ECONFIG, "%s: the store's block size %u is below the device's",
-                       s->path, s->geo.block_size);
-    l3_status st = alloc_memory(s, err);
+    l3_status st;
+    if (!s->formatted &&
+        ((st = pread_all(s->fd, s->path, s->table, s->geo.slab_table_len, s->geo.slab_table_off, err)) != L3_OK ||
+         (st = pread_all(s->fd, s->path, s->journal, s->geo.journal_len, s->geo.journal_off, err)) != L3_OK))
+        return st;
+    bool from_checkpoint = false;
+    if (s->sh->sb.clean) {
+        st = l3_slab_load_checkpoint(s, err);
+        if (st == L3_OK) {
+            from_checkpoint = true;
+        } else if (st == L3_ECORRUPT) {
+            l3_log("warning", "%s: the checkpoint is unusable (%s); rebuilding the index from the "
+                              "object headers", s->path, err ? err->msg : "");
+        } else {
+            return st;
+        }
+    }
+    if (!from_checkpoint && (st = l3_slab_scan(s, err)) != L3_OK)
+        return st;
+    s->sh->opened_from_checkpoint = from_checkpoint;
+    if (!s->opt.read_only) {
+        /* Dirty before the first change: a crash from here on rebuilds. */
+        l3_shm_lock(s, &s->sh->sb_mu);
+        s->sh->sb.clean = 0;
+        s->sh->sb.next_seq = atomic_load(&s->sh->seq);
+        st = l3_slab_write_sb(s, err);
+        l3_shm_unlock(&s->sh->sb_mu);
+        if (st != L3_OK)
+            return st;
+    }
+    return L3_OK;
+}
+
+/* The last process to detach writes the checkpoint and marks it clean. */
+static l3_status checkpoint_on_detach(l3_slabstore *s, l3_error *err)
+{
+    if (s->opt.read_only)
+        return L3_OK;
+    uint32_t crc = 0;
+    uint64_t bytes = 0;
+    l3_status st = l3_slab_write_checkpoint(s, &crc, &bytes, err);
     if (st != L3_OK)
         return st;
-    if ((st = pread_all(s->fd, s->path, s->table, s->geo.slab_table_len, s->geo.slab_table_off, err)) != L3_OK ||
-        (st = pread_all(s->fd, s->path, s->journal, s->geo.journal_len, s->geo.journal_off, err)) != L3_OK)
-        return st;
-    atomic_store(&s->seq, s->sb.next_seq ? s->sb.next_seq : 1);
-    return L3_OK;
+    l3_shm_lock(s, &s->sh->sb_mu);
+    s->sh->sb.clean = 1;
+    s->sh->sb.ckpt_bytes = bytes;
+    s->sh->sb.ckpt_crc = crc;
+    s->sh->sb.ckpt_entries = (uint32_t)s->index.meta->count;
+    s->sh->sb.next_seq = atomic_load(&s->sh->seq);
+    st = l3_slab_write_sb(s, err);
+    l3_shm_unlock(&s->sh->sb_mu);
+    return st;
+}
+
+static int lock_file(int fd, int how, double timeout)
+{
+    double deadline = l3_monotonic_seconds() + (timeout > 0 ? timeout : 0);
+    while (flock(fd, how | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK || l3_monotonic_seconds() >= deadline)
+            return -1;
+        usleep(10000);
+    }
+    return 0;
 }
 
 l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_error *err)
@@ -1201,16 +1235,24 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
     if (exists && !blockdev && !S_ISREG(stbuf.st_mode))
         return l3_fail(err, L3_EINVAL, "%s is neither a regular file nor a block device", opt.path);
     int flags = (opt.read_only ? O_RDONLY : O_RDWR) | O_DIRECT | O_CLOEXEC;
-    if (blockdev)
-        flags |= O_EXCL;
     if (!exists)
         flags |= O_CREAT | O_EXCL;
-    int fd = open(opt.path, flags, 0644);
-    /* O_EXCL on a block device: a dead opener's rings may hold it a while. */
-    for (double until = l3_monotonic_seconds() + opt.lock_timeout;
-         fd < 0 && errno == EBUSY && blockdev && l3_monotonic_seconds() < until;) {
-        usleep(10000);
+    /* A block device is opened O_EXCL (no mounts meanwhile) by its first
+     * opener; the others attach without it (l3_shm_attach checks that
+     * they share it with a live l3cache process). */
+    bool shared_dev = false;
+    int fd = open(opt.path, flags | (blockdev ? O_EXCL : 0), 0644);
+    if (fd < 0 && errno == EEXIST && !exists) {
+        /* Another process created it meanwhile: open what it made. */
+        exists = true;
+        flags &= ~(O_CREAT | O_EXCL);
         fd = open(opt.path, flags, 0644);
+        if (fd >= 0)
+            fstat(fd, &stbuf);
+    }
+    if (fd < 0 && errno == EBUSY && blockdev) {
+        fd = open(opt.path, flags, 0644);
+        shared_dev = fd >= 0;
     }
     if (fd < 0) {
         int e = errno;
@@ -1231,21 +1273,23 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
     s->path = strdup(opt.path);
     s->opt.path = s->path;
     s->fd = fd;
+    s->shm_fd = -1;
+    s->me = -1;
     s->is_blockdev = blockdev;
-    pthread_rwlock_init(&s->lock, NULL);
-    pthread_mutex_init(&s->sb_mu, NULL);
-    pthread_mutex_init(&s->table_mu, NULL);
-    pthread_mutex_init(&s->journal_mu, NULL);
-    /* A process that died with I/O in flight holds the file until the
-     * kernel has torn its rings down: wait a little for that. */
-    double lock_deadline = l3_monotonic_seconds() + (opt.lock_timeout > 0 ? opt.lock_timeout : 0);
-    while (flock(fd, (opt.read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK || l3_monotonic_seconds() >= lock_deadline) {
-            st = l3_fail(err, L3_EBUSY, "%s is open in another process (%s)", opt.path,
-                         strerror(errno));
-            goto fail;
-        }
-        usleep(10000);
+    /* Concurrent openers of one store take turns from here to attach. */
+    if ((st = l3_shm_open_locked(s, err)) != L3_OK)
+        goto fail;
+    /* Its size, now that a concurrent creator (who held the lock) is done. */
+    if (!blockdev && fstat(fd, &stbuf) != 0) {
+        st = l3_fail(err, L3_EIO, "%s: %s", opt.path, strerror(errno));
+        goto fail;
+    }
+    /* Processes share the store (LOCK_SH); l3fsck -y and formatting take
+     * it exclusively. A killed process holds it until the kernel tore its
+     * rings down, so wait a little. */
+    if (lock_file(fd, LOCK_SH, opt.lock_timeout) != 0) {
+        st = l3_fail(err, L3_EBUSY, "%s is locked exclusively by another process (l3fsck -y?)", opt.path);
+        goto fail;
     }
     uint64_t size = 0;
     if (blockdev) {
@@ -1259,19 +1303,28 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
                                           "logical block %d", opt.path, opt.block_size, lbs);
             goto fail;
         }
-    } else if (exists) {
+    } else {
+        /* Read under the open lock: whoever created the file may have
+         * formatted it meanwhile. */
         size = (uint64_t)stbuf.st_size;
     }
     char why[512];
     l3_superblock sb;
     int valid = size ? read_superblocks(fd, s->path, size, &sb, why, sizeof why) : 0;
     if (valid && !opt.format) {
-        s->sb = sb;
-        st = open_existing(s, size, err);
-        if (st != L3_OK)
+        s->disk_sb = sb;
+        if (!l3_geometry_from_sb(&sb, &s->geo, why, sizeof why)) {
+            st = l3_fail(err, L3_ECORRUPT, "%s: %s", s->path, why);
             goto fail;
+        }
+        if (s->geo.capacity > size) {
+            st = l3_fail(err, L3_ECORRUPT,
+                         "%s is %llu bytes but its store needs %llu: the image is truncated",
+                         s->path, (unsigned long long)size, (unsigned long long)s->geo.capacity);
+            goto fail;
+        }
     } else {
-        bool blank = !exists || size == 0 || (!valid && all_zero_head(fd, s->path, size));
+        bool blank = size == 0 || (!valid && all_zero_head(fd, s->path, size));
         if (!opt.format && !(opt.create && blank)) {
             st = l3_fail(err, L3_ECORRUPT,
                          "%s holds no valid l3cache superblock (%s); refusing to overwrite it "
@@ -1279,8 +1332,10 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
                          opt.path, size ? why : "empty");
             goto fail;
         }
-        if (opt.read_only) {
-            st = l3_fail(err, L3_ECLOSED, "%s: a read-only open cannot format", opt.path);
+        if (opt.read_only || shared_dev) {
+            st = l3_fail(err, opt.read_only ? L3_ECLOSED : L3_EBUSY, "%s: %s", opt.path,
+                         opt.read_only ? "a read-only open cannot format"
+                                       : "the device is in use: cannot format it");
             goto fail;
         }
         uint64_t capacity = opt.capacity ? opt.capacity : size;
@@ -1293,11 +1348,19 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
             st = l3_fail(err, L3_ECONFIG, "%s: a new store file needs a capacity", opt.path);
             goto fail;
         }
+        /* Formatting needs the store to itself. */
+        if (lock_file(fd, LOCK_EX, 0) != 0) {
+            st = l3_fail(err, L3_EBUSY, "%s is open in another process: cannot format it", opt.path);
+            goto fail;
+        }
         st = format_store(s, capacity, err);
+        lock_file(fd, LOCK_SH, 0);
         if (st != L3_OK)
             goto fail;
+        s->formatted = true;
     }
-    /* The engine: contexts for the workers, bounce room for a wave. */
+    memcpy(s->geo_uuid, s->disk_sb.uuid, 16);
+    /* This process's engine: contexts for its workers, bounce room for a wave. */
     uint32_t b = s->geo.block_size;
     s->wave_keys = opt.batch_keys;
     l3_io_options io = {
@@ -1311,37 +1374,24 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
     st = l3_io_engine_open(&io, fd, &s->engine, err);
     if (st != L3_OK)
         goto fail;
-    if (s->sb.clean) {
-        st = l3_slab_load_checkpoint(s, err);
-        if (st == L3_OK) {
-            s->opened_from_checkpoint = true;
-        } else if (st == L3_ECORRUPT) {
-            l3_log("warning", "%s: the checkpoint is unusable (%s); rebuilding the index from the "
-                              "object headers", s->path, err ? err->msg : "");
-            st = L3_OK;
-        }
-        if (st != L3_OK)
-            goto fail;
+    st = l3_shm_attach(s, s->formatted, load_from_disk, err);
+    if (st != L3_OK)
+        goto fail;
+    if (shared_dev && s->sh->attached <= 1) {
+        /* Nobody of ours held the device: someone else has it exclusively. */
+        l3_shm_open_unlock(s, false);
+        l3_shm_detach(s, NULL, NULL);
+        s->shm_fd = -1;
+        st = l3_fail(err, L3_EBUSY, "opening %s: the device is mounted or opened exclusively elsewhere",
+                     opt.path);
+        goto fail;
     }
-    if (!s->opened_from_checkpoint) {
-        st = l3_slab_scan(s, err);
-        if (st != L3_OK)
-            goto fail;
-    }
-    if (!opt.read_only) {
-        /* Dirty before the first change: a crash from here on rebuilds. */
-        pthread_mutex_lock(&s->sb_mu);
-        s->sb.clean = 0;
-        s->sb.next_seq = atomic_load(&s->seq);
-        st = l3_slab_write_sb(s, err);
-        pthread_mutex_unlock(&s->sb_mu);
-        if (st != L3_OK)
-            goto fail;
-    }
+    l3_shm_open_unlock(s, false);
     s->open_seconds = l3_monotonic_seconds() - started;
     *out = s;
     return L3_OK;
 fail:
+    l3_shm_open_unlock(s, true);
     if (s->engine)
         l3_io_engine_close(s->engine);
     flock(fd, LOCK_UN);
@@ -1350,7 +1400,7 @@ fail:
         /* Leave nothing behind for a store that never opened. */
         unlink(opt.path);
     }
-    store_free_memory(s);
+    store_free(s);
     return st;
 }
 
@@ -1359,35 +1409,17 @@ l3_status l3_slabstore_close(l3_slabstore *s, l3_error *err)
     if (s->closed)
         return L3_OK;
     s->closed = true;
-    l3_status st = L3_OK;
     if (atomic_load(&s->fatal) || l3_io_engine_broken(s->engine)) {
         /* Some I/O may still be in flight: keep the engine (and its
-         * registration of the pool) and leave the store dirty. */
+         * registration of the pool) and stay attached, so that the store
+         * stays dirty and no one reuses what this process reserved. */
         s->engine_leaked = true;
-        flock(s->fd, LOCK_UN);
-        close(s->fd);
-        s->fd = -1;
         return l3_fail(err, L3_EUNRETIRED, "%s: I/O was not reaped; the store stays dirty and "
                                            "is rebuilt from its headers on the next open", s->path);
     }
-    if (!s->opt.read_only) {
-        uint32_t crc = 0;
-        uint64_t bytes = 0;
-        st = l3_slab_write_checkpoint(s, &crc, &bytes, err);
-        if (st == L3_OK) {
-            pthread_mutex_lock(&s->sb_mu);
-            s->sb.clean = 1;
-            s->sb.ckpt_bytes = bytes;
-            s->sb.ckpt_crc = crc;
-            s->sb.ckpt_entries = (uint32_t)s->index.count;
-            s->sb.next_seq = atomic_load(&s->seq);
-            st = l3_slab_write_sb(s, err);
-            pthread_mutex_unlock(&s->sb_mu);
-        }
-    }
     l3_io_engine_close(s->engine);
     s->engine = NULL;
-    /* Unlock explicitly: a ring being torn down may still hold the file. */
+    l3_status st = l3_shm_detach(s, checkpoint_on_detach, err);
     flock(s->fd, LOCK_UN);
     close(s->fd);
     s->fd = -1;
@@ -1405,14 +1437,14 @@ void l3_slabstore_free(l3_slabstore *s)
     }
     if (s->engine_leaked)
         return; /* the kernel may still write memory the engine owns */
-    store_free_memory(s);
+    store_free(s);
 }
 
 void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
 {
     memset(o, 0, sizeof *o);
-    pthread_rwlock_rdlock(&s->lock);
-    o->objects = s->index.count;
+    l3_slab_lock(s);
+    o->objects = s->index.meta->count;
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
         slab *sl = &s->slabs[i];
         o->payload_bytes += sl->live_bytes;
@@ -1423,14 +1455,14 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
         else
             o->slabs_sealed++;
     }
-    pthread_rwlock_unlock(&s->lock);
+    l3_slab_unlock(s);
     o->capacity_bytes = s->geo.capacity;
     o->data_bytes = (uint64_t)s->geo.num_slabs * s->geo.slab_size;
     o->block_size = s->geo.block_size;
     o->slab_size = s->geo.slab_size;
     o->slabs_total = s->geo.num_slabs;
     o->max_objects = s->geo.max_objects;
-    o->index_bytes = s->index.mapped;
+    o->index_bytes = l3_index_capacity(&s->index) * sizeof(l3_index_entry);
     o->puts = atomic_load(&s->puts);
     o->put_keys_written = atomic_load(&s->put_written);
     o->put_keys_existing = atomic_load(&s->put_existing);
@@ -1460,11 +1492,15 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->checksum_failures = atomic_load(&s->checksum_failures);
     o->stale_reads = atomic_load(&s->stale_reads);
     o->unaligned_ios = atomic_load(&s->unaligned_ios);
-    o->recovered_objects = s->recovered_objects;
-    o->opened_from_checkpoint = s->opened_from_checkpoint;
+    o->recovered_objects = s->sh->recovered_objects;
+    o->opened_from_checkpoint = s->sh->opened_from_checkpoint;
     o->open_seconds = s->open_seconds;
     o->broken = o->broken || atomic_load(&s->fatal);
-    o->epoch = s->sb.epoch;
+    o->epoch = s->sh->sb.epoch;
+    o->attached_processes = (uint32_t)l3_shm_attached(s, NULL, 0);
+    l3_slab_lock(s);
+    o->reserved_slots = s->sh->reserved;
+    l3_slab_unlock(s);
 }
 
 char *l3_slab_stats_to_json(const l3_slab_stats *st)
@@ -1478,7 +1514,7 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     U(evictions); U(evicted_objects); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
-    U(recovered_objects); U(epoch);
+    U(recovered_objects); U(epoch); U(attached_processes); U(reserved_slots);
 #undef U
     json_object_set_new(o, "opened_from_checkpoint", json_boolean(st->opened_from_checkpoint));
     json_object_set_new(o, "open_seconds", json_real(st->open_seconds));
@@ -1499,4 +1535,12 @@ void l3_slabstore_set_fault(l3_slabstore *s, const l3_io_fault *fault)
 {
     if (s->engine)
         l3_io_engine_set_fault(s->engine, fault);
+}
+
+int l3_slabstore_attached(l3_slabstore *s, int32_t *pids, int max)
+{
+    l3_slab_lock(s);
+    l3_shm_reap_dead(s);
+    l3_slab_unlock(s);
+    return l3_shm_attached(s, pids, max);
 }

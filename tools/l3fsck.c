@@ -21,6 +21,7 @@
 #include "l3_crc32c.h"
 #include "l3_format.h"
 #include "l3_hash.h"
+#include "l3_index.h"
 
 #define EXIT_CLEAN 0
 #define EXIT_FIXED 1
@@ -335,8 +336,8 @@ static void check_checkpoint(fsck *f)
         f->objects[i].live = false;
     uint64_t missing = 0;
     for (uint64_t k = 0; k < h.num_entries; k++) {
-        struct { uint64_t hash, seq; uint32_t check, crc, slab, slot, size; uint16_t ns, key_len; } e;
-        memcpy(&e, p + k * 40, 40);
+        l3_index_entry e;
+        memcpy(&e, p + k * sizeof e, sizeof e);
         bool found = false;
         for (size_t i = 0; i < f->num_objects && !found; i++) {
             object *o = &f->objects[i];

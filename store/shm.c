@@ -1,0 +1,367 @@
+/* The slab store's shared mapping: every process that opens a store maps
+ * one POSIX shared memory object named after the store file (device and
+ * inode), holding the index and all allocator state. The first process
+ * in loads it from disk; the last one out writes the checkpoint and
+ * removes it. Locks are robust and process-shared: a process that dies
+ * holding one does not wedge the others. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "slab_internal.h"
+
+static void init_robust(pthread_mutex_t *mu)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(mu, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
+void l3_shm_lock(l3_slabstore *s, pthread_mutex_t *mu)
+{
+    int rc = pthread_mutex_lock(mu);
+    if (rc == EOWNERDEAD) {
+        /* Updates under these locks publish last (an index entry's hash,
+         * a slab record's crc) and every read re-checks generation and
+         * checksum, so what a dead holder left half-done cannot serve
+         * wrong bytes; counters may be off until the next rebuild. */
+        l3_log("warning", "%s: a process died holding the store's shared lock; continuing", s->path);
+        pthread_mutex_consistent(mu);
+    }
+}
+
+void l3_shm_unlock(pthread_mutex_t *mu) { pthread_mutex_unlock(mu); }
+
+static size_t page_round(size_t x) { return (x + 4095) & ~(size_t)4095; }
+
+/* The areas' offsets and the mapping's size for this geometry. */
+static size_t layout(const l3_geometry *g, shared *h)
+{
+    uint32_t max_pb = (uint32_t)((g->slab_size - g->header_bytes) / g->block_size);
+    uint32_t max_slots = (uint32_t)(g->slab_size / g->header_bytes);
+    size_t off = page_round(sizeof(shared));
+    h->off_slabs = off;
+    off += page_round((size_t)g->num_slabs * sizeof(slab));
+    h->off_class_open = off;
+    off += page_round(((size_t)max_pb + 1) * sizeof(int32_t));
+    h->off_slot_ids = off;
+    off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint64_t));
+    h->off_table = off;
+    off += page_round(g->slab_table_len);
+    h->off_journal = off;
+    off += page_round(g->journal_len);
+    h->off_index = off;
+    off += page_round(l3_index_capacity_for(g->max_objects) * sizeof(l3_index_entry));
+    h->max_payload_blocks = max_pb;
+    h->max_slots = max_slots;
+    return off;
+}
+
+static void set_views(l3_slabstore *s)
+{
+    uint8_t *base = (uint8_t *)s->sh;
+    s->slabs = (slab *)(base + s->sh->off_slabs);
+    s->class_open = (int32_t *)(base + s->sh->off_class_open);
+    s->slot_ids = (uint64_t *)(base + s->sh->off_slot_ids);
+    s->table = (l3_slab_record *)(base + s->sh->off_table);
+    s->journal = (l3_journal_record *)(base + s->sh->off_journal);
+    s->index = (l3_index){ .table = (l3_index_entry *)(base + s->sh->off_index), .meta = &s->sh->index };
+    s->ns = s->sh->ns;
+}
+
+/* 1 alive, 0 dead or unused (then the slot's mutex is ours to reset). */
+static int probe(proc_slot *p)
+{
+    int rc = pthread_mutex_trylock(&p->alive);
+    if (rc == EBUSY)
+        return 1;
+    if (rc == EOWNERDEAD)
+        pthread_mutex_consistent(&p->alive);
+    if (rc == 0 || rc == EOWNERDEAD)
+        pthread_mutex_unlock(&p->alive);
+    return 0;
+}
+
+/* Give back what a dead process held: its reserved slots (under lock). */
+static void release_proc(l3_slabstore *s, int p)
+{
+    shared *h = s->sh;
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
+        slab *sl = &s->slabs[i];
+        uint32_t n = sl->proc_inflight[p];
+        sl->inflight = sl->inflight >= n ? sl->inflight - n : 0;
+        sl->proc_inflight[p] = 0;
+    }
+    h->reserved = h->reserved >= h->procs[p].reserved ? h->reserved - h->procs[p].reserved : 0;
+    h->procs[p].reserved = 0;
+    h->procs[p].used = 0;
+    if (h->attached)
+        h->attached--;
+}
+
+int l3_shm_reap_dead(l3_slabstore *s)
+{
+    int reaped = 0;
+    for (int p = 0; p < L3_MAX_PROCS; p++) {
+        if (p == s->me || !s->sh->procs[p].used || probe(&s->sh->procs[p]))
+            continue;
+        l3_log("warning", "%s: process %d died attached to the store; its %llu reserved slots are "
+                          "reclaimed", s->path, s->sh->procs[p].pid,
+               (unsigned long long)s->sh->procs[p].reserved);
+        release_proc(s, p);
+        reaped++;
+    }
+    return reaped;
+}
+
+int l3_shm_attached(l3_slabstore *s, int32_t *pids, int max)
+{
+    int n = 0;
+    l3_slab_lock(s);
+    for (int p = 0; p < L3_MAX_PROCS; p++)
+        if (s->sh->procs[p].used && (p == s->me || probe(&s->sh->procs[p]))) {
+            if (n < max)
+                pids[n] = s->sh->procs[p].pid;
+            n++;
+        }
+    l3_slab_unlock(s);
+    return n;
+}
+
+/* The liveness thread: holds this process's `alive` mutex until detach. */
+static void *alive_main(void *arg)
+{
+    l3_slabstore *s = arg;
+    pthread_mutex_lock(&s->sh->procs[s->me].alive);
+    pthread_mutex_lock(&s->alive_mu);
+    s->alive_started = true;
+    pthread_cond_broadcast(&s->alive_cv);
+    while (!s->alive_stop)
+        pthread_cond_wait(&s->alive_cv, &s->alive_mu);
+    pthread_mutex_unlock(&s->alive_mu);
+    pthread_mutex_unlock(&s->sh->procs[s->me].alive);
+    return NULL;
+}
+
+static bool start_alive(l3_slabstore *s)
+{
+    pthread_mutex_init(&s->alive_mu, NULL);
+    pthread_cond_init(&s->alive_cv, NULL);
+    if (pthread_create(&s->alive_thread, NULL, alive_main, s) != 0)
+        return false;
+    pthread_mutex_lock(&s->alive_mu);
+    while (!s->alive_started)
+        pthread_cond_wait(&s->alive_cv, &s->alive_mu);
+    pthread_mutex_unlock(&s->alive_mu);
+    return true;
+}
+
+static void stop_alive(l3_slabstore *s)
+{
+    pthread_mutex_lock(&s->alive_mu);
+    s->alive_stop = true;
+    pthread_cond_broadcast(&s->alive_cv);
+    pthread_mutex_unlock(&s->alive_mu);
+    pthread_join(s->alive_thread, NULL);
+    pthread_mutex_destroy(&s->alive_mu);
+    pthread_cond_destroy(&s->alive_cv);
+}
+
+l3_status l3_shm_open_locked(l3_slabstore *s, l3_error *err)
+{
+    struct stat st;
+    if (fstat(s->fd, &st) != 0)
+        return l3_fail(err, L3_EIO, "%s: %s", s->path, strerror(errno));
+    snprintf(s->shm_name, sizeof s->shm_name, "/l3cache-%llx-%llx",
+             (unsigned long long)(s->is_blockdev ? st.st_rdev : st.st_dev), (unsigned long long)st.st_ino);
+    s->shm_fd = shm_open(s->shm_name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (s->shm_fd < 0)
+        return l3_fail(err, L3_EIO, "shm_open %s: %s", s->shm_name, strerror(errno));
+    /* Opening, attaching and detaching take turns. */
+    while (flock(s->shm_fd, LOCK_EX) != 0 && errno == EINTR)
+        ;
+    return L3_OK;
+}
+
+void l3_shm_open_unlock(l3_slabstore *s, bool failed)
+{
+    if (s->shm_fd < 0)
+        return;
+    if (failed && !s->sh) {
+        struct stat st;
+        if (fstat(s->shm_fd, &st) == 0 && st.st_size == 0)
+            shm_unlink(s->shm_name); /* never initialised: leave no name behind */
+    }
+    flock(s->shm_fd, LOCK_UN);
+    if (failed && !s->sh) {
+        close(s->shm_fd);
+        s->shm_fd = -1;
+    }
+}
+
+l3_status l3_shm_attach(l3_slabstore *s, bool formatted, l3_status (*load)(l3_slabstore *, l3_error *),
+                        l3_error *err)
+{
+    /* The caller holds the open lock (l3_shm_open_locked). */
+    shared probe_hdr;
+    memset(&probe_hdr, 0, sizeof probe_hdr);
+    size_t need = layout(&s->geo, &probe_hdr);
+    struct stat mst;
+    fstat(s->shm_fd, &mst);
+    l3_status rc = L3_OK;
+    bool fresh = true;
+    if ((size_t)mst.st_size == need) {
+        void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
+        if (m != MAP_FAILED) {
+            shared *h = m;
+            int alive = 0;
+            /* Join it only if it is this store's, loaded, and someone is
+             * still attached to it; anything else is rebuilt. */
+            if (h->magic == L3_SHM_MAGIC && h->version == L3_SHM_VERSION && h->ready &&
+                memcmp(h->uuid, s->geo_uuid, 16) == 0)
+                for (int p = 0; p < L3_MAX_PROCS; p++)
+                    alive += h->procs[p].used && probe(&h->procs[p]);
+            if (alive) {
+                if (formatted) {
+                    munmap(m, need);
+                    rc = l3_fail(err, L3_EBUSY, "%s is open in another process: cannot format it", s->path);
+                    goto out;
+                }
+                fresh = false;
+                s->sh = h;
+                s->sh_size = need;
+            } else {
+                munmap(m, need);
+            }
+        }
+    }
+    if (fresh) {
+        /* Nobody alive is attached: (re)build the mapping from disk. */
+        if (ftruncate(s->shm_fd, 0) != 0 || ftruncate(s->shm_fd, (off_t)need) != 0) {
+            rc = l3_fail(err, L3_ENOMEM, "sizing the %zu-byte shared mapping %s: %s", need, s->shm_name,
+                         strerror(errno));
+            goto out;
+        }
+        void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
+        if (m == MAP_FAILED) {
+            rc = l3_fail(err, L3_ENOMEM, "mapping %zu bytes of %s: %s", need, s->shm_name, strerror(errno));
+            goto out;
+        }
+        s->sh = m;
+        s->sh_size = need;
+        shared *h = s->sh;
+        *h = probe_hdr;
+        h->magic = L3_SHM_MAGIC;
+        h->version = L3_SHM_VERSION;
+        h->size = need;
+        memcpy(h->uuid, s->geo_uuid, 16);
+        h->sb = s->disk_sb;
+        init_robust(&h->lock);
+        init_robust(&h->table_mu);
+        init_robust(&h->journal_mu);
+        init_robust(&h->sb_mu);
+        for (int p = 0; p < L3_MAX_PROCS; p++)
+            init_robust(&h->procs[p].alive);
+        l3_index_format(&h->index, s->geo.max_objects);
+        set_views(s);
+        for (uint32_t c = 0; c <= h->max_payload_blocks; c++)
+            s->class_open[c] = -1;
+        atomic_store(&h->seq, s->disk_sb.next_seq ? s->disk_sb.next_seq : 1);
+    } else {
+        set_views(s);
+    }
+    /* Take a process slot. */
+    l3_slab_lock(s);
+    s->me = -1;
+    for (int p = 0; p < L3_MAX_PROCS && s->me < 0; p++)
+        if (!s->sh->procs[p].used)
+            s->me = p;
+    if (s->me < 0) {
+        l3_shm_reap_dead(s);
+        for (int p = 0; p < L3_MAX_PROCS && s->me < 0; p++)
+            if (!s->sh->procs[p].used)
+                s->me = p;
+    }
+    if (s->me >= 0) {
+        proc_slot *me = &s->sh->procs[s->me];
+        me->used = 1;
+        me->pid = (int32_t)getpid();
+        me->reserved = 0;
+        me->attached_at = (uint64_t)time(NULL);
+        s->sh->attached++;
+    }
+    l3_slab_unlock(s);
+    if (s->me < 0) {
+        rc = l3_fail(err, L3_EBUSY, "%s: %d processes are attached already", s->path, L3_MAX_PROCS);
+        goto out;
+    }
+    if (!start_alive(s)) {
+        rc = l3_fail(err, L3_ENOMEM, "starting the liveness thread");
+        goto out;
+    }
+    if (fresh) {
+        rc = load(s, err);
+        if (rc == L3_OK)
+            s->sh->ready = 1;
+    } else {
+        l3_slab_lock(s);
+        l3_shm_reap_dead(s);
+        l3_slab_unlock(s);
+    }
+out:
+    if (rc != L3_OK && s->sh) {
+        if (s->alive_started)
+            stop_alive(s);
+        if (fresh) {
+            s->sh->ready = 0;
+            shm_unlink(s->shm_name);
+        } else if (s->me >= 0) {
+            l3_slab_lock(s);
+            s->sh->procs[s->me].used = 0;
+            s->sh->attached--;
+            l3_slab_unlock(s);
+        }
+        munmap(s->sh, s->sh_size);
+        s->sh = NULL;
+    }
+    return rc;
+}
+
+l3_status l3_shm_detach(l3_slabstore *s, l3_status (*last)(l3_slabstore *, l3_error *), l3_error *err)
+{
+    if (!s->sh)
+        return L3_OK;
+    while (flock(s->shm_fd, LOCK_EX) != 0 && errno == EINTR)
+        ;
+    stop_alive(s);
+    l3_slab_lock(s);
+    release_proc(s, s->me);
+    int others = 0;
+    for (int p = 0; p < L3_MAX_PROCS; p++)
+        if (s->sh->procs[p].used && probe(&s->sh->procs[p]))
+            others++;
+    l3_slab_unlock(s);
+    l3_status rc = L3_OK;
+    if (!others) {
+        if (last)
+            rc = last(s, err);
+        s->sh->ready = 0;
+        shm_unlink(s->shm_name);
+    }
+    munmap(s->sh, s->sh_size);
+    s->sh = NULL;
+    flock(s->shm_fd, LOCK_UN);
+    close(s->shm_fd);
+    s->shm_fd = -1;
+    return rc;
+}

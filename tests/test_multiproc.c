@@ -1,0 +1,330 @@
+/* Several processes (tensor-parallel ranks) share one store: concurrent
+ * puts and gets of overlapping keys under eviction, one process killed
+ * with SIGKILL mid-run, and the reference executor tests that move pages
+ * between ranks, with one process per rank on the disk store. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "l3_format.h"
+#include "l3_slabstore.h"
+#include "store_util.h"
+
+#define MIB (1ull << 20)
+#define PAGE 65536
+#define KEYS 120
+
+static l3_slab_options shared_options(const char *path)
+{
+    l3_slab_options o = test_options(path, 0, L3_ENGINE_AUTO);
+    l3_geometry g;
+    char why[128];
+    l3_geometry_plan(16 * MIB, MIB, 4096, 0, &g, why, sizeof why);
+    o.capacity = g.data_off + 6 * MIB; /* 90 slots for 120 keys: eviction all along */
+    o.lock_timeout = 10;
+    return o;
+}
+
+/* A worker: puts and gets random keys for `seconds`; every page it is
+ * served must hold exactly its key's bytes. Exit 0, or 1 on wrong bytes. */
+static int worker(const char *path, unsigned seed, double seconds, int report_fd)
+{
+    l3_slab_options o = shared_options(path);
+    l3_slabstore *s;
+    l3_error err;
+    if (l3_slabstore_open(&o, &s, &err) != L3_OK) {
+        fprintf(stderr, "worker: %s\n", err.msg);
+        return 2;
+    }
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(8 * PAGE), *want = aligned_pool(PAGE);
+    l3_slabstore_register_host(s, (l3_host_buffer){ pool, 8 * PAGE }, NULL);
+    double end = l3_monotonic_seconds() + seconds;
+    int served = 0, wrong = 0, puts = 0;
+    if (report_fd >= 0 && write(report_fd, "r", 1) != 1) /* attached */
+        return 3;
+    while (l3_monotonic_seconds() < end) {
+        char keys[8][48];
+        const char *ptrs[8];
+        l3_range ranges[8];
+        uint32_t ids[8];
+        for (int i = 0; i < 8; i++) {
+            seed = seed * 1103515245u + 12345u;
+            ids[i] = (seed >> 8) % KEYS;
+            snprintf(keys[i], sizeof keys[i], "mp_obj%u", ids[i]);
+            ptrs[i] = keys[i];
+            ranges[i] = (l3_range){ (uint64_t)i * PAGE, PAGE };
+        }
+        bool ok[8], fail[8];
+        l3_io_result r = { .success = ok, .object_failures = fail };
+        if ((seed >> 20) & 1) { /* the LCG's low bit just alternates */
+            for (int i = 0; i < 8; i++)
+                fill_pattern(pool + i * PAGE, PAGE, ids[i]);
+            if (st->ops->batch_put_from(st, ptrs, 8, (l3_host_buffer){ pool, 8 * PAGE }, ranges, &r, NULL) == L3_OK)
+                for (int i = 0; i < 8; i++)
+                    puts += ok[i];
+        } else {
+            memset(pool, 0, 8 * PAGE);
+            if (st->ops->batch_get_into(st, ptrs, 8, (l3_host_buffer){ pool, 8 * PAGE }, ranges, &r, NULL) != L3_OK)
+                continue;
+            for (int i = 0; i < 8; i++) {
+                if (!ok[i])
+                    continue;
+                served++;
+                fill_pattern(want, PAGE, ids[i]);
+                wrong += memcmp(pool + i * PAGE, want, PAGE) != 0;
+            }
+        }
+    }
+    l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
+    l3_slabstore_free(s);
+    fprintf(stderr, "worker %d: %d puts, %d served, %d wrong\n", (int)getpid(), puts, served, wrong);
+    return wrong ? 1 : (puts && served ? 0 : 4);
+}
+
+static void processes_share_a_store_and_survive_one_being_killed(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "multiproc");
+    l3_slab_options o = shared_options(path);
+    l3_slabstore *s;
+    assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK); /* create it, stay attached */
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pids[4];
+    for (int i = 0; i < 4; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            close(fds[0]);
+            /* Process 3 is the victim: it runs "forever" until killed. */
+            _exit(worker(path, 1000u + (unsigned)i, i == 3 ? 60.0 : 2.5, fds[1]));
+        }
+    }
+    close(fds[1]);
+    char c;
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(read(fds[0], &c, 1), 1);
+    int32_t attached[16];
+    assert_int_equal(l3_slabstore_attached(s, attached, 16), 5);
+    usleep(700000);
+    kill(pids[3], SIGKILL); /* mid-run: maybe mid-put, maybe holding the lock */
+    int status;
+    assert_int_equal(waitpid(pids[3], &status, 0), pids[3]);
+    assert_true(WIFSIGNALED(status));
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0); /* the others went on, never served wrong bytes */
+    }
+    close(fds[0]);
+    /* The dead process is reaped and its reserved slots given back. */
+    assert_int_equal(l3_slabstore_attached(s, attached, 16), 1);
+    assert_int_equal(attached[0], (int32_t)getpid());
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.reserved_slots, 0);
+    assert_int_equal(stats.attached_processes, 1);
+    /* Everything still served is right, and a removal is not blocked by
+     * the dead process's reservations. */
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(PAGE), *want = aligned_pool(PAGE);
+    size_t present = 0;
+    for (uint32_t k = 0; k < KEYS; k++) {
+        char key[48];
+        snprintf(key, sizeof key, "mp_obj%u", k);
+        const char *kp = key;
+        bool ok, fail;
+        assert_int_equal(get_keys(st, &kp, 1, pool, PAGE, &(l3_range){ 0, PAGE }, &ok, &fail), L3_OK);
+        if (ok) {
+            fill_pattern(want, PAGE, k);
+            assert_memory_equal(pool, want, PAGE);
+            present++;
+        }
+    }
+    assert_true(present > 0);
+    assert_true(st->ops->remove_by_prefix(st, "mp_"));
+    free(pool);
+    free(want);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
+/* One process per rank, each with its own executor over the shared
+ * store; `fn` runs in the child and returns its exit code. */
+static void run_ranks(int n, int (*fn)(const char *path, int rank, int fd), const char *path, int *fds_out)
+{
+    pid_t pids[4];
+    for (int r = 0; r < n; r++) {
+        pids[r] = fork();
+        assert_true(pids[r] >= 0);
+        if (pids[r] == 0)
+            _exit(fn(path, r, fds_out ? fds_out[1] : -1));
+    }
+    for (int r = 0; r < n; r++) {
+        int status;
+        assert_int_equal(waitpid(pids[r], &status, 0), pids[r]);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) != 0)
+            fail_msg("rank %d exited %d", r, WEXITSTATUS(status));
+    }
+}
+
+static harness *rank_harness(const char *path, l3_host_layout layout, l3_slabstore **store)
+{
+    l3_slab_options o = shared_options(path);
+    l3_error err;
+    if (l3_slabstore_open(&o, store, &err) != L3_OK) {
+        fprintf(stderr, "rank open: %s\n", err.msg);
+        _exit(20);
+    }
+    return harness_start_raw(l3_slabstore_store(*store), CONFIG, layout, l3_monotonic_clock());
+}
+
+static int wait_one(harness *h, uint64_t op_id, bool *success, bool *retired, bool *object_failure)
+{
+    double deadline = l3_monotonic_seconds() + 5;
+    while (l3_monotonic_seconds() < deadline) {
+        l3_poll p;
+        l3_executor_poll(h->executor, &p, NULL);
+        for (size_t i = 0; i < p.num_completions; i++)
+            if (p.completions[i].op_id == op_id) {
+                *success = p.completions[i].success[0];
+                *retired = p.completions[i].retired;
+                *object_failure = p.completions[i].object_failures[0];
+                l3_poll_release(&p);
+                return 0;
+            }
+        l3_poll_release(&p);
+        usleep(1000);
+    }
+    return -1;
+}
+
+static int sharded_writer(const char *path, int rank, int fd)
+{
+    (void)fd;
+    l3_slabstore *s;
+    harness *h = rank_harness(path, test_layout(2, (uint32_t)rank, (uint32_t)rank), &s);
+    /* Block 2 of group 0 is rank 1's local block 1: the pool's first 8 bytes. */
+    if (rank == 1)
+        memcpy(h->pool, "KV01KV01", 8);
+    l3_storage_key k = key("h");
+    int32_t block = 2;
+    l3_operation op = put_op(1, &k, &block);
+    if (l3_executor_submit(h->executor, &op, 1, NULL) != L3_OK)
+        return 21;
+    bool ok, retired, fail;
+    if (wait_one(h, 1, &ok, &retired, &fail) || !ok || !retired)
+        return 22;
+    harness_close(h, 5);
+    return 0;
+}
+
+static int sharded_reader(const char *path, int rank, int fd)
+{
+    (void)fd;
+    l3_slabstore *s;
+    harness *h = rank_harness(path, test_layout(2, (uint32_t)rank, (uint32_t)rank), &s);
+    l3_storage_key k = key("h");
+    int32_t block = 3;
+    l3_operation op = get_op(1, &k, &block);
+    if (l3_executor_submit(h->executor, &op, 1, NULL) != L3_OK)
+        return 31;
+    bool ok, retired, fail;
+    if (wait_one(h, 1, &ok, &retired, &fail) || !ok || !retired || fail)
+        return 32;
+    /* Block 3 belongs to rank 0 as its local block 2, at the second LCM block. */
+    if (rank == 0 && memcmp(h->pool + 24, "KV01KV01", 8) != 0)
+        return 33;
+    if (rank == 1)
+        for (size_t i = 0; i < h->pool_len; i++)
+            if (h->pool[i])
+                return 34;
+    harness_close(h, 5);
+    return 0;
+}
+
+static void a_sharded_block_moves_to_its_new_owner_through_the_store(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "ranks");
+    run_ranks(2, sharded_writer, path, NULL);
+    l3_slab_options o = shared_options(path);
+    l3_slabstore *s;
+    assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.objects, 1); /* both ranks named the page alike */
+    l3_slabstore_free(s);
+    run_ranks(2, sharded_reader, path, NULL);
+    unlink(path);
+}
+
+static int key_reporter(const char *path, int rank, int fd)
+{
+    l3_slabstore *s;
+    harness *h = rank_harness(path, test_layout(2, (uint32_t)rank % 2, (uint32_t)rank), &s);
+    char line[2][256];
+    for (uint32_t g = 0; g < 2; g++) {
+        l3_storage_key k = { .group = g, .content_hash = "h", .page_offset = 0 };
+        if (l3_executor_object_key(h->executor, &k, line[g], sizeof line[g], NULL) != L3_OK)
+            return 41;
+    }
+    char out[600];
+    int n = snprintf(out, sizeof out, "%d %s %s\n", rank, line[0], line[1]);
+    if (write(fd, out, (size_t)n) != n)
+        return 42;
+    harness_close(h, 5);
+    return 0;
+}
+
+static void page_keys_follow_the_shard_and_state_keys_follow_the_rank(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "rankkeys");
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    run_ranks(3, key_reporter, path, fds);
+    close(fds[1]);
+    static char buf[4096];
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    assert_true(n > 0);
+    buf[n] = '\0';
+    char k0[3][256] = { "" }, k1[3][256] = { "" };
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        int r;
+        char a[256], b[256];
+        assert_int_equal(sscanf(line, "%d %255s %255s", &r, a, b), 3);
+        snprintf(k0[r], sizeof k0[r], "%s", a);
+        snprintf(k1[r], sizeof k1[r], "%s", b);
+    }
+    assert_string_equal(k0[0], k0[1]);
+    assert_string_not_equal(k0[0], k0[2]);
+    assert_string_not_equal(k1[0], k1[1]);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(processes_share_a_store_and_survive_one_being_killed),
+        cmocka_unit_test(a_sharded_block_moves_to_its_new_owner_through_the_store),
+        cmocka_unit_test(page_keys_follow_the_shard_and_state_keys_follow_the_rank),
+    };
+    return cmocka_run_group_tests_name("multiproc", tests, NULL, NULL);
+}
