@@ -89,6 +89,10 @@ void l3_slabstore_set_fault(l3_slabstore *s, const l3_io_fault *fault);
  * how many are attached. A process that died is reaped first. */
 int l3_slabstore_attached(l3_slabstore *s, int32_t *pids, int max);
 
+/* The processes attached to the store at `path` (without attaching):
+ * their pids into `pids` (up to `max`) and their count; -1 on error. */
+int l3_slabstore_attached_at(const char *path, int32_t *pids, int max);
+
 /* Counters and state. */
 void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *out);
 

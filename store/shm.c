@@ -365,3 +365,34 @@ l3_status l3_shm_detach(l3_slabstore *s, l3_status (*last)(l3_slabstore *, l3_er
     s->shm_fd = -1;
     return rc;
 }
+
+int l3_slabstore_attached_at(const char *path, int32_t *pids, int max)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    char name[96];
+    snprintf(name, sizeof name, "/l3cache-%llx-%llx",
+             (unsigned long long)(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev),
+             (unsigned long long)st.st_ino);
+    int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    struct stat mst;
+    int n = 0;
+    if (fstat(fd, &mst) == 0 && (size_t)mst.st_size >= sizeof(shared)) {
+        shared *h = mmap(NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (h != MAP_FAILED) {
+            if (h->magic == L3_SHM_MAGIC && h->version == L3_SHM_VERSION)
+                for (int p = 0; p < L3_MAX_PROCS; p++)
+                    if (h->procs[p].used && probe(&h->procs[p])) {
+                        if (n < max)
+                            pids[n] = h->procs[p].pid;
+                        n++;
+                    }
+            munmap(h, sizeof(shared));
+        }
+    }
+    close(fd);
+    return n;
+}

@@ -255,6 +255,14 @@ static void not_a_store_and_a_store_in_use_are_operational_errors(void **state)
     assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
     assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 8); /* refuses to repair */
     assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0); /* reads, with a warning */
+    char me[64];
+    snprintf(me, sizeof me, "attached processes: 1 (pid %d)", (int)getpid());
+    assert_non_null(strstr(out, me));
+    assert_int_equal(fsck(out, sizeof out, "-n", "--json", path, NULL), 0);
+    json_t *root = json_loads(out, 0, NULL);
+    assert_int_equal(json_array_size(json_object_get(root, "attached")), 1);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(root, "attached"), 0)), getpid());
+    json_decref(root);
     l3_slabstore_free(s);
     assert_int_equal(fsck(out, sizeof out, "-x", path, NULL), 8);
     unlink(path);

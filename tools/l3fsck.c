@@ -22,6 +22,7 @@
 #include "l3_format.h"
 #include "l3_hash.h"
 #include "l3_index.h"
+#include "l3_slabstore.h"
 
 #define EXIT_CLEAN 0
 #define EXIT_FIXED 1
@@ -54,7 +55,7 @@ typedef struct fsck {
     object *objects;
     size_t num_objects, cap_objects;
     uint64_t stale, corrupt_headers, corrupt_payloads, deleted, empty_slots;
-    json_t *errors, *repairs;
+    json_t *errors, *repairs, *attached;
     int found, fixed;
     bool mark_dirty;
     bool sync_copies; /* a valid copy is older: rewrite both, not an error */
@@ -433,9 +434,22 @@ int main(int argc, char **argv)
                 errno == EBUSY ? " (the store is open in another process: not repairing)" : "");
         { code = EXIT_OPERATIONAL; goto out; }
     }
-    bool in_use = flock(f.fd, (f.repair ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0;
+    int32_t pids[64];
+    int attached = l3_slabstore_attached_at(f.path, pids, 64);
+    if (attached > 0) {
+        char list[512] = "";
+        for (int i = 0; i < attached && i < 64; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? " " : "", pids[i]);
+        if (!f.json)
+            printf("attached processes: %d (pid %s)\n", attached, list);
+        f.attached = json_array();
+        for (int i = 0; i < attached && i < 64; i++)
+            json_array_append_new(f.attached, json_integer(pids[i]));
+    }
+    bool in_use = attached > 0 || flock(f.fd, (f.repair ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0;
     if (in_use && f.repair) {
-        fprintf(stderr, "l3fsck: %s is open in another process: refusing to repair\n", f.path);
+        fprintf(stderr, "l3fsck: %s is open in %s: refusing to repair\n", f.path,
+                attached > 0 ? "attached processes" : "another process");
         { code = EXIT_OPERATIONAL; goto out; }
     }
     if (in_use)
@@ -655,6 +669,7 @@ int main(int argc, char **argv)
             json_array_append_new(copies, cj);
         }
         json_object_set_new(root, "superblocks", copies);
+        json_object_set(root, "attached", f.attached ? f.attached : json_array());
         json_object_set_new(root, "checkpoint", json_pack("{s:b,s:s,s:I}", "valid", f.checkpoint_valid,
                                                           "status", f.checkpoint_why, "entries",
                                                           (json_int_t)f.checkpoint_entries));
@@ -701,6 +716,7 @@ out:
     free(f.journal);
     json_decref(f.errors);
     json_decref(f.repairs);
+    json_decref(f.attached);
     if (f.fd >= 0)
         close(f.fd);
     return code;
