@@ -669,7 +669,10 @@ int main(int argc, char **argv)
             json_array_append_new(copies, cj);
         }
         json_object_set_new(root, "superblocks", copies);
-        json_object_set(root, "attached", f.attached ? f.attached : json_array());
+        if (f.attached)
+            json_object_set(root, "attached", f.attached);
+        else
+            json_object_set_new(root, "attached", json_array());
         json_object_set_new(root, "checkpoint", json_pack("{s:b,s:s,s:I}", "valid", f.checkpoint_valid,
                                                           "status", f.checkpoint_why, "entries",
                                                           (json_int_t)f.checkpoint_entries));
