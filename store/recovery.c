@@ -12,32 +12,6 @@
 #define OPEN_FLAG 0x80000000u
 #define FREE_FLAG 0x40000000u
 
-static void *zalloc_aligned(size_t align, size_t len)
-{
-    void *p = NULL;
-    if (posix_memalign(&p, align < 4096 ? 4096 : align, len ? len : align) != 0)
-        return NULL;
-    memset(p, 0, len ? len : align);
-    return p;
-}
-
-static l3_status rw_all(int fd, bool write, void *buf, size_t len, uint64_t off, l3_error *err)
-{
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write ? pwrite(fd, (char *)buf + done, len - done, (off_t)(off + done))
-                          : pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return l3_fail(err, n == 0 ? L3_ECORRUPT : L3_EIO, "%s %zu bytes at %llu: %s",
-                           write ? "writing" : "reading", len, (unsigned long long)off,
-                           n < 0 ? strerror(errno) : "short");
-        done += (size_t)n;
-    }
-    return L3_OK;
-}
-
 /* Adopt every slab whose record is valid, used and of this epoch. */
 static l3_status adopt_slabs(l3_slabstore *s, l3_error *err)
 {
@@ -76,7 +50,7 @@ l3_status l3_slab_write_checkpoint(l3_slabstore *s, uint32_t *crc_out, uint64_t 
         return l3_fail(err, L3_ENOSPC, "the checkpoint (%llu bytes) exceeds its area",
                        (unsigned long long)total);
     }
-    uint8_t *buf = zalloc_aligned(b, total);
+    uint8_t *buf = l3_slab_alloc_aligned(b, total);
     if (!buf) {
         l3_slab_unlock(s);
         return l3_fail(err, L3_ENOMEM, "allocating a %llu-byte checkpoint", (unsigned long long)total);
@@ -117,7 +91,7 @@ l3_status l3_slab_write_checkpoint(l3_slabstore *s, uint32_t *crc_out, uint64_t 
     h->num_entries = entries;
     l3_slab_unlock(s);
     l3_checkpoint_header_seal(h);
-    l3_status st = rw_all(s->fd, true, buf, total, g->checkpoint_off, err);
+    l3_status st = l3_slab_rw_all(s->fd, s->path, true, buf, total, g->checkpoint_off, err);
     if (st == L3_OK && fdatasync(s->fd) != 0)
         st = l3_fail(err, L3_EIO, "fdatasync: %s", strerror(errno));
     *crc_out = h->body_crc;
@@ -130,10 +104,10 @@ l3_status l3_slab_load_checkpoint(l3_slabstore *s, l3_error *err)
 {
     const l3_geometry *g = &s->geo;
     uint32_t b = g->block_size;
-    uint8_t *head = zalloc_aligned(b, b);
+    uint8_t *head = l3_slab_alloc_aligned(b, b);
     if (!head)
         return l3_fail(err, L3_ENOMEM, "allocating a checkpoint buffer");
-    l3_status st = rw_all(s->fd, false, head, b, g->checkpoint_off, err);
+    l3_status st = l3_slab_rw_all(s->fd, s->path, false, head, b, g->checkpoint_off, err);
     l3_checkpoint_header h;
     memcpy(&h, head, sizeof h);
     free(head);
@@ -149,11 +123,11 @@ l3_status l3_slab_load_checkpoint(l3_slabstore *s, l3_error *err)
                             (uint64_t)h.num_slabs * 4 + h.num_entries * sizeof(l3_index_entry))
         return l3_fail(err, L3_ECORRUPT, "the checkpoint does not belong to this superblock");
     uint64_t len = l3_round_up(h.body_bytes, b);
-    uint8_t *body = zalloc_aligned(b, len);
+    uint8_t *body = l3_slab_alloc_aligned(b, len);
     if (!body)
         return l3_fail(err, L3_ENOMEM, "allocating a %llu-byte checkpoint buffer",
                        (unsigned long long)len);
-    st = rw_all(s->fd, false, body, len, g->checkpoint_off + b, err);
+    st = l3_slab_rw_all(s->fd, s->path, false, body, len, g->checkpoint_off + b, err);
     if (st == L3_OK && l3_crc32c(0, body, h.body_bytes) != h.body_crc)
         st = l3_fail(err, L3_ECORRUPT, "the checkpoint body does not check");
     l3_slab_lock(s);
@@ -250,11 +224,11 @@ static l3_status scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_o
     if (s->opt.no_verify_checksums) {
         /* Nothing checks the payload later: check it now. */
         uint32_t len = (uint32_t)l3_round_up(h->size, b);
-        uint8_t *tmp = zalloc_aligned(b, len);
+        uint8_t *tmp = l3_slab_alloc_aligned(b, len);
         if (!tmp)
             return l3_fail(err, L3_ENOMEM, "allocating a payload buffer");
         l3_error perr;
-        bool ok = rw_all(s->fd, false, tmp, len, slot_off + hb, &perr) == L3_OK &&
+        bool ok = l3_slab_rw_all(s->fd, s->path, false, tmp, len, slot_off + hb, &perr) == L3_OK &&
                   l3_crc32c(0, tmp, h->size) == h->payload_crc;
         free(tmp);
         if (!ok) {
@@ -312,7 +286,7 @@ l3_status l3_slab_scan(l3_slabstore *s, l3_error *err)
         if ((uint64_t)sl->nslots * hb * 4 >= g->slab_size) {
             /* Headers are a quarter of the slab or more: one sequential
              * read of the whole slab beats a read per header. */
-            if (!whole && !(whole = zalloc_aligned(4096, g->slab_size))) {
+            if (!whole && !(whole = l3_slab_alloc_aligned(4096, g->slab_size))) {
                 st = l3_fail(err, L3_ENOMEM, "allocating a %llu-byte scan buffer",
                              (unsigned long long)g->slab_size);
                 break;

@@ -163,6 +163,14 @@ int l3_shm_reap_dead(l3_slabstore *s);
 /* The attached processes: pids into `pids` (up to max), their count. */
 int l3_shm_attached(l3_slabstore *s, int32_t *pids, int max);
 
+/* A zeroed buffer aligned for O_DIRECT (at least 4096); free() it. */
+void *l3_slab_alloc_aligned(size_t align, size_t len);
+
+/* Read or write all `len` bytes at `off` of `fd` (metadata I/O, O_DIRECT
+ * aligned); a file that ends first is L3_ECORRUPT, an error L3_EIO. */
+l3_status l3_slab_rw_all(int fd, const char *path, bool write, void *buf, size_t len, uint64_t off,
+                         l3_error *err);
+
 /* Write the superblock (both copies, fdatasync); under sb_mu. */
 l3_status l3_slab_write_sb(l3_slabstore *s, l3_error *err);
 

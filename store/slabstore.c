@@ -72,38 +72,35 @@ static l3_status check_options(l3_slab_options *o, l3_error *err)
 
 /* ---- metadata I/O (synchronous, aligned) ---- */
 
-static l3_status pwrite_all(l3_slabstore *s, const void *buf, size_t len, uint64_t off, l3_error *err)
+l3_status l3_slab_rw_all(int fd, const char *path, bool write, void *buf, size_t len, uint64_t off,
+                         l3_error *err)
 {
     size_t done = 0;
     while (done < len) {
-        ssize_t n = pwrite(s->fd, (const char *)buf + done, len - done, (off_t)(off + done));
+        ssize_t n = write ? pwrite(fd, (char *)buf + done, len - done, (off_t)(off + done))
+                          : pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return l3_fail(err, L3_EIO, "writing %zu bytes at %llu of %s: %s", len,
-                           (unsigned long long)off, s->path, n < 0 ? strerror(errno) : "no progress");
+            return l3_fail(err, n == 0 && !write ? L3_ECORRUPT : L3_EIO, "%s %zu bytes at %llu of %s: %s",
+                           write ? "writing" : "reading", len, (unsigned long long)off, path,
+                           n < 0 ? strerror(errno) : write ? "no progress" : "the file ends first");
         done += (size_t)n;
     }
     return L3_OK;
+}
+
+static l3_status pwrite_all(l3_slabstore *s, const void *buf, size_t len, uint64_t off, l3_error *err)
+{
+    return l3_slab_rw_all(s->fd, s->path, true, (void *)buf, len, off, err);
 }
 
 static l3_status pread_all(int fd, const char *path, void *buf, size_t len, uint64_t off, l3_error *err)
 {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return l3_fail(err, n == 0 ? L3_ECORRUPT : L3_EIO, "reading %zu bytes at %llu of %s: %s",
-                           len, (unsigned long long)off, path,
-                           n < 0 ? strerror(errno) : "the file ends first");
-        done += (size_t)n;
-    }
-    return L3_OK;
+    return l3_slab_rw_all(fd, path, false, buf, len, off, err);
 }
 
-static void *aligned_alloc_zero(size_t align, size_t len)
+void *l3_slab_alloc_aligned(size_t align, size_t len)
 {
     void *p = NULL;
     if (posix_memalign(&p, align < 4096 ? 4096 : align, len ? len : align) != 0)
@@ -117,7 +114,7 @@ l3_status l3_slab_write_sb(l3_slabstore *s, l3_error *err)
     if (s->opt.read_only)
         return l3_fail(err, L3_ECLOSED, "the store is open read-only");
     uint32_t slot = (uint32_t)l3_round_up(L3_SB_BYTES, s->geo.block_size ? s->geo.block_size : 4096);
-    uint8_t *buf = aligned_alloc_zero(4096, slot);
+    uint8_t *buf = l3_slab_alloc_aligned(4096, slot);
     if (!buf)
         return l3_fail(err, L3_ENOMEM, "allocating a superblock buffer");
     /* Before the mapping exists (formatting), the superblock is our own. */
@@ -142,7 +139,7 @@ l3_status l3_slab_write_record(l3_slabstore *s, uint32_t i, l3_error *err)
     uint32_t b = s->geo.block_size;
     uint64_t byte = (uint64_t)i * L3_SLAB_RECORD_BYTES;
     uint64_t block_off = byte / b * b;
-    uint8_t *buf = aligned_alloc_zero(b, b);
+    uint8_t *buf = l3_slab_alloc_aligned(b, b);
     if (!buf)
         return l3_fail(err, L3_ENOMEM, "allocating a slab table buffer");
     l3_shm_lock(s, &s->sh->table_mu);
@@ -462,7 +459,7 @@ static int plan_payload(l3_slabstore *s, plan *p, bool write, l3_io_req *reqs, i
                               "bounce copy (slow); align the Host pool to %u", (void *)p->host, b, b);
         atomic_fetch_add(&s->unaligned_ios, 1);
         uint32_t len = (uint32_t)l3_round_up(p->size, b);
-        p->temp = aligned_alloc_zero(b, len);
+        p->temp = l3_slab_alloc_aligned(b, len);
         p->direct = 0;
         p->tail = 0;
         if (!p->temp)
@@ -857,7 +854,7 @@ static l3_status journal_append(l3_slabstore *s, const char *prefix, size_t len,
         l3_journal_record_seal(&rec);
         uint32_t b = s->geo.block_size;
         uint64_t byte = (uint64_t)slot * L3_JOURNAL_RECORD_BYTES, block_off = byte / b * b;
-        uint8_t *buf = aligned_alloc_zero(b, b);
+        uint8_t *buf = l3_slab_alloc_aligned(b, b);
         if (!buf) {
             st = l3_fail(err, L3_ENOMEM, "allocating a journal buffer");
         } else {
@@ -1070,7 +1067,7 @@ static l3_status format_store(l3_slabstore *s, uint64_t capacity, l3_error *err)
     sb->created_at = (uint64_t)time(NULL);
     /* An empty slab table and journal, then the superblock that names them. */
     size_t zlen = g->slab_table_len > g->journal_len ? g->slab_table_len : g->journal_len;
-    uint8_t *zero = aligned_alloc_zero(g->block_size, zlen);
+    uint8_t *zero = l3_slab_alloc_aligned(g->block_size, zlen);
     if (!zero)
         return l3_fail(err, L3_ENOMEM, "allocating a metadata buffer");
     l3_status st = pwrite_all(s, zero, g->slab_table_len, g->slab_table_off, err);
@@ -1091,7 +1088,7 @@ static l3_status format_store(l3_slabstore *s, uint64_t capacity, l3_error *err)
 static int read_superblocks(int fd, const char *path, uint64_t size, l3_superblock *best,
                             char *why, size_t why_len)
 {
-    uint8_t *buf = aligned_alloc_zero(4096, 65536);
+    uint8_t *buf = l3_slab_alloc_aligned(4096, 65536);
     int valid = 0;
     why[0] = '\0';
     if (!buf)
@@ -1136,7 +1133,7 @@ static int read_superblocks(int fd, const char *path, uint64_t size, l3_superblo
 
 static bool all_zero_head(int fd, const char *path, uint64_t size)
 {
-    uint8_t *buf = aligned_alloc_zero(4096, 8192);
+    uint8_t *buf = l3_slab_alloc_aligned(4096, 8192);
     bool zero = false;
     l3_error err;
     if (buf && size >= 8192 && pread_all(fd, path, buf, 8192, 0, &err) == L3_OK) {

@@ -17,6 +17,17 @@ static pthread_mutex_t keep_mu = PTHREAD_MUTEX_INITIALIZER;
 static void *kept[4096];
 static size_t num_kept;
 
+static void quiet(const char *level, const char *message, void *ctx)
+{
+    (void)level; (void)message; (void)ctx;
+}
+
+void quiet_logs(void)
+{
+    if (!getenv("L3_TEST_VERBOSE"))
+        l3_set_logger(quiet, NULL);
+}
+
 void keep_alive(void *p)
 {
     pthread_mutex_lock(&keep_mu);

@@ -111,6 +111,10 @@ l3_operation cancel_op(uint64_t op_id);
 /* Submit and assert L3_OK. */
 void submit_ok(harness *h, const l3_operation *ops, size_t n);
 
+/* Silence the library's log lines unless $L3_TEST_VERBOSE is set (tests
+ * provoke errors on purpose). */
+void quiet_logs(void);
+
 /* Keep `p` reachable for the rest of the process (a deliberate leak). */
 void keep_alive(void *p);
 

@@ -243,15 +243,9 @@ static void killed_writers_never_lose_a_completed_put_nor_serve_wrong_bytes(void
     unlink(path);
 }
 
-static void quiet(const char *level, const char *message, void *ctx)
-{
-    (void)level; (void)message; (void)ctx;
-}
-
 int main(void)
 {
-    if (!getenv("L3_TEST_VERBOSE"))
-        l3_set_logger(quiet, NULL);
+    quiet_logs();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(killed_writers_never_lose_a_completed_put_nor_serve_wrong_bytes),
     };

@@ -1008,15 +1008,9 @@ static void a_failing_store_and_its_cooldown_keep_non_owners_neutral(void **stat
     harness_free(h);
 }
 
-static void quiet(const char *level, const char *message, void *ctx)
-{
-    (void)level; (void)message; (void)ctx;
-}
-
 int main(void)
 {
-    if (!getenv("L3_TEST_VERBOSE"))
-        l3_set_logger(quiet, NULL);
+    quiet_logs();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stale_reports_cannot_reopen_a_failed_recovery),
         cmocka_unit_test(a_snapshot_cannot_take_the_recovery_probe),

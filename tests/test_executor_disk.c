@@ -249,15 +249,9 @@ static void aligned_pages_move_zero_copy_through_the_executor(void **state)
     harness_free(h);
 }
 
-static void quiet(const char *level, const char *message, void *ctx)
-{
-    (void)level; (void)message; (void)ctx;
-}
-
 int main(void)
 {
-    if (!getenv("L3_TEST_VERBOSE"))
-        l3_set_logger(quiet, NULL);
+    quiet_logs();
 #define T(fn, s) cmocka_unit_test_setup_teardown(fn, s, teardown)
 #define ALL(s)                                                                                     \
     {                                                                                              \

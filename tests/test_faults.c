@@ -257,15 +257,9 @@ static void random_faults_never_serve_wrong_bytes(void **state)
     stop(v);
 }
 
-static void quiet(const char *level, const char *message, void *ctx)
-{
-    (void)level; (void)message; (void)ctx;
-}
-
 int main(void)
 {
-    if (!getenv("L3_TEST_VERBOSE"))
-        l3_set_logger(quiet, NULL);
+    quiet_logs();
     static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
 #define ALL(k)                                                                                     \
     {                                                                                              \

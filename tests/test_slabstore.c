@@ -21,6 +21,7 @@
 
 #include "l3_format.h"
 #include "l3_slabstore.h"
+#include "harness.h"
 #include "store_util.h"
 
 #define MIB (1ull << 20)
@@ -843,15 +844,9 @@ static void a_batch_deeper_than_the_queue_is_refilled_as_completions_arrive(void
     unlink(path);
 }
 
-static void quiet(const char *level, const char *message, void *ctx)
-{
-    (void)level; (void)message; (void)ctx;
-}
-
 int main(void)
 {
-    if (!getenv("L3_TEST_VERBOSE"))
-        l3_set_logger(quiet, NULL);
+    quiet_logs();
     static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
 #define ALL_TESTS(k)                                                                               \
     {                                                                                              \

@@ -240,15 +240,9 @@ static void a_waiter_wakes_when_a_completion_is_queued(void **state)
     harness_free(h);
 }
 
-static void quiet(const char *level, const char *message, void *ctx)
-{
-    (void)level; (void)message; (void)ctx;
-}
-
 int main(void)
 {
-    if (!getenv("L3_TEST_VERBOSE"))
-        l3_set_logger(quiet, NULL);
+    quiet_logs();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_waiter_wakes_when_a_completion_is_queued),
         cmocka_unit_test(many_submitters_cancellers_and_a_poller_over_a_slow_store),
