@@ -84,13 +84,19 @@ static void settle(void)
 
 /* ---- fio: the device limit ---- */
 
-static bool run_fio(const char *file, uint64_t total, uint64_t bs, size_t depth, bool write, result *r)
+/* fio on `file`: `jobs` jobs of iodepth `depth`, each over its own
+ * 1/jobs of `total` (jobs = 1: one sequential stream). */
+static bool run_fio(const char *file, uint64_t total, uint64_t bs, size_t depth, size_t jobs, bool write,
+                    result *r)
 {
     char cmd[2048];
+    uint64_t share = total / jobs / bs * bs;
     snprintf(cmd, sizeof cmd,
-             "fio --name=l3 --filename=%s --size=%llu --bs=%llu --iodepth=%zu --ioengine=io_uring "
-             "--direct=1 --fixedbufs --registerfiles --rw=%s --numjobs=1 --output-format=json 2>/dev/null",
-             file, (unsigned long long)total, (unsigned long long)bs, depth, write ? "write" : "read");
+             "fio --name=l3 --filename=%s --filesize=%llu --size=%llu --offset_increment=%llu --bs=%llu "
+             "--iodepth=%zu --ioengine=io_uring --direct=1 --fixedbufs --registerfiles --rw=%s "
+             "--numjobs=%zu --group_reporting --output-format=json 2>/dev/null",
+             file, (unsigned long long)total, (unsigned long long)share, (unsigned long long)share,
+             (unsigned long long)bs, depth, write ? "write" : "read", jobs);
     FILE *p = popen(cmd, "r");
     if (!p)
         return false;
@@ -443,6 +449,7 @@ static bool run_steady(const char *file, size_t keys, size_t qd, steady *r)
 typedef struct row {
     uint64_t size;
     result fio_put, fio_get, l3_put, l3_get, l3_put_nc, l3_get_nc, files_put, files_get;
+    result fiow_put, fiow_get; /* fio with l3cache's shape: qd jobs of depth keys */
 } row;
 
 static int cmp_gbs(const void *a, const void *b)
@@ -468,11 +475,11 @@ static void plot(const char *png, const char *dir, const row *rows, size_t n)
     FILE *f = fopen(dat, "w");
     if (!f)
         return;
-    fprintf(f, "# size_kib fio_get l3_get files_get fio_put l3_put files_put (GB/s)\n");
+    fprintf(f, "# size_kib fio_get l3_get files_get fio_put l3_put files_put fio_jobs_get fio_jobs_put (GB/s)\n");
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%llu %.4f %.4f %.4f %.4f %.4f %.4f\n", (unsigned long long)(rows[i].size >> 10),
+        fprintf(f, "%llu %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f\n", (unsigned long long)(rows[i].size >> 10),
                 rows[i].fio_get.gbs, rows[i].l3_get.gbs, rows[i].files_get.gbs, rows[i].fio_put.gbs,
-                rows[i].l3_put.gbs, rows[i].files_put.gbs);
+                rows[i].l3_put.gbs, rows[i].files_put.gbs, rows[i].fiow_get.gbs, rows[i].fiow_put.gbs);
     fclose(f);
     f = fopen(gp, "w");
     if (!f)
@@ -485,9 +492,11 @@ static void plot(const char *png, const char *dir, const row *rows, size_t n)
             "set logscale x 2\nset xlabel 'object size (KiB)'\nset ylabel 'GB/s'\nset grid\nset key bottom right\n"
             "set yrange [0:*]\nset xrange [48:5600]\nset xtics (64, 256, 1024, 4096)\n"
             "set title 'get'\n"
-            "plot '%s' u 1:2 w lp lw 2 t 'fio io_uring', '' u 1:3 w lp lw 2 t 'l3cache', '' u 1:4 w lp lw 2 t 'file per key'\n"
+            "plot '%s' u 1:2 w lp lw 2 t 'fio, 1 job', '' u 1:8 w lp lw 2 dt 2 t 'fio, l3cache shape', "
+            "'' u 1:3 w lp lw 2 t 'l3cache', '' u 1:4 w lp lw 2 t 'file per key'\n"
             "set title 'put'\n"
-            "plot '%s' u 1:5 w lp lw 2 t 'fio io_uring', '' u 1:6 w lp lw 2 t 'l3cache', '' u 1:7 w lp lw 2 t 'file per key'\n"
+            "plot '%s' u 1:5 w lp lw 2 t 'fio, 1 job', '' u 1:9 w lp lw 2 dt 2 t 'fio, l3cache shape', "
+            "'' u 1:6 w lp lw 2 t 'l3cache', '' u 1:7 w lp lw 2 t 'file per key'\n"
             "unset multiplot\n",
             png, dat, dat);
     fclose(f);
@@ -521,7 +530,7 @@ int l3_compare_run(const l3_compare_options *o)
         r->size = o->sizes[i];
         /* The systems take turns in each round, so that each sees the
          * device in the same state; each cell is the median round. */
-        result runs[8][16];
+        result runs[10][16];
         memset(runs, 0, sizeof runs);
         for (size_t k = 0; k < reps && k < 16; k++) {
             /* Rotate who goes first: the device is still busy with the
@@ -531,9 +540,14 @@ int l3_compare_run(const l3_compare_options *o)
                 case 0:
                     if (have_fio) {
                         unlink(file);
-                        run_fio(file, o->total, r->size, depth, true, &runs[0][k]);
+                        run_fio(file, o->total, r->size, depth, 1, true, &runs[0][k]);
                         settle();
-                        run_fio(file, o->total, r->size, depth, false, &runs[1][k]);
+                        run_fio(file, o->total, r->size, depth, 1, false, &runs[1][k]);
+                        settle();
+                        unlink(file);
+                        run_fio(file, o->total, r->size, o->keys, o->qd, true, &runs[8][k]);
+                        settle();
+                        run_fio(file, o->total, r->size, o->keys, o->qd, false, &runs[9][k]);
                         unlink(file);
                     }
                     break;
@@ -560,6 +574,8 @@ int l3_compare_run(const l3_compare_options *o)
         r->l3_get_nc = median(runs[5], m);
         r->files_put = median(runs[6], m);
         r->files_get = median(runs[7], m);
+        r->fiow_put = median(runs[8], m);
+        r->fiow_get = median(runs[9], m);
         if (!o->json)
             fprintf(stderr, "l3bench: %lluK done\n", (unsigned long long)(r->size >> 10));
     }
@@ -576,7 +592,8 @@ int l3_compare_run(const l3_compare_options *o)
             const struct { const char *name; const result *res; } cols[] = {
                 { "fio_get", &r->fio_get }, { "fio_put", &r->fio_put }, { "l3_get", &r->l3_get },
                 { "l3_put", &r->l3_put }, { "l3_get_no_crc", &r->l3_get_nc }, { "l3_put_no_crc", &r->l3_put_nc },
-                { "files_get", &r->files_get }, { "files_put", &r->files_put } };
+                { "files_get", &r->files_get }, { "files_put", &r->files_put },
+                { "fio_jobs_get", &r->fiow_get }, { "fio_jobs_put", &r->fiow_put } };
             for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
                 json_object_set_new(j, cols[c].name,
                                     json_pack("{s:f,s:f,s:f,s:f}", "gb_per_s", cols[c].res->gbs, "p50_ms",
@@ -599,24 +616,27 @@ int l3_compare_run(const l3_compare_options *o)
         free(text);
         json_decref(root);
     } else {
-        printf("\n%-8s %-4s %9s %9s %7s %9s %7s %9s   %-23s %-23s %s\n", "size", "op", "fio GB/s",
-               "l3 GB/s", "l3/fio", "no-crc", "l3/fio", "files", "p50/p99 ms fio", "p50/p99 ms l3",
-               "CPU s/GB fio l3 files");
+        printf("\n%-8s %-4s %9s %9s %9s %7s %7s %9s %9s   %-23s %-23s %s\n", "size", "op", "fio GB/s",
+               "fio-jobs", "l3 GB/s", "l3/fio", "l3/jobs", "no-crc", "files", "p50/p99 ms fio",
+               "p50/p99 ms l3", "CPU s/GB fio l3 files");
         for (size_t i = 0; i < o->num_sizes; i++) {
             const row *r = &rows[i];
             for (int op = 0; op < 2; op++) {
                 const result *f = op ? &r->fio_put : &r->fio_get, *l = op ? &r->l3_put : &r->l3_get,
-                             *nc = op ? &r->l3_put_nc : &r->l3_get_nc, *fl = op ? &r->files_put : &r->files_get;
+                             *nc = op ? &r->l3_put_nc : &r->l3_get_nc, *fl = op ? &r->files_put : &r->files_get,
+                             *fw = op ? &r->fiow_put : &r->fiow_get;
                 char size[24];
                 snprintf(size, sizeof size, "%lluK", (unsigned long long)(r->size >> 10));
-                printf("%-8s %-4s %9.3f %9.3f %7.2f %9.3f %7.2f %9.3f   %7.2f / %-7.2f       %7.2f / %-7.2f       %.2f %.2f %.2f\n",
-                       size, op ? "put" : "get", f->gbs, l->gbs, f->gbs > 0 ? l->gbs / f->gbs : 0, nc->gbs,
-                       f->gbs > 0 ? nc->gbs / f->gbs : 0, fl->gbs, f->p50_ms, f->p99_ms, l->p50_ms, l->p99_ms,
-                       f->cpu_per_gb, l->cpu_per_gb, fl->cpu_per_gb);
+                printf("%-8s %-4s %9.3f %9.3f %9.3f %7.2f %7.2f %9.3f %9.3f   %7.2f / %-7.2f       %7.2f / %-7.2f       %.2f %.2f %.2f\n",
+                       size, op ? "put" : "get", f->gbs, fw->gbs, l->gbs, f->gbs > 0 ? l->gbs / f->gbs : 0,
+                       fw->gbs > 0 ? l->gbs / fw->gbs : 0, nc->gbs, fl->gbs, f->p50_ms, f->p99_ms, l->p50_ms,
+                       l->p99_ms, f->cpu_per_gb, l->cpu_per_gb, fl->cpu_per_gb);
             }
         }
-        printf("\nmedian of %zu rounds; l3cache latency is per operation of %zu keys, fio's per I/O of one "
-               "object.\n", reps, o->keys);
+        printf("\nmedian of %zu rounds; fio: one job of iodepth %zu; fio-jobs: %zu jobs of iodepth %zu "
+               "(l3cache's shape: %zu operations of %zu keys in flight); l3cache latency is per\n"
+               "operation of %zu keys, fio's per I/O of one object.\n",
+               reps, depth, o->qd, o->keys, o->qd, o->keys, o->keys);
         printf("exists(): %.2f M keys/s on the store, %.2f M keys/s through the executor\n",
                ex.store_keys_per_s / 1e6, ex.executor_keys_per_s / 1e6);
         if (rec_ok)
@@ -636,10 +656,12 @@ int l3_compare_run(const l3_compare_options *o)
             double want = r->size == MIB ? 0.95 : r->size == 64 * 1024 ? 0.9 : 0;
             if (!want || !have_fio)
                 continue;
-            printf("  %lluK get >= %.2fx fio: %s (%.2fx); put >= %.2fx fio: %s (%.2fx)\n",
+            printf("  %lluK get >= %.2fx fio: %s (%.2fx; %.2fx of fio-jobs); put >= %.2fx fio: %s (%.2fx; "
+                   "%.2fx of fio-jobs)\n",
                    (unsigned long long)(r->size >> 10), want, met(r->l3_get.gbs >= want * r->fio_get.gbs),
-                   r->l3_get.gbs / r->fio_get.gbs, want, met(r->l3_put.gbs >= want * r->fio_put.gbs),
-                   r->l3_put.gbs / r->fio_put.gbs);
+                   r->l3_get.gbs / r->fio_get.gbs, r->fiow_get.gbs > 0 ? r->l3_get.gbs / r->fiow_get.gbs : 0,
+                   want, met(r->l3_put.gbs >= want * r->fio_put.gbs), r->l3_put.gbs / r->fio_put.gbs,
+                   r->fiow_put.gbs > 0 ? r->l3_put.gbs / r->fiow_put.gbs : 0);
         }
         printf("  exists >= 5M keys/s: %s (%.2fM on the store)\n", met(ex.store_keys_per_s >= 5e6),
                ex.store_keys_per_s / 1e6);
