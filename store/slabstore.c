@@ -411,6 +411,16 @@ static l3_status check_batch(l3_slabstore *s, const char *const *keys, size_t n,
     return L3_OK;
 }
 
+/* Every key failed (not an object failure), all retired: what a batch
+ * reports until a key proves otherwise. */
+static void result_clear(l3_io_result *res, size_t n)
+{
+    memset(res->success, 0, n * sizeof *res->success);
+    memset(res->object_failures, 0, n * sizeof *res->object_failures);
+    res->success_len = res->object_failures_len = n;
+    res->retired = true;
+}
+
 static l3_status slab_exists(l3_store *st, const char *const *keys, size_t n, bool *flags,
                              l3_error *err)
 {
@@ -513,12 +523,7 @@ static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_ho
     if (rc != L3_OK)
         return rc;
     atomic_fetch_add(&s->gets, 1);
-    for (size_t i = 0; i < n; i++) {
-        res->success[i] = false;
-        res->object_failures[i] = false;
-    }
-    res->success_len = res->object_failures_len = n;
-    res->retired = true;
+    result_clear(res, n);
     size_t w = s->wave_keys;
     get_key *gk = calloc(w, sizeof *gk);
     plan *plans = calloc(w, sizeof *plans);
@@ -660,12 +665,7 @@ static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_ho
     if (s->opt.read_only)
         return l3_fail(err, L3_ECLOSED, "the store is open read-only");
     atomic_fetch_add(&s->puts, 1);
-    for (size_t i = 0; i < n; i++) {
-        res->success[i] = false;
-        res->object_failures[i] = false;
-    }
-    res->success_len = res->object_failures_len = n;
-    res->retired = true;
+    result_clear(res, n);
     size_t w = s->wave_keys;
     put_key *pk = calloc(w, sizeof *pk);
     plan *plans = calloc(w, sizeof *plans);
