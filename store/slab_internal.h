@@ -115,7 +115,6 @@ struct l3_slabstore {
     bool closed;
     bool formatted;          /* this open formatted the store */
     bool engine_leaked;
-    uint64_t puts_since_reap;
 
     /* This process's stats (atomics: updated outside the lock). */
     atomic_ulong puts, put_written, put_existing, put_rejected;

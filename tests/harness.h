@@ -108,6 +108,18 @@ l3_operation get_op(uint64_t op_id, const l3_storage_key *k, const int32_t *bloc
 l3_operation put_op(uint64_t op_id, const l3_storage_key *k, const int32_t *block);
 l3_operation cancel_op(uint64_t op_id);
 
+/* Test shorthands: submit a list of operations (asserting L3_OK), and
+ * one-key gets and puts of group 0 on block b, their key and block kept
+ * alive for the statement. */
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define SUBMIT(h, ...)                                                                             \
+    do {                                                                                           \
+        const l3_operation ops_[] = { __VA_ARGS__ };                                               \
+        submit_ok((h), ops_, ARRAY_LEN(ops_));                                                     \
+    } while (0)
+#define GET(id, hash, b) get_op((id), &(l3_storage_key){ 0, (hash), 0 }, &(int32_t){ (b) })
+#define PUT(id, hash, b) put_op((id), &(l3_storage_key){ 0, (hash), 0 }, &(int32_t){ (b) })
+
 /* Submit and assert L3_OK. */
 void submit_ok(harness *h, const l3_operation *ops, size_t n);
 

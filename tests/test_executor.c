@@ -12,15 +12,6 @@
 #include "harness.h"
 #include "l3_keys.h"
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define SUBMIT(h, ...)                                                                             \
-    do {                                                                                           \
-        const l3_operation ops_[] = { __VA_ARGS__ };                                               \
-        submit_ok((h), ops_, ARRAY_LEN(ops_));                                                     \
-    } while (0)
-/* A one-key operation on block b, with its key and block kept alive. */
-#define GET(id, hash, b) get_op((id), &(l3_storage_key){ 0, (hash), 0 }, &(int32_t){ (b) })
-#define PUT(id, hash, b) put_op((id), &(l3_storage_key){ 0, (hash), 0 }, &(int32_t){ (b) })
 #define QUERY(id, ...)                                                                             \
     query((id), (const l3_storage_key[]){ __VA_ARGS__ },                                           \
           ARRAY_LEN(((const l3_storage_key[]){ __VA_ARGS__ })))

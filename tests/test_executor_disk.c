@@ -17,14 +17,6 @@
 #include "store_util.h"
 
 #define MIB (1ull << 20)
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define SUBMIT(h, ...)                                                                             \
-    do {                                                                                           \
-        const l3_operation ops_[] = { __VA_ARGS__ };                                               \
-        submit_ok((h), ops_, ARRAY_LEN(ops_));                                                     \
-    } while (0)
-#define GET(id, hash, b) get_op((id), &(l3_storage_key){ 0, (hash), 0 }, &(int32_t){ (b) })
-#define PUT(id, hash, b) put_op((id), &(l3_storage_key){ 0, (hash), 0 }, &(int32_t){ (b) })
 #define QUERY(id, hash) query((id), &(l3_storage_key){ 0, (hash), 0 }, 1)
 
 typedef struct disk {

@@ -531,13 +531,10 @@ int main(int argc, char **argv)
     f.journal = calloc(1, f.geo.journal_len);
     read_at(&f, f.table, f.geo.slab_table_len, f.geo.slab_table_off);
     read_at(&f, f.journal, f.geo.journal_len, f.geo.journal_off);
-    uint32_t used = 0;
     static const uint8_t zeros[L3_SLAB_RECORD_BYTES];
     for (uint32_t i = 0; i < f.geo.num_slabs; i++) {
         l3_slab_record *r = &f.table[i];
-        if (l3_slab_record_valid(r, i)) {
-            used += r->state == L3_SLAB_USED && r->epoch == f.sb.epoch;
-        } else if (memcmp(r, zeros, sizeof zeros) != 0) {
+        if (!l3_slab_record_valid(r, i) && memcmp(r, zeros, sizeof zeros) != 0) {
             problem(&f, true, "slab %u: its record is corrupt (its objects are lost)", i);
             if (f.repair) {
                 memset(r, 0, sizeof *r);
@@ -609,7 +606,6 @@ int main(int argc, char **argv)
                    r->payload_blocks * f.geo.block_size, (unsigned long long)r->gen,
                    (unsigned long long)n);
     }
-    (void)used;
     if (!f.json) {
         char b1[32];
         printf("checkpoint: %s\n", f.checkpoint_why);
