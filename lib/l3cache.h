@@ -12,6 +12,7 @@
 #include "l3_layout.h"
 #include "l3_memstore.h"
 #include "l3_metrics.h"
+#include "l3_pool.h"
 #include "l3_slabstore.h"
 #include "l3_status.h"
 #include "l3_store.h"

@@ -512,8 +512,30 @@ typedef struct get_key {
     size_t pos;
     l3_key_id id;
     uint64_t seq, gen;
-    uint32_t slab, crc;
+    uint32_t slab, slot, crc;
+    uint8_t *header;    /* its header block, read with the payload */
 } get_key;
+
+/* Whether the header read back with a payload is the one its index entry
+ * promises: sealed, and of this key, sequence, slab generation and size. */
+static bool header_matches(const l3_slabstore *s, const get_key *g, const char *key, uint32_t size)
+{
+    const l3_object_header *h = (const l3_object_header *)g->header;
+    return l3_object_header_valid(h, s->geo.header_bytes) && h->seq == g->seq && h->slab_gen == g->gen &&
+           h->slab == g->slab && h->slot == g->slot && h->size == size && h->payload_crc == g->crc &&
+           h->key_len == g->id.len && memcmp(h->key, key, g->id.len) == 0;
+}
+
+typedef struct dev_order {
+    uint64_t dev;
+    uint32_t k;
+} dev_order;
+
+static int cmp_dev_order(const void *a, const void *b)
+{
+    uint64_t x = ((const dev_order *)a)->dev, y = ((const dev_order *)b)->dev;
+    return x < y ? -1 : x > y;
+}
 
 static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                           const l3_range *ranges, l3_io_result *res, l3_error *err)
@@ -527,12 +549,13 @@ static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_ho
     size_t w = s->wave_keys;
     get_key *gk = calloc(w, sizeof *gk);
     plan *plans = calloc(w, sizeof *plans);
-    l3_io_req *reqs = calloc(2 * w, sizeof *reqs);
-    if (!gk || !plans || !reqs) {
-        free(gk); free(plans); free(reqs);
+    l3_io_req *reqs = calloc(3 * w, sizeof *reqs);
+    dev_order *order = calloc(w, sizeof *order);
+    if (!gk || !plans || !reqs || !order) {
+        free(gk); free(plans); free(reqs); free(order);
         return l3_fail(err, L3_ENOMEM, "allocating a get batch");
     }
-    uint32_t b = s->geo.block_size;
+    uint32_t b = s->geo.block_size, hb = s->geo.header_bytes;
     int io_error = 0;
     rc = L3_OK;
     for (size_t base = 0; base < n && rc == L3_OK; base += w) {
@@ -562,23 +585,34 @@ static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_ho
             g->seq = e->seq;
             g->gen = sl->gen;
             g->slab = e->slab;
+            g->slot = e->slot;
             g->crc = e->crc;
-            plans[nk] = (plan){ .dev = l3_slot_offset(&s->geo, e->slab, sl->payload_blocks, e->slot) +
-                                       s->geo.header_bytes,
+            g->header = bounce + nk * (hb + b);
+            plans[nk] = (plan){ .dev = l3_slot_offset(&s->geo, e->slab, sl->payload_blocks, e->slot) + hb,
                                 .host = host.base + ranges[pos].offset,
                                 .size = e->size,
-                                .tail_buf = bounce + nk * b };
+                                .tail_buf = g->header + hb };
+            order[nk] = (dev_order){ plans[nk].dev, (uint32_t)nk };
             nk++;
         }
         l3_slab_unlock(s);
+        /* Each header is read with its payload, in device order: the
+         * header is checked against the index, and the reads of adjacent
+         * slots are contiguous, so the block layer can merge them. */
+        qsort(order, nk, sizeof *order, cmp_dev_order);
         int r = 0;
-        for (size_t k = 0; k < nk; k++) {
+        for (size_t o = 0; o < nk; o++) {
+            size_t k = order[o].k;
+            int first = r;
+            reqs[r++] = (l3_io_req){ .write = false, .offset = plans[k].dev - hb, .buf = gk[k].header, .len = hb };
             int next = plan_payload(s, &plans[k], false, reqs, r);
             if (next < 0) {
                 rc = l3_fail(err, L3_ENOMEM, "allocating a bounce buffer");
                 break;
             }
             r = next;
+            plans[k].first_req = first;
+            plans[k].num_reqs = r - first;
         }
         bool retired = true;
         if (rc == L3_OK)
@@ -604,7 +638,8 @@ static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_ho
                 memcpy(p->host, p->temp, p->size);
             else if (p->tail)
                 memcpy(p->host + p->direct, p->tail_buf, p->tail);
-            bool crc_ok = s->opt.no_verify_checksums || l3_crc32c(0, p->host, p->size) == g->crc;
+            bool crc_ok = header_matches(s, g, keys[g->pos], p->size) &&
+                          (s->opt.no_verify_checksums || l3_crc32c(0, p->host, p->size) == g->crc);
             l3_slab_lock(s);
             l3_index_entry *e = l3_index_find(&s->index, g->id);
             bool current = e && e->seq == g->seq && s->slabs[g->slab].gen == g->gen;
@@ -623,7 +658,7 @@ static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_ho
                 continue;
             }
             atomic_fetch_add(&s->checksum_failures, 1);
-            l3_log("error", "checksum mismatch reading object %.*s (slab %u): dropped", 120,
+            l3_log("error", "checksum or header mismatch reading object %.*s (slab %u): dropped", 120,
                    keys[g->pos], g->slab);
             l3_slab_lock(s);
             e = l3_index_find(&s->index, g->id);
@@ -638,6 +673,7 @@ static l3_status slab_get(l3_store *st, const char *const *keys, size_t n, l3_ho
     free(gk);
     free(plans);
     free(reqs);
+    free(order);
     if (rc == L3_OK && io_error && res->retired)
         rc = l3_fail(err, L3_EIO, "reading %s: %s", s->path, strerror(io_error));
     if (rc != L3_OK)

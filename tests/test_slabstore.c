@@ -392,6 +392,39 @@ static void a_flipped_payload_bit_is_an_object_failure_and_is_dropped(void **sta
     unlink(path);
 }
 
+/* A get reads each object's header with its payload: a header that is not
+ * the one the index promises (here a valid header of another key, copied
+ * over it, with the payload left intact) fails the get and drops the key. */
+static void a_header_that_is_not_the_index_s_is_an_object_failure(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "hdr");
+    l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
+    l3_slabstore *s = open_store(&o);
+    put_many(l3_slabstore_store(s), "hd", 0, 4, 9);
+    l3_slabstore_free(s);
+    uint64_t hb = 4096 * ((64 + L3_OBJECT_KEY_MAX + 4095) / 4096);
+    uint64_t victim = payload_offset_of(path, "hd_obj2|g0|o0|r0") - hb;
+    uint64_t donor = payload_offset_of(path, "hd_obj1|g0|o0|r0") - hb;
+    uint8_t *hdr = malloc(hb);
+    peek_file(path, donor, hdr, hb);
+    poke_file(path, victim, hdr, hb);
+    free(hdr);
+    s = open_store(&o); /* from the clean checkpoint: no header is read at open */
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_true(stats.opened_from_checkpoint);
+    l3_store *st = l3_slabstore_store(s);
+    assert_true(exists_key(st, "hd_obj2|g0|o0|r0"));
+    assert_int_equal(check_many(st, "hd", 0, 4, 9), 3);
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.checksum_failures, 1);
+    assert_false(exists_key(st, "hd_obj2|g0|o0|r0"));
+    assert_true(exists_key(st, "hd_obj1|g0|o0|r0"));
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
 static void a_full_store_evicts_the_least_recently_used_slab(void **state)
 {
     char path[512];
@@ -857,6 +890,7 @@ int main(void)
         cmocka_unit_test_prestate(a_clean_reopen_restores_every_object_from_the_checkpoint, k),   \
         cmocka_unit_test_prestate(a_killed_writer_leaves_a_store_that_rebuilds_from_headers, k),  \
         cmocka_unit_test_prestate(a_flipped_payload_bit_is_an_object_failure_and_is_dropped, k),  \
+        cmocka_unit_test_prestate(a_header_that_is_not_the_index_s_is_an_object_failure, k),       \
         cmocka_unit_test_prestate(a_full_store_evicts_the_least_recently_used_slab, k),           \
         cmocka_unit_test_prestate(the_index_bound_evicts_instead_of_growing, k),                  \
         cmocka_unit_test_prestate(removing_a_namespace_survives_a_crash, k),                      \

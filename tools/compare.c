@@ -15,11 +15,13 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "l3_clock.h"
 #include "l3_crc32c.h"
 #include "l3_format.h"
+#include "l3_pool.h"
 #include "workload.h"
 
 #define MIB (1ull << 20)
@@ -27,6 +29,7 @@
 typedef struct result {
     bool ok;
     double gbs, p50_ms, p99_ms, cpu_per_gb;
+    double dev_queue, dev_kib; /* the device's mean queue and request size during the run */
 } result;
 
 void l3_compare_defaults(l3_compare_options *o)
@@ -38,9 +41,9 @@ void l3_compare_defaults(l3_compare_options *o)
     memcpy(o->sizes, sizes, sizeof sizes);
     o->num_sizes = 4;
     o->keys = 16;
-    o->qd = 8;
+    o->qd = 16;
     o->recovery_objects = 1000000;
-    o->repeat = 3;
+    o->repeat = 5;
     o->plot = "l3bench-compare.png";
 }
 
@@ -82,17 +85,55 @@ static void settle(void)
     usleep(500000);
 }
 
+/* The block device under the benchmark's directory, as the kernel counts
+ * it (/sys/dev/block/MAJ:MIN/stat), to tell what each system asked of it. */
+static char devstat_path[128];
+
+typedef struct devstat {
+    bool ok;
+    double ios, sectors, ticks_ms, in_queue_ms;
+} devstat;
+
+static devstat devstat_now(void)
+{
+    devstat d = { 0 };
+    FILE *f = devstat_path[0] ? fopen(devstat_path, "r") : NULL;
+    if (!f)
+        return d;
+    unsigned long long v[11] = { 0 };
+    int got = 0;
+    for (int i = 0; i < 11 && fscanf(f, "%llu", &v[i]) == 1; i++)
+        got++;
+    fclose(f);
+    if (got < 11)
+        return d;
+    /* reads: v[0] ios, v[2] sectors; writes: v[4], v[6]; v[9] busy ms, v[10] weighted ms */
+    d = (devstat){ true, (double)(v[0] + v[4]), (double)(v[2] + v[6]), (double)v[9], (double)v[10] };
+    return d;
+}
+
+static void devstat_find(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        snprintf(devstat_path, sizeof devstat_path, "/sys/dev/block/%u:%u/stat", major(st.st_dev),
+                 minor(st.st_dev));
+}
+
 /* ---- fio: the device limit ---- */
 
 /* fio on `file`: `jobs` jobs of iodepth `depth`, each over its own
- * 1/jobs of `total` (jobs = 1: one sequential stream). */
+ * 1/jobs of `total` (jobs = 1: one sequential stream). fio's buffers come
+ * from malloc; the glibc tunable makes them transparent huge pages, as
+ * l3cache's pool is (l3_pool_alloc), so that neither system's requests
+ * are split at the device's segment limit. */
 static bool run_fio(const char *file, uint64_t total, uint64_t bs, size_t depth, size_t jobs, bool write,
                     result *r)
 {
     char cmd[2048];
     uint64_t share = total / jobs / bs * bs;
     snprintf(cmd, sizeof cmd,
-             "fio --name=l3 --filename=%s --filesize=%llu --size=%llu --offset_increment=%llu --bs=%llu "
+             "GLIBC_TUNABLES=glibc.malloc.hugetlb=1 fio --name=l3 --filename=%s --filesize=%llu --size=%llu --offset_increment=%llu --bs=%llu "
              "--iodepth=%zu --ioengine=io_uring --direct=1 --fixedbufs --registerfiles --rw=%s "
              "--numjobs=%zu --group_reporting --output-format=json 2>/dev/null",
              file, (unsigned long long)total, (unsigned long long)share, (unsigned long long)share,
@@ -154,63 +195,124 @@ typedef struct exists_result {
     double store_keys_per_s, executor_keys_per_s;
 } exists_result;
 
-static bool run_l3(const char *file, uint64_t total, uint64_t size, size_t keys, size_t qd, bool verify,
-                   result *put, result *get, exists_result *ex)
-{
-    unlink(file);
-    size_t n = (size_t)(total / size);
-    uint64_t capacity = (uint64_t)((double)n * (double)(size + 4096) * 1.1) + 256 * MIB;
-    char text[2048];
-    config_text(text, sizeof text, file, capacity, keys, qd, verify, 0, 4096);
+/* An l3cache store with its executor, kept open from its put round to
+ * the get rounds that read it back. */
+typedef struct l3_sys {
+    bool open, verify;
+    char file[1000];
     l3_config cfg;
-    l3_error err;
-    if (l3_config_parse(text, &cfg, &err) != L3_OK) {
-        fprintf(stderr, "l3bench: %s\n", err.msg);
-        return false;
-    }
     workload w;
-    if (wl_start(&w, &cfg, size, keys, qd, n, &err) != L3_OK) {
-        fprintf(stderr, "l3bench: %s\n", err.msg);
-        l3_config_free(&cfg);
+    size_t n;
+} l3_sys;
+
+static void l3_sys_close(l3_sys *l)
+{
+    if (l->open) {
+        l3_error err;
+        if (wl_stop(&l->w, &err) != L3_OK)
+            fprintf(stderr, "l3bench: closing %s: %s\n", l->file, err.msg);
+        l3_config_free(&l->cfg);
+        l->open = false;
+    }
+    unlink(l->file);
+}
+
+/* Write `len` bytes of zeros to a new file, durably, as fio lays out its
+ * file before it times writes: both systems then time writes into
+ * allocated blocks (a first write into fallocated space also converts
+ * ext4's unwritten extents; the steady-state run times that case). */
+static bool lay_out(const char *path, uint64_t len)
+{
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_DIRECT, 0644);
+    if (fd < 0)
+        return false;
+    size_t chunk = 8 * MIB;
+    void *zero = l3_pool_alloc(chunk, NULL);
+    bool ok = zero != NULL;
+    if (ok)
+        memset(zero, 0, chunk);
+    for (uint64_t off = 0; ok && off < len; off += chunk) {
+        size_t n = len - off < chunk ? (size_t)(len - off) : chunk;
+        ok = pwrite(fd, zero, n, (off_t)off) == (ssize_t)n;
+    }
+    ok = ok && fsync(fd) == 0;
+    l3_pool_free(zero, chunk);
+    close(fd);
+    return ok;
+}
+
+/* A put round: a new store on a laid-out file, `total` bytes of
+ * `size`-byte pages put. */
+static bool l3_put_round(l3_sys *l, uint64_t total, uint64_t size, size_t keys, size_t qd, result *put)
+{
+    l3_sys_close(l);
+    size_t n = (size_t)(total / size);
+    uint64_t capacity = ((uint64_t)((double)n * (double)(size + 4096) * 1.1) + 256 * MIB) / MIB * MIB;
+    if (!lay_out(l->file, capacity)) {
+        fprintf(stderr, "l3bench: laying out %s: %s\n", l->file, strerror(errno));
         return false;
     }
-    wl_phase pp = { .name = "put" }, gp = { .name = "get" }, qp = { .name = "exists" };
-    bool ok = wl_run(&w, L3_OP_PUT, n, 0, &pp);
     settle();
-    ok = ok && wl_run(&w, L3_OP_GET, n, 0, &gp);
-    *put = of_phase(&pp);
-    *get = of_phase(&gp);
-    if (ok && ex) {
-        /* exists(): through the executor, and on the store directly. */
-        ok = wl_run(&w, L3_OP_QUERY, n, 0, &qp);
-        ex->executor_keys_per_s = qp.seconds > 0 ? (double)qp.keys / qp.seconds : 0;
-        char (*names)[256] = calloc(n, sizeof *names);
-        const char **ptrs = calloc(n, sizeof *ptrs);
-        for (size_t i = 0; i < n; i++) {
-            l3_storage_key k = { 0, w.hashes[i], 0 };
-            l3_executor_object_key(w.ex, &k, names[i], sizeof names[i], NULL);
-            ptrs[i] = names[i];
-        }
-        bool flags[256];
-        size_t done = 0;
-        double t0 = l3_monotonic_seconds();
-        while (l3_monotonic_seconds() - t0 < 1.0)
-            for (size_t base = 0; base < n; base += 256) {
-                size_t m = n - base < 256 ? n - base : 256;
-                l3_store_batch_exists(l3_slabstore_store(w.store), ptrs + base, m, flags, NULL);
-                done += m;
-            }
-        ex->store_keys_per_s = (double)done / (l3_monotonic_seconds() - t0);
-        free(names);
-        free(ptrs);
+    char text[2048];
+    config_text(text, sizeof text, l->file, capacity, keys, qd, l->verify, 0, 4096);
+    l3_error err;
+    if (l3_config_parse(text, &l->cfg, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: %s\n", err.msg);
+        return false;
     }
+    if (wl_start(&l->w, &l->cfg, size, keys, qd, n, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: %s\n", err.msg);
+        l3_config_free(&l->cfg);
+        return false;
+    }
+    l->open = true;
+    l->n = n;
+    wl_phase pp = { .name = "put" };
+    bool ok = wl_run(&l->w, L3_OP_PUT, n, 0, &pp);
+    *put = of_phase(&pp);
     free(pp.lat);
+    return ok && put->ok;
+}
+
+/* A get round over what the last put round wrote (every page checked). */
+static bool l3_get_round(l3_sys *l, result *get)
+{
+    if (!l->open)
+        return false;
+    wl_phase gp = { .name = "get" };
+    bool ok = wl_run(&l->w, L3_OP_GET, l->n, 0, &gp);
+    *get = of_phase(&gp);
     free(gp.lat);
+    return ok && get->ok;
+}
+
+/* exists(): through the executor, and on the store directly. */
+static void l3_exists(l3_sys *l, exists_result *ex)
+{
+    size_t n = l->n;
+    wl_phase qp = { .name = "exists" };
+    wl_run(&l->w, L3_OP_QUERY, n, 0, &qp);
+    ex->executor_keys_per_s = qp.seconds > 0 ? (double)qp.keys / qp.seconds : 0;
     free(qp.lat);
-    ok = wl_stop(&w, &err) == L3_OK && ok;
-    l3_config_free(&cfg);
-    unlink(file);
-    return ok && put->ok && get->ok;
+    char (*names)[256] = calloc(n, sizeof *names);
+    const char **ptrs = calloc(n, sizeof *ptrs);
+    for (size_t i = 0; i < n; i++) {
+        l3_storage_key k = { 0, l->w.hashes[i], 0 };
+        l3_executor_object_key(l->w.ex, &k, names[i], sizeof names[i], NULL);
+        ptrs[i] = names[i];
+    }
+    bool flags[256];
+    size_t done = 0;
+    double t0 = l3_monotonic_seconds();
+    while (l3_monotonic_seconds() - t0 < 1.0)
+        for (size_t base = 0; base < n; base += 256) {
+            size_t m = n - base < 256 ? n - base : 256;
+            l3_store_batch_exists(l3_slabstore_store(l->w.store), ptrs + base, m, flags, NULL);
+            done += m;
+        }
+    ex->store_keys_per_s = (double)done / (l3_monotonic_seconds() - t0);
+    free(names);
+    free(ptrs);
 }
 
 /* ---- the file-per-key baseline ---- */
@@ -295,21 +397,31 @@ static void drop_cache(const char *dir, size_t n)
     }
 }
 
-static bool run_files(const char *dir, uint64_t total, uint64_t size, size_t threads, result *put, result *get)
+static void files_clear(const char *dir, size_t n)
 {
-    mkdir(dir, 0755);
-    size_t n = (size_t)(total / size);
-    bool ok = files_phase(dir, size, n, threads, true, put);
-    drop_cache(dir, n); /* the gets read the device, not the page cache */
-    settle();
-    ok = ok && files_phase(dir, size, n, threads, false, get);
     char path[1200];
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/page%08zu", dir, i);
         unlink(path);
     }
     rmdir(dir);
-    return ok;
+}
+
+/* A put round of the baseline: a file per page, durable at the end. */
+static bool files_put_round(const char *dir, uint64_t total, uint64_t size, size_t threads, result *put)
+{
+    size_t n = (size_t)(total / size);
+    files_clear(dir, n);
+    mkdir(dir, 0755);
+    return files_phase(dir, size, n, threads, true, put);
+}
+
+/* A get round: the page cache dropped first, so the reads reach the device. */
+static bool files_get_round(const char *dir, uint64_t total, uint64_t size, size_t threads, result *get)
+{
+    size_t n = (size_t)(total / size);
+    drop_cache(dir, n);
+    return files_phase(dir, size, n, threads, false, get);
 }
 
 /* ---- recovery and steady state ---- */
@@ -408,7 +520,7 @@ static bool run_recovery(const char *file, size_t n, recovery *r)
 }
 
 typedef struct steady {
-    double gbs;
+    double gbs, fill_gbs; /* third round under eviction; first fill of a fresh (fallocated) store */
     uint64_t evictions, rejected;
 } steady;
 
@@ -432,6 +544,7 @@ static bool run_steady(const char *file, size_t keys, size_t qd, steady *r)
     for (int i = 0; i < 3 && ok; i++)
         ok = wl_run(&w, L3_OP_PUT, n, (uint64_t)i * n, &ph[i]);
     r->gbs = of_phase(&ph[2]).gbs;
+    r->fill_gbs = of_phase(&ph[0]).gbs;
     l3_slab_stats st;
     l3_slabstore_stats(w.store, &st);
     r->evictions = st.evictions;
@@ -446,8 +559,18 @@ static bool run_steady(const char *file, size_t keys, size_t qd, steady *r)
 
 /* ---- the report ---- */
 
+enum { SYS_FIO, SYS_FIO_JOBS, SYS_L3, SYS_L3_NOCRC, SYS_FILES, NSYS };
+#define MAX_ROUNDS 16
+
+/* l3cache's throughput over another system's, round by round: the median
+ * of the per-round ratios, and the lowest and highest. */
+typedef struct ratio {
+    double median, lo, hi;
+} ratio;
+
 typedef struct row {
     uint64_t size;
+    ratio vs_fio[2], vs_jobs[2]; /* [0] put, [1] get */
     result fio_put, fio_get, l3_put, l3_get, l3_put_nc, l3_get_nc, files_put, files_get;
     result fiow_put, fiow_get; /* fio with l3cache's shape: qd jobs of depth keys */
 } row;
@@ -463,6 +586,20 @@ static result median(result *runs, size_t n)
 {
     qsort(runs, n, sizeof *runs, cmp_gbs);
     return runs[n / 2];
+}
+
+static void paired(const result *l3, const result *other, size_t n, ratio *out)
+{
+    double v[MAX_ROUNDS];
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++)
+        if (l3[k].ok && other[k].ok && other[k].gbs > 0)
+            v[m++] = l3[k].gbs / other[k].gbs;
+    *out = (ratio){ 0, 0, 0 };
+    if (!m)
+        return;
+    qsort(v, m, sizeof *v, cmp_d);
+    *out = (ratio){ m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2, v[0], v[m - 1] };
 }
 
 static const char *met(bool yes) { return yes ? "met" : "NOT met"; }
@@ -512,6 +649,7 @@ int l3_compare_run(const l3_compare_options *o)
     snprintf(file, sizeof file, "%s/l3bench-compare.store", o->dir);
     snprintf(files_dir, sizeof files_dir, "%s/l3bench-compare.files", o->dir);
     settle_dir = o->dir;
+    devstat_find(o->dir);
     bool have_fio = system("fio --version >/dev/null 2>&1") == 0;
     if (!have_fio)
         fprintf(stderr, "l3bench: fio not found (apt-get install fio): no device limit, no ratios\n");
@@ -525,57 +663,106 @@ int l3_compare_run(const l3_compare_options *o)
                (unsigned long long)(o->total >> 20), o->keys, o->qd, depth,
                l3_crc32c_engine());
     size_t reps = o->repeat ? o->repeat : 1;
+    if (reps > MAX_ROUNDS)
+        reps = MAX_ROUNDS;
+    l3_sys l3[2] = { { .verify = true }, { .verify = false } };
+    snprintf(l3[0].file, sizeof l3[0].file, "%s", file);
+    snprintf(l3[1].file, sizeof l3[1].file, "%s/l3bench-compare-nocrc.store", o->dir);
+    char fio_file[2][1000];
+    snprintf(fio_file[0], sizeof fio_file[0], "%s/l3bench-compare.fio", o->dir);
+    snprintf(fio_file[1], sizeof fio_file[1], "%s/l3bench-compare.fio-jobs", o->dir);
     for (size_t i = 0; i < o->num_sizes; i++) {
         row *r = &rows[i];
         r->size = o->sizes[i];
-        /* The systems take turns in each round, so that each sees the
-         * device in the same state; each cell is the median round. */
-        result runs[10][16];
+        size_t n = (size_t)(o->total / r->size);
+        /* Each round, every system takes its turn, first for puts and then
+         * (over what its last put round wrote) for gets, in an order that
+         * rotates from round to round. A write leaves the device busy for
+         * a while after it returns (a virtual disk's host flushes behind
+         * it), so reads are never timed right after another system's
+         * writes: all put rounds come first, then all get rounds. */
+        result runs[NSYS][2][MAX_ROUNDS];
         memset(runs, 0, sizeof runs);
-        for (size_t k = 0; k < reps && k < 16; k++) {
-            /* Rotate who goes first: the device is still busy with the
-             * previous system's writes for a while. */
-            for (size_t t = 0; t < 4; t++) {
-                switch ((t + k) % 4) {
-                case 0:
-                    if (have_fio) {
-                        unlink(file);
-                        run_fio(file, o->total, r->size, depth, 1, true, &runs[0][k]);
-                        settle();
-                        run_fio(file, o->total, r->size, depth, 1, false, &runs[1][k]);
-                        settle();
-                        unlink(file);
-                        run_fio(file, o->total, r->size, o->keys, o->qd, true, &runs[8][k]);
-                        settle();
-                        run_fio(file, o->total, r->size, o->keys, o->qd, false, &runs[9][k]);
-                        unlink(file);
+        for (int op = 0; op < 2; op++) {
+            for (size_t k = 0; k < reps; k++) {
+                for (size_t t = 0; t < NSYS; t++) {
+                    int sys = (int)((t + k) % NSYS);
+                    result *res = &runs[sys][op][k];
+                    devstat d0 = devstat_now();
+                    switch (sys) {
+                    case SYS_FIO:
+                    case SYS_FIO_JOBS:
+                        if (!have_fio)
+                            continue;
+                        if (op == 0 && !lay_out(fio_file[sys], o->total)) {
+                            /* fio would lay the file out itself, untimed, but
+                             * right before its timed writes: done here the
+                             * same way as for l3cache, with time to settle. */
+                            fprintf(stderr, "l3bench: laying out %s: %s\n", fio_file[sys], strerror(errno));
+                            all_ok = false;
+                            continue;
+                        }
+                        if (op == 0)
+                            settle();
+                        if (sys == SYS_FIO)
+                            all_ok &= run_fio(fio_file[0], o->total, r->size, depth, 1, op == 0, res);
+                        else
+                            all_ok &= run_fio(fio_file[1], o->total, r->size, o->keys, o->qd, op == 0, res);
+                        break;
+                    case SYS_L3:
+                    case SYS_L3_NOCRC: {
+                        l3_sys *l = &l3[sys - SYS_L3];
+                        all_ok &= op == 0 ? l3_put_round(l, o->total, r->size, o->keys, o->qd, res)
+                                          : l3_get_round(l, res);
+                        break;
                     }
-                    break;
-                case 1:
-                    all_ok &= run_l3(file, o->total, r->size, o->keys, o->qd, true, &runs[2][k], &runs[3][k],
-                                     i == 0 && k == 0 ? &ex : NULL);
-                    break;
-                case 2:
-                    all_ok &= run_l3(file, o->total, r->size, o->keys, o->qd, false, &runs[4][k],
-                                     &runs[5][k], NULL);
-                    break;
-                default:
-                    all_ok &= run_files(files_dir, o->total, r->size, o->qd, &runs[6][k], &runs[7][k]);
+                    default:
+                        all_ok &= op == 0 ? files_put_round(files_dir, o->total, r->size, o->qd, res)
+                                          : files_get_round(files_dir, o->total, r->size, o->qd, res);
+                    }
+                    devstat d1 = devstat_now();
+                    if (d0.ok && d1.ok && d1.ios > d0.ios && d1.ticks_ms > d0.ticks_ms) {
+                        res->dev_queue = (d1.in_queue_ms - d0.in_queue_ms) / (d1.ticks_ms - d0.ticks_ms);
+                        res->dev_kib = (d1.sectors - d0.sectors) * 512 / 1024 / (d1.ios - d0.ios);
+                    }
+                    settle();
                 }
-                settle();
             }
+            if (!o->json)
+                for (size_t k = 0; k < reps; k++)
+                {
+                    char line[512];
+                    int len = snprintf(line, sizeof line, "l3bench: %lluK %s round %zu, GB/s (device queue, "
+                                       "KiB per request):", (unsigned long long)(r->size >> 10),
+                                       op ? "get" : "put", k + 1);
+                    static const char *names[NSYS] = { "fio", "fio-jobs", "l3cache", "no-crc", "files" };
+                    for (int sys = 0; sys < NSYS && len < (int)sizeof line; sys++) {
+                        const result *x = &runs[sys][op][k];
+                        len += snprintf(line + len, sizeof line - (size_t)len, " %s %.3f (%.0f, %.0f)",
+                                        names[sys], x->gbs, x->dev_queue, x->dev_kib);
+                    }
+                    fprintf(stderr, "%s\n", line);
+                }
+            if (op == 0)
+                settle(); /* a longer pause before the first read */
         }
-        size_t m = reps < 16 ? reps : 16;
-        r->fio_put = median(runs[0], m);
-        r->fio_get = median(runs[1], m);
-        r->l3_put = median(runs[2], m);
-        r->l3_get = median(runs[3], m);
-        r->l3_put_nc = median(runs[4], m);
-        r->l3_get_nc = median(runs[5], m);
-        r->files_put = median(runs[6], m);
-        r->files_get = median(runs[7], m);
-        r->fiow_put = median(runs[8], m);
-        r->fiow_get = median(runs[9], m);
+        if (i == 0)
+            l3_exists(&l3[0], &ex);
+        for (int j = 0; j < 2; j++) {
+            l3_sys_close(&l3[j]);
+            unlink(fio_file[j]);
+        }
+        files_clear(files_dir, n);
+        result *cells[NSYS][2] = {
+            { &r->fio_put, &r->fio_get }, { &r->fiow_put, &r->fiow_get }, { &r->l3_put, &r->l3_get },
+            { &r->l3_put_nc, &r->l3_get_nc }, { &r->files_put, &r->files_get } };
+        for (int op = 0; op < 2; op++) {
+            paired(runs[SYS_L3][op], runs[SYS_FIO][op], reps, &r->vs_fio[op]);
+            paired(runs[SYS_L3][op], runs[SYS_FIO_JOBS][op], reps, &r->vs_jobs[op]);
+        }
+        for (int sys = 0; sys < NSYS; sys++)
+            for (int op = 0; op < 2; op++)
+                *cells[sys][op] = median(runs[sys][op], reps); /* sorts: after the pairing */
         if (!o->json)
             fprintf(stderr, "l3bench: %lluK done\n", (unsigned long long)(r->size >> 10));
     }
@@ -599,8 +786,19 @@ int l3_compare_run(const l3_compare_options *o)
                                     json_pack("{s:f,s:f,s:f,s:f}", "gb_per_s", cols[c].res->gbs, "p50_ms",
                                               cols[c].res->p50_ms, "p99_ms", cols[c].res->p99_ms,
                                               "cpu_s_per_gb", cols[c].res->cpu_per_gb));
+            const char *ops[2] = { "put", "get" };
+            for (int op = 0; op < 2; op++) {
+                char name[32];
+                snprintf(name, sizeof name, "l3_over_fio_%s", ops[op]);
+                json_object_set_new(j, name, json_pack("{s:f,s:f,s:f}", "median", r->vs_fio[op].median,
+                                                       "lowest", r->vs_fio[op].lo, "highest", r->vs_fio[op].hi));
+                snprintf(name, sizeof name, "l3_over_fio_jobs_%s", ops[op]);
+                json_object_set_new(j, name, json_pack("{s:f,s:f,s:f}", "median", r->vs_jobs[op].median,
+                                                       "lowest", r->vs_jobs[op].lo, "highest", r->vs_jobs[op].hi));
+            }
             json_array_append_new(arr, j);
         }
+        json_object_set_new(root, "rounds", json_integer((json_int_t)reps));
         json_object_set_new(root, "sizes", arr);
         json_object_set_new(root, "exists", json_pack("{s:f,s:f}", "store_keys_per_s", ex.store_keys_per_s,
                                                       "executor_keys_per_s", ex.executor_keys_per_s));
@@ -609,7 +807,8 @@ int l3_compare_run(const l3_compare_options *o)
                                                         rec.clean_open_s, "scan_open_s", rec.scan_open_s,
                                                         "clean_objects", (json_int_t)rec.clean_objects,
                                                         "scan_objects", (json_int_t)rec.scan_objects));
-        json_object_set_new(root, "steady_put", json_pack("{s:f,s:I}", "gb_per_s", sty.gbs, "evictions",
+        json_object_set_new(root, "steady_put", json_pack("{s:f,s:f,s:I}", "gb_per_s", sty.gbs,
+                                                          "first_fill_gb_per_s", sty.fill_gbs, "evictions",
                                                           (json_int_t)sty.evictions));
         char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
         puts(text);
@@ -627,15 +826,18 @@ int l3_compare_run(const l3_compare_options *o)
                              *fw = op ? &r->fiow_put : &r->fiow_get;
                 char size[24];
                 snprintf(size, sizeof size, "%lluK", (unsigned long long)(r->size >> 10));
+                const ratio *vf = &r->vs_fio[op ? 0 : 1], *vj = &r->vs_jobs[op ? 0 : 1];
                 printf("%-8s %-4s %9.3f %9.3f %9.3f %7.2f %7.2f %9.3f %9.3f   %7.2f / %-7.2f       %7.2f / %-7.2f       %.2f %.2f %.2f\n",
-                       size, op ? "put" : "get", f->gbs, fw->gbs, l->gbs, f->gbs > 0 ? l->gbs / f->gbs : 0,
-                       fw->gbs > 0 ? l->gbs / fw->gbs : 0, nc->gbs, fl->gbs, f->p50_ms, f->p99_ms, l->p50_ms,
-                       l->p99_ms, f->cpu_per_gb, l->cpu_per_gb, fl->cpu_per_gb);
+                       size, op ? "put" : "get", f->gbs, fw->gbs, l->gbs, vf->median, vj->median, nc->gbs,
+                       fl->gbs, f->p50_ms, f->p99_ms, l->p50_ms, l->p99_ms, f->cpu_per_gb, l->cpu_per_gb,
+                       fl->cpu_per_gb);
             }
         }
-        printf("\nmedian of %zu rounds; fio: one job of iodepth %zu; fio-jobs: %zu jobs of iodepth %zu "
-               "(l3cache's shape: %zu operations of %zu keys in flight); l3cache latency is per\n"
-               "operation of %zu keys, fio's per I/O of one object.\n",
+        printf("\nGB/s, latency and CPU: the median of %zu rounds; l3/fio and l3/jobs: the median of the "
+               "per-round ratios (l3cache and fio in the same round).\n"
+               "fio: one job of iodepth %zu; fio-jobs: %zu jobs of iodepth %zu (l3cache's shape: %zu operations "
+               "of %zu keys in flight); l3cache latency is per\noperation of %zu keys, fio's per I/O of one "
+               "object. Puts of all systems run first, then gets of what each wrote.\n",
                reps, depth, o->qd, o->keys, o->qd, o->keys, o->keys);
         printf("exists(): %.2f M keys/s on the store, %.2f M keys/s through the executor\n",
                ex.store_keys_per_s / 1e6, ex.executor_keys_per_s / 1e6);
@@ -648,20 +850,21 @@ int l3_compare_run(const l3_compare_options *o)
             printf("recovery: failed\n");
         if (sty_ok)
             printf("steady-state puts under eviction (1 GiB store, 1 MiB pages, third round): %.3f GB/s, "
-                   "%llu slabs evicted, %llu puts rejected\n",
-                   sty.gbs, (unsigned long long)sty.evictions, (unsigned long long)sty.rejected);
+                   "%llu slabs evicted, %llu puts rejected;\nthe first fill of that fresh, fallocated store "
+                   "(ext4 converts unwritten extents as it goes): %.3f GB/s\n",
+                   sty.gbs, (unsigned long long)sty.evictions, (unsigned long long)sty.rejected, sty.fill_gbs);
         printf("\ntargets:\n");
         for (size_t i = 0; i < o->num_sizes; i++) {
             const row *r = &rows[i];
             double want = r->size == MIB ? 0.95 : r->size == 64 * 1024 ? 0.9 : 0;
             if (!want || !have_fio)
                 continue;
-            printf("  %lluK get >= %.2fx fio: %s (%.2fx; %.2fx of fio-jobs); put >= %.2fx fio: %s (%.2fx; "
-                   "%.2fx of fio-jobs)\n",
-                   (unsigned long long)(r->size >> 10), want, met(r->l3_get.gbs >= want * r->fio_get.gbs),
-                   r->l3_get.gbs / r->fio_get.gbs, r->fiow_get.gbs > 0 ? r->l3_get.gbs / r->fiow_get.gbs : 0,
-                   want, met(r->l3_put.gbs >= want * r->fio_put.gbs), r->l3_put.gbs / r->fio_put.gbs,
-                   r->fiow_put.gbs > 0 ? r->l3_put.gbs / r->fiow_put.gbs : 0);
+            for (int op = 1; op >= 0; op--) {
+                const ratio *v = &r->vs_fio[op];
+                printf("  %lluK %s >= %.2fx fio: %s (%.2fx; rounds %.2f to %.2f; %.2fx of fio-jobs)\n",
+                       (unsigned long long)(r->size >> 10), op ? "get" : "put", want,
+                       met(v->median >= want), v->median, v->lo, v->hi, r->vs_jobs[op].median);
+            }
         }
         printf("  exists >= 5M keys/s: %s (%.2fM on the store)\n", met(ex.store_keys_per_s >= 5e6),
                ex.store_keys_per_s / 1e6);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "l3_clock.h"
+#include "l3_pool.h"
 
 double wl_cpu_seconds(void)
 {
@@ -65,9 +66,10 @@ l3_status wl_start(workload *w, l3_config *cfg, size_t page, size_t keys, size_t
         return st;
     l3_slabstore_stats(w->store, &w->open_stats);
     w->pool_len = qd * keys * page;
-    if (posix_memalign((void **)&w->pool, 4096, w->pool_len) != 0) {
+    w->pool = l3_pool_alloc(w->pool_len, err);
+    if (!w->pool) {
         l3_slabstore_free(w->store);
-        return l3_fail(err, L3_ENOMEM, "allocating a %zu-byte Host pool", w->pool_len);
+        return L3_ENOMEM;
     }
     for (size_t i = 0; i < w->pool_len; i += 8) {
         uint64_t x = i * 0x9e3779b97f4a7c15ull;
@@ -84,7 +86,7 @@ l3_status wl_start(workload *w, l3_config *cfg, size_t page, size_t keys, size_t
                            &w->ex, err);
     if (st != L3_OK) {
         l3_slabstore_free(w->store);
-        free(w->pool);
+        l3_pool_free(w->pool, w->pool_len);
         return st;
     }
     w->num_hashes = 2 * count;
@@ -198,6 +200,6 @@ l3_status wl_stop(workload *w, l3_error *err)
         l3_executor_free(w->ex);
     free(w->hashes);
     if (st == L3_OK)
-        free(w->pool); /* else the pool must outlive unretired I/O */
+        l3_pool_free(w->pool, w->pool_len); /* else the pool must outlive unretired I/O */
     return st;
 }

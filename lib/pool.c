@@ -1,0 +1,56 @@
+#include "l3_pool.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define HUGE_PAGE (2u << 20)
+
+static size_t round_up(size_t n) { return (n + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE; }
+
+bool l3_pool_huge_pages(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f)
+        return false;
+    char line[128] = "";
+    bool on = fgets(line, sizeof line, f) && !strstr(line, "[never]");
+    fclose(f);
+    return on;
+}
+
+void *l3_pool_alloc(size_t len, l3_error *err)
+{
+    if (len == 0 || len > SIZE_MAX - 2 * HUGE_PAGE) {
+        l3_fail(err, L3_EINVAL, "a Host pool of %zu bytes", len);
+        return NULL;
+    }
+    size_t want = round_up(len), map = want + HUGE_PAGE;
+    uint8_t *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        l3_fail(err, L3_ENOMEM, "mapping a %zu-byte Host pool: %s", len, strerror(errno));
+        return NULL;
+    }
+    /* Trim to a 2 MiB-aligned run of `want` bytes. */
+    uint8_t *base = (uint8_t *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    if (base > p)
+        munmap(p, (size_t)(base - p));
+    size_t tail = (size_t)(p + map - (base + want));
+    if (tail)
+        munmap(base + want, tail);
+    static atomic_bool warned;
+    if (madvise(base, want, MADV_HUGEPAGE) != 0 && !atomic_exchange(&warned, true))
+        l3_log("warning", "madvise(MADV_HUGEPAGE) on the Host pool failed (%s): it uses 4 KiB pages, "
+                          "so large objects may be split into several device requests each",
+               strerror(errno));
+    return base;
+}
+
+void l3_pool_free(void *pool, size_t len)
+{
+    if (pool)
+        munmap(pool, round_up(len));
+}
