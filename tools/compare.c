@@ -626,7 +626,7 @@ static void plot(const char *png, const char *dir, const row *rows, size_t n)
             "set output '%s'\n"
             "set multiplot layout 1,2 title 'l3cache vs fio (device limit) vs file-per-key, GB/s by object size'\n"
             "set termoption noenhanced\n"
-            "set logscale x 2\nset xlabel 'object size (KiB)'\nset ylabel 'GB/s'\nset grid\nset key bottom right\n"
+            "set logscale x 2\nset xlabel 'object size (KiB)'\nset ylabel 'GB/s'\nset grid\nset key below\n"
             "set yrange [0:*]\nset xrange [48:5600]\nset xtics (64, 256, 1024, 4096)\n"
             "set title 'get'\n"
             "plot '%s' u 1:2 w lp lw 2 t 'fio, 1 job', '' u 1:8 w lp lw 2 dt 2 t 'fio, l3cache shape', "

@@ -20,7 +20,7 @@ import ctypes.util
 import json
 import os
 
-__all__ = ["L3Error", "Store", "Executor", "library_path"]
+__all__ = ["L3Error", "Pool", "Store", "Executor", "library_path"]
 
 _STATUS = [
     "L3_OK", "L3_EINVAL", "L3_ELAYOUT", "L3_ECREDITS", "L3_EBUSY", "L3_EUNRETIRED", "L3_ENOMEM",
@@ -142,6 +142,8 @@ def _load():
         "l3_executor_key_prefix": (None, [P, ctypes.c_char_p]),
         "l3_executor_close": (ctypes.c_int, [P, ctypes.c_double, E]),
         "l3_executor_free": (None, [P]),
+        "l3_pool_alloc": (P, [S, E]),
+        "l3_pool_free": (None, [P, S]),
     }
     for name, (restype, argtypes) in sig.items():
         fn = getattr(lib, name)
@@ -182,6 +184,41 @@ def _encode_keys(keys):
             raise ValueError("a key contains a NUL byte: %r" % (key,))
         out.append(raw)
     return (ctypes.c_char_p * len(out))(*out)
+
+
+class Pool:
+    """A Host pool from ``l3_pool_alloc``: zeroed, 2 MiB-aligned memory
+    advised as transparent huge pages, so that an object's range is one
+    device request rather than one per 254 pages. ``array`` is a numpy view
+    of it (numpy is imported only when asked for). Close it only after
+    every executor or store that registered it has closed."""
+
+    def __init__(self, nbytes):
+        lib = _load()
+        err = _Error()
+        self.nbytes = int(nbytes)
+        self.address = lib.l3_pool_alloc(self.nbytes, ctypes.byref(err))
+        if not self.address:
+            raise L3Error("L3_ENOMEM", err.msg.decode("utf-8", "replace"))
+
+    @property
+    def array(self):
+        import numpy as np
+        if not self.address:
+            raise ValueError("the pool is closed")
+        buf = (ctypes.c_uint8 * self.nbytes).from_address(self.address)
+        return np.ctypeslib.as_array(buf)
+
+    def close(self):
+        if self.address:
+            _load().l3_pool_free(self.address, self.nbytes)
+            self.address = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 class Store:

@@ -58,6 +58,23 @@ class StoreTest(unittest.TestCase):
         del host
         mm.close()
 
+    def test_a_huge_page_pool_moves_pages_byte_exact(self):
+        with l3cache.Pool(4 << 20) as p:
+            self.assertEqual(p.address % (2 << 20), 0)
+            host = p.array
+            self.assertEqual(host.nbytes, 4 << 20)
+            self.assertFalse(host.any())          # zeroed
+            host[: 1 << 20] = np.arange(1 << 20, dtype=np.uint64).astype(np.uint8)
+            with l3cache.Store(self.config) as store:
+                store.register_host(p.address, p.nbytes)
+                self.assertEqual(store.batch_put_from(["py_big"], p.address, [0], [1 << 20]), [True])
+                self.assertEqual(store.batch_get_into(["py_big"], p.address, [2 << 20], [1 << 20]), [True])
+                stats = store.stats()
+            np.testing.assert_array_equal(host[2 << 20: 3 << 20], host[: 1 << 20])
+            self.assertEqual(stats["unaligned_ios"], 0)
+            del host
+        self.assertIsNone(p.address)
+
     def test_bad_input_raises_clear_errors(self):
         with self.assertRaises(l3cache.L3Error) as ctx:
             l3cache.Store({"store": {"path": self.path, "slab_size": "3MiB"}})
