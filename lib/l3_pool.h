@@ -25,6 +25,12 @@ void *l3_pool_alloc(size_t len, l3_error *err);
  * (/sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise"). */
 bool l3_pool_huge_pages(void);
 
+/* Whether [base, base + len) is all on huge pages, as far as the kernel
+ * says (/proc/self/smaps): 1 when every mapping it spans is THP-eligible
+ * or hugetlbfs, 0 when some part is on 4 KiB pages only, -1 when that
+ * cannot be told (no /proc, or memory that no mapping covers). */
+int l3_pool_is_huge(const void *base, size_t len);
+
 /* Unmap a pool from l3_pool_alloc (`len` as allocated). NULL is a no-op. */
 void l3_pool_free(void *pool, size_t len);
 

@@ -49,6 +49,50 @@ void *l3_pool_alloc(size_t len, l3_error *err)
     return base;
 }
 
+int l3_pool_is_huge(const void *base, size_t len)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    uintptr_t lo = (uintptr_t)base, hi = lo + len, covered = lo;
+    char line[512];
+    bool inside = false, vma_huge = false, any = false;
+    int verdict = 1;
+    unsigned long start = 0, end = 0;
+    /* A mapping's lines follow its header; judge it when the next begins. */
+    for (bool more = true; more;) {
+        more = fgets(line, sizeof line, f) != NULL;
+        unsigned long a, b;
+        bool header = more && sscanf(line, "%lx-%lx ", &a, &b) == 2; /* field lines never parse so */
+        if (!more || header) {
+            if (inside) {
+                any = true;
+                if (!vma_huge)
+                    verdict = 0;
+                if (start <= covered && end > covered)
+                    covered = end;
+            }
+            if (!more)
+                break;
+            start = a;
+            end = b;
+            inside = a < hi && b > lo;
+            vma_huge = false;
+            continue;
+        }
+        int v;
+        unsigned long kb;
+        if (inside && sscanf(line, "THPeligible: %d", &v) == 1 && v == 1)
+            vma_huge = true;
+        if (inside && sscanf(line, "KernelPageSize: %lu kB", &kb) == 1 && kb > 4)
+            vma_huge = true;
+    }
+    fclose(f);
+    if (!any || covered < hi)
+        return -1;
+    return verdict;
+}
+
 void l3_pool_free(void *pool, size_t len)
 {
     if (pool)

@@ -64,6 +64,7 @@ typedef struct l3_slab_stats {
     uint64_t epoch;
     uint32_t attached_processes; /* processes attached to the shared store */
     uint64_t reserved_slots;     /* slots reserved by puts in flight, all processes */
+    uint32_t device_max_segments; /* DMA segments the device takes per request (0: unknown) */
 } l3_slab_stats;
 
 typedef struct l3_slabstore l3_slabstore;

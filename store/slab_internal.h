@@ -120,7 +120,8 @@ struct l3_slabstore {
     atomic_ulong puts, put_written, put_existing, put_rejected;
     atomic_ulong gets, get_hits, get_misses;
     atomic_ulong evictions, evicted_objects, checksum_failures, stale_reads, unaligned_ios;
-    atomic_bool warned_unaligned, warned_too_big;
+    atomic_bool warned_unaligned, warned_too_big, warned_small_pages;
+    unsigned max_segments;   /* the device's DMA segments per request (0: unknown) */
     double open_seconds;
 };
 

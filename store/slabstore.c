@@ -10,12 +10,14 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "l3_clock.h"
 #include "l3_crc32c.h"
 #include "l3_keys.h"
+#include "l3_pool.h"
 #include "slab_internal.h"
 
 #define MIB (1ull << 20)
@@ -1032,12 +1034,46 @@ static void slab_close_op(l3_store *st)
 
 static void slab_destroy_op(l3_store *st) { l3_slabstore_free((l3_slabstore *)st); }
 
+/* The block device's DMA segments per request (its queue's max_segments),
+ * from sysfs; 0 when it cannot be told. A partition's queue is its disk's. */
+static unsigned device_max_segments(int fd, bool blockdev)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return 0;
+    dev_t dev = blockdev ? st.st_rdev : st.st_dev;
+    const char *paths[] = { "queue/max_segments", "../queue/max_segments" };
+    for (size_t i = 0; i < 2; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/%s", major(dev), minor(dev), paths[i]);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        unsigned n = 0;
+        bool ok = fscanf(f, "%u", &n) == 1;
+        fclose(f);
+        if (ok && n)
+            return n;
+    }
+    return 0;
+}
+
 static l3_status slab_register_host(l3_store *st, l3_host_buffer host, l3_error *err)
 {
     l3_slabstore *s = (l3_slabstore *)st;
     if (s->closed || !s->engine)
         return l3_fail(err, L3_ECLOSED, "the store is closed");
     l3_io_engine_set_host(s->engine, host.base, host.len);
+    /* A pool of 4 KiB pages needs a DMA segment per page: objects over
+     * max_segments pages are split into several device requests, and
+     * neighbouring objects cannot merge. Say so once. */
+    if (host.base && host.len >= (2u << 20) && s->max_segments &&
+        l3_pool_is_huge(host.base, host.len) == 0 && !atomic_exchange(&s->warned_small_pages, true))
+        l3_log("warning", "the Host pool (%zu bytes at %p) is on 4 KiB pages and %s's device takes %u "
+                          "of them per request: objects over %u KiB are split into several requests "
+                          "and neighbours do not merge. Allocate the pool with l3_pool_alloc (or 2 MiB "
+                          "aligned with madvise(MADV_HUGEPAGE)) to move them whole",
+               host.len, (void *)host.base, s->path, s->max_segments, s->max_segments * 4);
     return L3_OK;
 }
 
@@ -1309,6 +1345,7 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
     s->shm_fd = -1;
     s->me = -1;
     s->is_blockdev = blockdev;
+    s->max_segments = device_max_segments(fd, blockdev);
     /* Concurrent openers of one store take turns from here to attach. */
     if ((st = l3_shm_open_locked(s, err)) != L3_OK)
         goto fail;
@@ -1525,6 +1562,7 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->checksum_failures = atomic_load(&s->checksum_failures);
     o->stale_reads = atomic_load(&s->stale_reads);
     o->unaligned_ios = atomic_load(&s->unaligned_ios);
+    o->device_max_segments = s->max_segments;
     o->recovered_objects = s->sh->recovered_objects;
     o->opened_from_checkpoint = s->sh->opened_from_checkpoint;
     o->open_seconds = s->open_seconds;
@@ -1547,7 +1585,7 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     U(evictions); U(evicted_objects); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
-    U(recovered_objects); U(epoch); U(attached_processes); U(reserved_slots);
+    U(recovered_objects); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments);
 #undef U
     json_object_set_new(o, "opened_from_checkpoint", json_boolean(st->opened_from_checkpoint));
     json_object_set_new(o, "open_seconds", json_real(st->open_seconds));

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "l3_format.h"
+#include "l3_pool.h"
 #include "l3_slabstore.h"
 #include "harness.h"
 #include "store_util.h"
@@ -780,6 +781,76 @@ static void a_memlock_limit_falls_back_visibly(void **state)
     run_child(memlock_child, path, 8 * 1024, L3_ENGINE_AUTO, "libaio", "falling back to libaio");
 }
 
+static char small_pages_log[1024];
+static int small_pages_warnings;
+
+static void capture_small_pages(const char *level, const char *message, void *ctx)
+{
+    (void)ctx;
+    if (strcmp(level, "warning") == 0 && strstr(message, "4 KiB pages")) {
+        small_pages_warnings++;
+        snprintf(small_pages_log, sizeof small_pages_log, "%s", message);
+    }
+}
+
+/* A Host pool on 4 KiB pages costs split requests: registering one says
+ * so, once, naming the device's segment limit; a pool from l3_pool_alloc
+ * (huge pages) is registered silently. */
+static void a_host_pool_on_small_pages_is_reported_once(void **state)
+{
+    (void)state;
+    if (!l3_pool_huge_pages()) {
+        print_message("transparent huge pages are off: skipped\n");
+        skip();
+    }
+    char path[512];
+    temp_store_path(path, sizeof path, "pages");
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_IO_URING);
+    l3_slabstore *s = open_store(&o);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    if (stats.device_max_segments == 0 || l3_pool_is_huge(&s, sizeof s) < 0) {
+        l3_slabstore_free(s);
+        unlink(path);
+        print_message("the device's segment limit or /proc/self/smaps is unknown here: skipped\n");
+        skip();
+    }
+    small_pages_warnings = 0;
+    l3_set_logger(capture_small_pages, NULL);
+    size_t len = 8 * MIB;
+    uint8_t *huge = l3_pool_alloc(len, NULL);
+    assert_non_null(huge);
+    assert_int_equal(l3_pool_is_huge(huge, len), 1);
+    assert_int_equal(l3_slabstore_register_host(s, (l3_host_buffer){ huge, len }, NULL), L3_OK);
+    assert_int_equal(small_pages_warnings, 0);
+    uint8_t *small = aligned_pool(len);
+    if (l3_pool_is_huge(small, len) != 0) {
+        /* THP "always": even malloc'd memory is on huge pages here. */
+        print_message("malloc'd memory is huge-page eligible here: the rest is skipped\n");
+        quiet_logs();
+        l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
+        l3_slabstore_free(s);
+        free(small);
+        l3_pool_free(huge, len);
+        unlink(path);
+        skip();
+    }
+    assert_int_equal(l3_slabstore_register_host(s, (l3_host_buffer){ small, len }, NULL), L3_OK);
+    assert_int_equal(small_pages_warnings, 1);
+    assert_non_null(strstr(small_pages_log, "l3_pool_alloc"));
+    char limit[32];
+    snprintf(limit, sizeof limit, "takes %u of them", stats.device_max_segments);
+    assert_non_null(strstr(small_pages_log, limit));
+    assert_int_equal(l3_slabstore_register_host(s, (l3_host_buffer){ small, len }, NULL), L3_OK);
+    assert_int_equal(small_pages_warnings, 1); /* once */
+    l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
+    quiet_logs();
+    l3_slabstore_free(s);
+    free(small);
+    l3_pool_free(huge, len);
+    unlink(path);
+}
+
 typedef struct stress {
     l3_store *store;
     int thread;
@@ -907,6 +978,7 @@ int main(void)
         cmocka_unit_test(two_opens_share_one_store_and_the_last_close_checkpoints),
         cmocka_unit_test(a_loop_block_device_holds_a_store),
         cmocka_unit_test(a_memlock_limit_falls_back_visibly),
+        cmocka_unit_test(a_host_pool_on_small_pages_is_reported_once),
     };
     int failed = cmocka_run_group_tests_name("slabstore_io_uring", on_uring, NULL, NULL);
     failed += cmocka_run_group_tests_name("slabstore_libaio", on_aio, NULL, NULL);
