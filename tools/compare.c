@@ -1,9 +1,12 @@
 /* l3bench --compare: for each object size, on one file system:
- *   fio (io_uring, O_DIRECT, fixed buffers) on the store's own file: the
- *   device limit; l3cache through the executor, checksums on and off; and
- *   a file-per-key buffered baseline (pread/pwrite, a file per object, as
- *   simple disk KV-cache backends do). Then exists() keys/s, recovery time
- *   (clean checkpoint and crash scan) and steady-state puts under eviction. */
+ *   fio (io_uring, O_DIRECT, fixed buffers, huge-page buffers) on laid-out
+ *   files in the same directory: the device limit; l3cache through the
+ *   executor, checksums on and off; and a file-per-key buffered baseline
+ *   (pread/pwrite, a file per object, as simple disk KV-cache backends
+ *   do). Rounds of puts, then rounds of gets, each system in turn in a
+ *   rotating order; ratios are paired per round. Then exists() keys/s,
+ *   recovery time (clean checkpoint and crash scan) and puts under
+ *   eviction. */
 #include "compare.h"
 
 #include <errno.h>
