@@ -519,7 +519,8 @@ typedef struct get_key {
 } get_key;
 
 /* Whether the header read back with a payload is the one its index entry
- * promises: sealed, and of this key, sequence, slab generation and size. */
+ * promises: sealed, and of its key, sequence, slab, generation, slot, size
+ * and payload crc. */
 static bool header_matches(const l3_slabstore *s, const get_key *g, const char *key, uint32_t size)
 {
     const l3_object_header *h = (const l3_object_header *)g->header;
@@ -1067,7 +1068,7 @@ static l3_status slab_register_host(l3_store *st, l3_host_buffer host, l3_error 
     /* A pool of 4 KiB pages needs a DMA segment per page: objects over
      * max_segments pages are split into several device requests, and
      * neighbouring objects cannot merge. Say so once. */
-    if (host.base && host.len >= (2u << 20) && s->max_segments &&
+    if (host.base && host.len >= (2u << 20) && s->max_segments && !atomic_load(&s->warned_small_pages) &&
         l3_pool_is_huge(host.base, host.len) == 0 && !atomic_exchange(&s->warned_small_pages, true))
         l3_log("warning", "the Host pool (%zu bytes at %p) is on 4 KiB pages and %s's device takes %u "
                           "of them per request: objects over %u KiB are split into several requests "

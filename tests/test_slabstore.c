@@ -346,13 +346,16 @@ static void a_killed_writer_leaves_a_store_that_rebuilds_from_headers(void **sta
     unlink(path);
 }
 
+/* An object header's bytes on a store of 4096-byte blocks. */
+#define HEADER_BYTES (4096 * ((L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX + 4095) / 4096))
+
 /* Device offset of a key's payload, read from the header of each slot of
  * slab 0 (class 16 blocks of 4096). */
 static uint64_t payload_offset_of(const char *path, const char *key)
 {
     l3_superblock sb;
     peek_file(path, 0, &sb, sizeof sb);
-    uint64_t hb = 4096 * ((64 + L3_OBJECT_KEY_MAX + 4095) / 4096);
+    uint64_t hb = HEADER_BYTES;
     for (uint32_t slab = 0; slab < sb.num_slabs; slab++) {
         for (uint64_t off = 0; off + hb <= sb.slab_size; off += hb + 65536) {
             uint8_t buf[4096];
@@ -366,6 +369,22 @@ static uint64_t payload_offset_of(const char *path, const char *key)
     }
     fail_msg("no header for %s", key);
     return 0;
+}
+
+/* After obj2 of the 4 objects put under `prefix` was damaged on disk: the
+ * gets serve the other 3, count one checksum failure and drop obj2 only. */
+static void expect_only_obj2_dropped(l3_slabstore *s, const char *prefix)
+{
+    l3_store *st = l3_slabstore_store(s);
+    assert_int_equal(check_many(st, prefix, 0, 4, 9), 3);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.checksum_failures, 1);
+    char key[64];
+    for (int i = 0; i < 4; i++) {
+        snprintf(key, sizeof key, "%s_obj%d|g0|o0|r0", prefix, i);
+        assert_int_equal(exists_key(st, key), i != 2);
+    }
 }
 
 static void a_flipped_payload_bit_is_an_object_failure_and_is_dropped(void **state)
@@ -382,13 +401,7 @@ static void a_flipped_payload_bit_is_an_object_failure_and_is_dropped(void **sta
     byte ^= 0x10;
     poke_file(path, at, &byte, 1);
     s = open_store(&o);
-    l3_store *st = l3_slabstore_store(s);
-    assert_int_equal(check_many(st, "fl", 0, 4, 9), 3);
-    l3_slab_stats stats;
-    l3_slabstore_stats(s, &stats);
-    assert_int_equal(stats.checksum_failures, 1);
-    assert_false(exists_key(st, "fl_obj2|g0|o0|r0"));
-    assert_true(exists_key(st, "fl_obj3|g0|o0|r0"));
+    expect_only_obj2_dropped(s, "fl");
     l3_slabstore_free(s);
     unlink(path);
 }
@@ -404,24 +417,18 @@ static void a_header_that_is_not_the_index_s_is_an_object_failure(void **state)
     l3_slabstore *s = open_store(&o);
     put_many(l3_slabstore_store(s), "hd", 0, 4, 9);
     l3_slabstore_free(s);
-    uint64_t hb = 4096 * ((64 + L3_OBJECT_KEY_MAX + 4095) / 4096);
-    uint64_t victim = payload_offset_of(path, "hd_obj2|g0|o0|r0") - hb;
-    uint64_t donor = payload_offset_of(path, "hd_obj1|g0|o0|r0") - hb;
-    uint8_t *hdr = malloc(hb);
-    peek_file(path, donor, hdr, hb);
-    poke_file(path, victim, hdr, hb);
+    uint64_t victim = payload_offset_of(path, "hd_obj2|g0|o0|r0") - HEADER_BYTES;
+    uint64_t donor = payload_offset_of(path, "hd_obj1|g0|o0|r0") - HEADER_BYTES;
+    uint8_t *hdr = malloc(HEADER_BYTES);
+    peek_file(path, donor, hdr, HEADER_BYTES);
+    poke_file(path, victim, hdr, HEADER_BYTES);
     free(hdr);
     s = open_store(&o); /* from the clean checkpoint: no header is read at open */
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
     assert_true(stats.opened_from_checkpoint);
-    l3_store *st = l3_slabstore_store(s);
-    assert_true(exists_key(st, "hd_obj2|g0|o0|r0"));
-    assert_int_equal(check_many(st, "hd", 0, 4, 9), 3);
-    l3_slabstore_stats(s, &stats);
-    assert_int_equal(stats.checksum_failures, 1);
-    assert_false(exists_key(st, "hd_obj2|g0|o0|r0"));
-    assert_true(exists_key(st, "hd_obj1|g0|o0|r0"));
+    assert_true(exists_key(l3_slabstore_store(s), "hd_obj2|g0|o0|r0"));
+    expect_only_obj2_dropped(s, "hd");
     l3_slabstore_free(s);
     unlink(path);
 }

@@ -230,10 +230,8 @@ static bool lay_out(const char *path, uint64_t len)
     if (fd < 0)
         return false;
     size_t chunk = 8 * MIB;
-    void *zero = l3_pool_alloc(chunk, NULL);
+    void *zero = l3_pool_alloc(chunk, NULL); /* zeroed */
     bool ok = zero != NULL;
-    if (ok)
-        memset(zero, 0, chunk);
     for (uint64_t off = 0; ok && off < len; off += chunk) {
         size_t n = len - off < chunk ? (size_t)(len - off) : chunk;
         ok = pwrite(fd, zero, n, (off_t)off) == (ssize_t)n;
