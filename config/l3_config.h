@@ -59,13 +59,4 @@ l3_slab_options l3_config_store_options(const l3_config *config);
  * "tp_rank"} (the last two default to 0); errors name the JSON path. */
 l3_status l3_layout_parse_json(const char *json_text, l3_host_layout *layout, l3_error *err);
 
-/* Open (or create) the store a JSON config names. */
-l3_status l3_open_store_json(const char *config_json, l3_slabstore **out, l3_error *err);
-
-/* Start an executor over `store` (taken over on success) and the Host pool
- * [host, host + host_len), from a JSON layout and a JSON config (its
- * executor and namespace sections). */
-l3_status l3_executor_start_json(l3_store *store, void *host, size_t host_len, const char *layout_json,
-                                 const char *config_json, l3_executor **out, l3_error *err);
-
 #endif

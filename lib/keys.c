@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "l3_sha256.h"
+#include "sha256.h"
 
 l3_status l3_key_prefix(const char *deployment_id, const char *weight_version,
                         const char *draft_weight_version, char out[L3_KEY_PREFIX_LEN + 1],

@@ -1,4 +1,4 @@
-#include "l3_sha256.h"
+#include "sha256.h"
 
 #include <string.h>
 

@@ -1,4 +1,5 @@
 #include "l3_status.h"
+#include "invariant.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,3 +74,9 @@ void l3_log(const char *level, const char *fmt, ...)
 }
 
 void l3_free(void *p) { free(p); }
+
+void l3_invariant_failed(const char *cond, const char *file, int line, const char *func)
+{
+    l3_log("fatal", "invariant failed: %s (%s:%d, %s)", cond, file, line, func);
+    abort();
+}

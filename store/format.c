@@ -1,10 +1,10 @@
-#include "l3_format.h"
+#include "format.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "l3_crc32c.h"
-#include "l3_index.h"
+#include "index.h"
 
 uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t block_size)
 {

@@ -1,9 +1,9 @@
-#include "l3_index.h"
+#include "index.h"
 
 #include <string.h>
 
 #include "l3_crc32c.h"
-#include "l3_hash.h"
+#include "hash.h"
 
 l3_key_id l3_key_identity(const char *key, size_t len)
 {

@@ -69,6 +69,14 @@ typedef struct l3_slab_stats {
 
 typedef struct l3_slabstore l3_slabstore;
 
+/* The most keys one batch (an I/O wave) may carry. */
+#define L3_MAX_BATCH_KEYS 8192u
+
+/* The queue depth a context needs to submit a wave of `batch_keys` keys at
+ * once (a header, a payload and a tail block each): 3 x keys, rounded up
+ * to a power of two, at most 4096. */
+unsigned l3_slab_queue_depth(unsigned batch_keys);
+
 /* Fill `o` with the defaults for `path`. */
 void l3_slab_options_default(l3_slab_options *o, const char *path);
 

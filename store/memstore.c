@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "l3_hash.h"
+#include "hash.h"
 #include "l3_keys.h"
 
 typedef struct entry {

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "slab_internal.h"
+#include "slab.h"
 
 static void init_robust(pthread_mutex_t *mu)
 {
@@ -177,13 +177,19 @@ static void stop_alive(l3_slabstore *s)
     pthread_cond_destroy(&s->alive_cv);
 }
 
+void l3_shm_name_of(const struct stat *st, char *name, size_t len)
+{
+    snprintf(name, len, "/l3cache-%llx-%llx",
+             (unsigned long long)(S_ISBLK(st->st_mode) ? st->st_rdev : st->st_dev),
+             (unsigned long long)st->st_ino);
+}
+
 l3_status l3_shm_open_locked(l3_slabstore *s, l3_error *err)
 {
     struct stat st;
     if (fstat(s->fd, &st) != 0)
         return l3_fail(err, L3_EIO, "%s: %s", s->path, strerror(errno));
-    snprintf(s->shm_name, sizeof s->shm_name, "/l3cache-%llx-%llx",
-             (unsigned long long)(s->is_blockdev ? st.st_rdev : st.st_dev), (unsigned long long)st.st_ino);
+    l3_shm_name_of(&st, s->shm_name, sizeof s->shm_name);
     s->shm_fd = shm_open(s->shm_name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (s->shm_fd < 0)
         return l3_fail(err, L3_EIO, "shm_open %s: %s", s->shm_name, strerror(errno));
@@ -209,85 +215,77 @@ void l3_shm_open_unlock(l3_slabstore *s, bool failed)
     }
 }
 
-l3_status l3_shm_attach(l3_slabstore *s, bool formatted, l3_status (*load)(l3_slabstore *, l3_error *),
-                        l3_error *err)
+/* Map an existing mapping of `need` bytes if it is this store's, loaded,
+ * and someone alive is attached to it: *joined then says so. */
+static l3_status join_existing(l3_slabstore *s, size_t need, bool formatted, bool *joined, l3_error *err)
 {
-    /* The caller holds the open lock (l3_shm_open_locked). */
-    shared probe_hdr;
-    memset(&probe_hdr, 0, sizeof probe_hdr);
-    size_t need = layout(&s->geo, &probe_hdr);
     struct stat mst;
-    fstat(s->shm_fd, &mst);
-    l3_status rc = L3_OK;
-    bool fresh = true;
-    if ((size_t)mst.st_size == need) {
-        void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
-        if (m != MAP_FAILED) {
-            shared *h = m;
-            int alive = 0;
-            /* Join it only if it is this store's, loaded, and someone is
-             * still attached to it; anything else is rebuilt. */
-            if (h->magic == L3_SHM_MAGIC && h->version == L3_SHM_VERSION && h->ready &&
-                memcmp(h->uuid, s->geo_uuid, 16) == 0)
-                for (int p = 0; p < L3_MAX_PROCS; p++)
-                    alive += h->procs[p].used && probe(&h->procs[p]);
-            if (alive) {
-                if (formatted) {
-                    munmap(m, need);
-                    rc = l3_fail(err, L3_EBUSY, "%s is open in another process: cannot format it", s->path);
-                    goto out;
-                }
-                fresh = false;
-                s->sh = h;
-                s->sh_size = need;
-            } else {
-                munmap(m, need);
-            }
-        }
-    }
-    if (fresh) {
-        /* Nobody alive is attached: (re)build the mapping from disk. */
-        if (ftruncate(s->shm_fd, 0) != 0 || ftruncate(s->shm_fd, (off_t)need) != 0) {
-            rc = l3_fail(err, L3_ENOMEM, "sizing the %zu-byte shared mapping %s: %s", need, s->shm_name,
-                         strerror(errno));
-            goto out;
-        }
-        void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
-        if (m == MAP_FAILED) {
-            rc = l3_fail(err, L3_ENOMEM, "mapping %zu bytes of %s: %s", need, s->shm_name, strerror(errno));
-            goto out;
-        }
-        s->sh = m;
-        s->sh_size = need;
-        shared *h = s->sh;
-        *h = probe_hdr;
-        h->magic = L3_SHM_MAGIC;
-        h->version = L3_SHM_VERSION;
-        h->size = need;
-        memcpy(h->uuid, s->geo_uuid, 16);
-        h->sb = s->disk_sb;
-        init_robust(&h->lock);
-        init_robust(&h->table_mu);
-        init_robust(&h->journal_mu);
-        init_robust(&h->sb_mu);
+    *joined = false;
+    if (fstat(s->shm_fd, &mst) != 0 || (size_t)mst.st_size != need)
+        return L3_OK;
+    void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
+    if (m == MAP_FAILED)
+        return L3_OK;
+    shared *h = m;
+    int alive = 0;
+    if (h->magic == L3_SHM_MAGIC && h->version == L3_SHM_VERSION && h->ready &&
+        memcmp(h->uuid, s->geo_uuid, 16) == 0)
         for (int p = 0; p < L3_MAX_PROCS; p++)
-            init_robust(&h->procs[p].alive);
-        l3_index_format(&h->index, s->geo.max_objects);
-        set_views(s);
-        for (uint32_t c = 0; c <= h->max_payload_blocks; c++)
-            s->class_open[c] = -1;
-        atomic_store(&h->seq, s->disk_sb.next_seq ? s->disk_sb.next_seq : 1);
-    } else {
-        set_views(s);
+            alive += h->procs[p].used && probe(&h->procs[p]);
+    if (!alive) {
+        munmap(m, need);
+        return L3_OK;
     }
-    /* Take a process slot. */
+    if (formatted) {
+        munmap(m, need);
+        return l3_fail(err, L3_EBUSY, "%s is open in another process: cannot format it", s->path);
+    }
+    s->sh = h;
+    s->sh_size = need;
+    *joined = true;
+    return L3_OK;
+}
+
+/* Nobody alive is attached: (re)build an empty mapping laid out as `hdr`. */
+static l3_status build_fresh(l3_slabstore *s, const shared *hdr, size_t need, l3_error *err)
+{
+    if (ftruncate(s->shm_fd, 0) != 0 || ftruncate(s->shm_fd, (off_t)need) != 0)
+        return l3_fail(err, L3_ENOMEM, "sizing the %zu-byte shared mapping %s: %s", need, s->shm_name,
+                       strerror(errno));
+    void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
+    if (m == MAP_FAILED)
+        return l3_fail(err, L3_ENOMEM, "mapping %zu bytes of %s: %s", need, s->shm_name, strerror(errno));
+    s->sh = m;
+    s->sh_size = need;
+    shared *h = s->sh;
+    *h = *hdr;
+    h->magic = L3_SHM_MAGIC;
+    h->version = L3_SHM_VERSION;
+    h->size = need;
+    memcpy(h->uuid, s->geo_uuid, 16);
+    h->sb = s->disk_sb;
+    init_robust(&h->lock);
+    init_robust(&h->table_mu);
+    init_robust(&h->journal_mu);
+    init_robust(&h->sb_mu);
+    for (int p = 0; p < L3_MAX_PROCS; p++)
+        init_robust(&h->procs[p].alive);
+    l3_index_format(&h->index, s->geo.max_objects);
+    set_views(s);
+    for (uint32_t c = 0; c <= h->max_payload_blocks; c++)
+        s->class_open[c] = -1;
+    atomic_store(&h->seq, s->disk_sb.next_seq ? s->disk_sb.next_seq : 1);
+    return L3_OK;
+}
+
+/* Take a free process slot (reaping dead processes if none is free). */
+static l3_status take_proc_slot(l3_slabstore *s, l3_error *err)
+{
     l3_slab_lock(s);
     s->me = -1;
-    for (int p = 0; p < L3_MAX_PROCS && s->me < 0; p++)
-        if (!s->sh->procs[p].used)
-            s->me = p;
-    if (s->me < 0) {
-        l3_shm_reap_dead(s);
+    for (int pass = 0; pass < 2 && s->me < 0; pass++) {
+        if (pass == 1)
+            l3_shm_reap_dead(s);
         for (int p = 0; p < L3_MAX_PROCS && s->me < 0; p++)
             if (!s->sh->procs[p].used)
                 s->me = p;
@@ -301,39 +299,57 @@ l3_status l3_shm_attach(l3_slabstore *s, bool formatted, l3_status (*load)(l3_sl
         s->sh->attached++;
     }
     l3_slab_unlock(s);
-    if (s->me < 0) {
-        rc = l3_fail(err, L3_EBUSY, "%s: %d processes are attached already", s->path, L3_MAX_PROCS);
-        goto out;
-    }
-    if (!start_alive(s)) {
-        rc = l3_fail(err, L3_ENOMEM, "starting the liveness thread");
-        goto out;
-    }
+    if (s->me < 0)
+        return l3_fail(err, L3_EBUSY, "%s: %d processes are attached already", s->path, L3_MAX_PROCS);
+    return L3_OK;
+}
+
+/* Undo a failed attach. */
+static void attach_failed(l3_slabstore *s, bool fresh)
+{
+    if (s->alive_started)
+        stop_alive(s);
     if (fresh) {
+        s->sh->ready = 0;
+        shm_unlink(s->shm_name);
+    } else if (s->me >= 0) {
+        l3_slab_lock(s);
+        s->sh->procs[s->me].used = 0;
+        s->sh->attached--;
+        l3_slab_unlock(s);
+    }
+    munmap(s->sh, s->sh_size);
+    s->sh = NULL;
+}
+
+l3_status l3_shm_attach(l3_slabstore *s, bool formatted, l3_status (*load)(l3_slabstore *, l3_error *),
+                        l3_error *err)
+{
+    /* The caller holds the open lock (l3_shm_open_locked). */
+    shared hdr;
+    memset(&hdr, 0, sizeof hdr);
+    size_t need = layout(&s->geo, &hdr);
+    bool joined = false;
+    l3_status rc = join_existing(s, need, formatted, &joined, err);
+    if (rc == L3_OK && !joined)
+        rc = build_fresh(s, &hdr, need, err);
+    else if (rc == L3_OK)
+        set_views(s);
+    if (rc == L3_OK)
+        rc = take_proc_slot(s, err);
+    if (rc == L3_OK && !start_alive(s))
+        rc = l3_fail(err, L3_ENOMEM, "starting the liveness thread");
+    if (rc == L3_OK && !joined) {
         rc = load(s, err);
         if (rc == L3_OK)
             s->sh->ready = 1;
-    } else {
+    } else if (rc == L3_OK) {
         l3_slab_lock(s);
         l3_shm_reap_dead(s);
         l3_slab_unlock(s);
     }
-out:
-    if (rc != L3_OK && s->sh) {
-        if (s->alive_started)
-            stop_alive(s);
-        if (fresh) {
-            s->sh->ready = 0;
-            shm_unlink(s->shm_name);
-        } else if (s->me >= 0) {
-            l3_slab_lock(s);
-            s->sh->procs[s->me].used = 0;
-            s->sh->attached--;
-            l3_slab_unlock(s);
-        }
-        munmap(s->sh, s->sh_size);
-        s->sh = NULL;
-    }
+    if (rc != L3_OK && s->sh)
+        attach_failed(s, !joined);
     return rc;
 }
 
@@ -372,9 +388,7 @@ int l3_slabstore_attached_at(const char *path, int32_t *pids, int max)
     if (stat(path, &st) != 0)
         return -1;
     char name[96];
-    snprintf(name, sizeof name, "/l3cache-%llx-%llx",
-             (unsigned long long)(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev),
-             (unsigned long long)st.st_ino);
+    l3_shm_name_of(&st, name, sizeof name);
     int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0)
         return errno == ENOENT ? 0 : -1;

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "l3_crc32c.h"
-#include "l3_sha256.h"
+#include "sha256.h"
 
 static void crc32c_matches_the_check_value(void **state)
 {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "l3_format.h"
+#include "format.h"
 #include "l3_slabstore.h"
 #include "store_util.h"
 

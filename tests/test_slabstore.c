@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "l3_format.h"
+#include "format.h"
 #include "l3_pool.h"
 #include "l3_slabstore.h"
 #include "harness.h"

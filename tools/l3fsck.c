@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "l3_crc32c.h"
-#include "l3_format.h"
-#include "l3_hash.h"
-#include "l3_index.h"
+#include "format.h"
+#include "hash.h"
+#include "index.h"
 #include "l3_slabstore.h"
 
 #define EXIT_CLEAN 0

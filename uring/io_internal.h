@@ -1,4 +1,8 @@
-/* l3cache: what the I/O engines share inside uring/ (not installed). */
+/* l3cache: what the I/O engines share inside uring/ (not installed).
+ *
+ * Rooms: engine.c (the context pool and the batch entry point) calls the
+ * backends (io_uring.c, io_libaio.c), which call request.c (completion
+ * accounting) and fault.c (fault injection); never the other way. */
 #ifndef L3_IO_INTERNAL_H
 #define L3_IO_INTERNAL_H
 
@@ -7,7 +11,8 @@
 #include <pthread.h>
 #include <sys/uio.h>
 
-#include "l3_io.h"
+#include "engine.h"
+#include "invariant.h"
 
 #define L3_IO_CHUNK (1ull << 30) /* the largest registered iovec */
 #define L3_IO_MAX_RETRIES 64
@@ -51,15 +56,28 @@ struct l3_io_engine {
     uint64_t host_gen; /* bumped by every l3_io_engine_set_host */
     atomic_bool host_refused; /* some registration of the pool was refused */
     atomic_bool host_warned;
-    /* Fault injection (tests). */
+    /* Fault injection (tests): fault_on is false unless a fault is
+     * installed, and then only does a submission take fault_mu. */
+    atomic_bool fault_on;
     pthread_mutex_t fault_mu;
     l3_io_fault fault;
     uint64_t fault_seen, fault_applied, fault_rng;
     int stall_pipe[2]; /* io_uring: stalled requests read from its empty end */
 };
 
-/* The fault to apply to a request at its first submission. */
+/* The fault to apply to a request at its first submission (fault.c). */
 l3_fault_kind l3_io_fault_decide(l3_io_engine *e, const l3_io_req *r);
+
+/* The same, free when no fault is installed: the hot path's check. */
+static inline l3_fault_kind l3_io_fault_check(l3_io_engine *e, const l3_io_req *r)
+{
+    if (!atomic_load_explicit(&e->fault_on, memory_order_relaxed))
+        return L3_FAULT_NONE;
+    return l3_io_fault_decide(e, r);
+}
+
+/* Release what fault injection holds (fault.c). */
+void l3_io_fault_free(l3_io_engine *e);
 
 /* Backend hooks. */
 l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err);
@@ -71,7 +89,8 @@ void l3_aio_ctx_free(l3_io_engine *e, l3_io_ctx *c);
 l3_status l3_aio_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double deadline,
                      bool *retired, l3_error *err);
 
-/* Apply one completion `res` to `r`; true when it needs resubmitting. */
+/* Apply one completion `res` to `r` (request.c); true when it needs
+ * resubmitting. */
 bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res);
 
 #endif

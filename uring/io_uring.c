@@ -139,112 +139,143 @@ static int fixed_index(const l3_io_ctx *c, const void *buf, size_t len)
     return k == end ? (int)k + 1 : -1;
 }
 
+/* A batch in flight on one ring: what is left to submit and to reap. */
+typedef struct uring_batch {
+    l3_io_req *reqs;
+    size_t n;
+    uint32_t *pending;  /* requests to (re)submit, a stack */
+    size_t npending, inflight;
+    int fd;             /* 0 (the registered file) or the descriptor */
+    unsigned sqe_flags;
+} uring_batch;
+
+/* Prepare one request's SQE: fixed when its buffer is registered. */
+static void prep_io(l3_io_engine *e, l3_io_ctx *c, uring_batch *b, struct io_uring_sqe *sqe,
+                    uint32_t i, l3_fault_kind fault)
+{
+    l3_io_req *r = &b->reqs[i];
+    char *buf = (char *)r->buf + r->done;
+    uint32_t len = r->len - r->done;
+    uint64_t off = r->offset + r->done;
+    if (fault == L3_FAULT_STALL) {
+        /* A real SQE that never completes: a read of an empty pipe into
+         * the request's buffer (as a hung device would). */
+        io_uring_prep_read(sqe, e->stall_pipe[0], buf, len, 0);
+        io_uring_sqe_set_data64(sqe, (uint64_t)c->gen << 32 | i);
+        return;
+    }
+    if (fault == L3_FAULT_SHORT)
+        len = (uint32_t)(len / 2 / e->options.alignment * e->options.alignment);
+    int idx = fixed_index(c, buf, len);
+    if (idx >= 0) {
+        if (r->write)
+            io_uring_prep_write_fixed(sqe, b->fd, buf, len, off, idx);
+        else
+            io_uring_prep_read_fixed(sqe, b->fd, buf, len, off, idx);
+        atomic_fetch_add(&e->stats.fixed, 1);
+    } else {
+        if (r->write)
+            io_uring_prep_write(sqe, b->fd, buf, len, off);
+        else
+            io_uring_prep_read(sqe, b->fd, buf, len, off);
+        atomic_fetch_add(&e->stats.unfixed, 1);
+    }
+    sqe->flags |= b->sqe_flags;
+    io_uring_sqe_set_data64(sqe, (uint64_t)c->gen << 32 | i);
+}
+
+/* Fill the SQ from the pending stack, up to the ring's depth. */
+static void fill_sq(l3_io_engine *e, l3_io_ctx *c, uring_batch *b)
+{
+    while (b->npending && b->inflight < e->options.depth) {
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
+        if (!sqe)
+            break;
+        uint32_t i = b->pending[--b->npending];
+        l3_fault_kind fault = l3_io_fault_check(e, &b->reqs[i]);
+        if (fault == L3_FAULT_EIO || fault == L3_FAULT_EAGAIN) {
+            /* Completed at once, without the device. */
+            if (l3_io_complete(e, &b->reqs[i], fault == L3_FAULT_EIO ? -EIO : -EAGAIN))
+                b->pending[b->npending++] = i;
+            io_uring_prep_nop(sqe);
+            io_uring_sqe_set_data64(sqe, UINT64_MAX); /* not this batch's: ignored */
+            continue;
+        }
+        prep_io(e, c, b, sqe, i, fault);
+        b->inflight++;
+    }
+}
+
+/* Wait until a completion is ready or the deadline passes. */
+static int wait_cqe(struct io_uring *ring, double deadline)
+{
+    struct io_uring_cqe *cqe;
+    for (;;) {
+        double left = deadline - l3_monotonic_seconds();
+        if (left < 0)
+            left = 0;
+        struct __kernel_timespec ts = { .tv_sec = (long long)left,
+                                        .tv_nsec = (long long)((left - floor(left)) * 1e9) };
+        int rc = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
+        if (rc != -EINTR)
+            return rc;
+    }
+}
+
+/* Take every ready completion of this batch; others' are skipped. */
+static void reap(l3_io_engine *e, l3_io_ctx *c, uring_batch *b)
+{
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(&c->ring, head, cqe)
+    {
+        seen++;
+        uint64_t ud = io_uring_cqe_get_data64(cqe);
+        if ((uint32_t)(ud >> 32) != c->gen || (uint32_t)ud >= b->n)
+            continue; /* not this batch's: never count it */
+        L3_ASSERT(b->inflight > 0);
+        b->inflight--;
+        uint32_t i = (uint32_t)ud;
+        if (l3_io_complete(e, &b->reqs[i], cqe->res))
+            b->pending[b->npending++] = i;
+    }
+    io_uring_cq_advance(&c->ring, seen);
+}
+
 l3_status l3_uring_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double deadline,
                        bool *retired, l3_error *err)
 {
     register_host(e, c);
-    struct io_uring *ring = &c->ring;
-    uint32_t *pending = c->pending;
-    size_t npending = 0, inflight = 0;
+    uring_batch b = { .reqs = reqs, .n = n, .pending = c->pending,
+                      .fd = c->file_registered ? 0 : e->fd,
+                      .sqe_flags = c->file_registered ? IOSQE_FIXED_FILE : 0 };
     for (size_t i = n; i-- > 0;)
         if (reqs[i].len)
-            pending[npending++] = (uint32_t)i;
-    int fd = c->file_registered ? 0 : e->fd;
-    unsigned sqe_flags = c->file_registered ? IOSQE_FIXED_FILE : 0;
-    while (npending || inflight) {
-        while (npending && inflight < e->options.depth) {
-            struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-            if (!sqe)
-                break;
-            uint32_t i = pending[--npending];
-            l3_io_req *r = &reqs[i];
-            char *buf = (char *)r->buf + r->done;
-            uint32_t len = r->len - r->done;
-            uint64_t off = r->offset + r->done;
-            l3_fault_kind fault = l3_io_fault_decide(e, r);
-            if (fault == L3_FAULT_EIO || fault == L3_FAULT_EAGAIN) {
-                /* Completed at once, without the device. */
-                if (l3_io_complete(e, r, fault == L3_FAULT_EIO ? -EIO : -EAGAIN))
-                    pending[npending++] = i;
-                io_uring_prep_nop(sqe);
-                io_uring_sqe_set_data64(sqe, UINT64_MAX); /* not this batch's: ignored */
-                continue;
-            }
-            if (fault == L3_FAULT_STALL) {
-                /* A real SQE that never completes: a read of an empty pipe
-                 * into the request's buffer (as a hung device would). */
-                io_uring_prep_read(sqe, e->stall_pipe[0], buf, len, 0);
-                io_uring_sqe_set_data64(sqe, (uint64_t)c->gen << 32 | i);
-                inflight++;
-                continue;
-            }
-            if (fault == L3_FAULT_SHORT)
-                len = (uint32_t)(len / 2 / e->options.alignment * e->options.alignment);
-            int idx = fixed_index(c, buf, len);
-            if (idx >= 0) {
-                if (r->write)
-                    io_uring_prep_write_fixed(sqe, fd, buf, len, off, idx);
-                else
-                    io_uring_prep_read_fixed(sqe, fd, buf, len, off, idx);
-                atomic_fetch_add(&e->stats.fixed, 1);
-            } else {
-                if (r->write)
-                    io_uring_prep_write(sqe, fd, buf, len, off);
-                else
-                    io_uring_prep_read(sqe, fd, buf, len, off);
-                atomic_fetch_add(&e->stats.unfixed, 1);
-            }
-            sqe->flags |= sqe_flags;
-            io_uring_sqe_set_data64(sqe, (uint64_t)c->gen << 32 | i);
-            inflight++;
-        }
-        int rc = io_uring_submit(ring);
+            b.pending[b.npending++] = (uint32_t)i;
+    while (b.npending || b.inflight) {
+        fill_sq(e, c, &b);
+        int rc = io_uring_submit(&c->ring);
         if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR) {
             /* A hard submission failure: entries may be left in the SQ and
              * earlier ones still in flight. The engine cannot be trusted
              * with another batch. */
             atomic_store(&e->broken, true);
-            size_t unsent = io_uring_sq_ready(ring);
-            if (inflight == unsent) {
+            size_t unsent = io_uring_sq_ready(&c->ring);
+            if (b.inflight == unsent)
                 return l3_fail(err, L3_EIO, "io_uring_submit: %s", strerror(-rc));
-            }
             *retired = false;
             return l3_fail(err, L3_EIO, "io_uring_submit: %s with %zu I/Os in flight",
-                           strerror(-rc), inflight - unsent);
+                           strerror(-rc), b.inflight - unsent);
         }
-        /* Wait for at least one completion, then take all that are ready. */
-        struct io_uring_cqe *cqe;
-        for (;;) {
-            double left = deadline - l3_monotonic_seconds();
-            if (left < 0)
-                left = 0;
-            struct __kernel_timespec ts = { .tv_sec = (long long)left,
-                                            .tv_nsec = (long long)((left - floor(left)) * 1e9) };
-            rc = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
-            if (rc == -EINTR)
-                continue;
-            break;
-        }
+        rc = wait_cqe(&c->ring, deadline);
         if (rc == -ETIME) {
             *retired = false;
             return l3_fail(err, L3_ETIMEDOUT,
-                           "io_uring: %zu I/Os not completed within the I/O timeout", inflight);
+                           "io_uring: %zu I/Os not completed within the I/O timeout", b.inflight);
         }
         if (rc < 0 && rc != -EAGAIN && rc != -EBUSY)
             return l3_fail(err, L3_EIO, "io_uring_wait_cqe: %s", strerror(-rc));
-        unsigned head, seen = 0;
-        io_uring_for_each_cqe(ring, head, cqe)
-        {
-            seen++;
-            uint64_t ud = io_uring_cqe_get_data64(cqe);
-            if ((uint32_t)(ud >> 32) != c->gen || (uint32_t)ud >= n)
-                continue; /* not this batch's: never count it */
-            inflight--;
-            uint32_t i = (uint32_t)ud;
-            if (l3_io_complete(e, &reqs[i], cqe->res))
-                pending[npending++] = i;
-        }
-        io_uring_cq_advance(ring, seen);
+        reap(e, c, &b);
     }
     return L3_OK;
 }

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "l3_format.h"
+#include "format.h"
 #include "l3_slabstore.h"
 
 #define OBJECTS 8

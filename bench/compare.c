@@ -23,7 +23,7 @@
 
 #include "l3_clock.h"
 #include "l3_crc32c.h"
-#include "l3_format.h"
+#include "format.h"
 #include "l3_pool.h"
 #include "workload.h"
 

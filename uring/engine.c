@@ -1,3 +1,5 @@
+/* The I/O engine: its context pool, the batch entry point, and the choice
+ * between io_uring and libaio. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,11 +57,7 @@ static l3_status ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
 
 static void engine_free(l3_io_engine *e)
 {
-    if (e->stall_pipe[0] >= 0) {
-        close(e->stall_pipe[0]);
-        close(e->stall_pipe[1]);
-    }
-    pthread_mutex_destroy(&e->fault_mu);
+    l3_io_fault_free(e);
     for (unsigned i = 0; i < e->num_ctxs; i++)
         ctx_free(e, &e->ctxs[i]);
     free(e->ctxs);
@@ -172,34 +170,6 @@ void *l3_io_bounce(l3_io_ctx *c, size_t *len)
     return c->bounce;
 }
 
-bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
-{
-    if (res == -EAGAIN || res == -EINTR) {
-        if (r->retries++ < L3_IO_MAX_RETRIES) {
-            atomic_fetch_add(&e->stats.eagain_retries, 1);
-            return true;
-        }
-    } else if (res > 0) {
-        r->done += (uint32_t)res;
-        if (r->done < r->len) {
-            /* A short transfer: resubmit the rest at offset + done. */
-            atomic_fetch_add(&e->stats.short_retries, 1);
-            return true;
-        }
-        r->res = (int32_t)r->len;
-        atomic_fetch_add(&e->stats.requests, 1);
-        atomic_fetch_add(r->write ? &e->stats.bytes_written : &e->stats.bytes_read, r->len);
-        return false;
-    } else if (res == 0) {
-        /* A zero-byte transfer is the end of the device, not success. */
-        res = -EIO;
-    }
-    r->res = (int32_t)res;
-    atomic_fetch_add(&e->stats.errors, 1);
-    atomic_fetch_add(&e->stats.requests, 1);
-    return false;
-}
-
 l3_status l3_io_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double timeout,
                     bool *retired, l3_error *err)
 {
@@ -232,56 +202,6 @@ l3_status l3_io_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, do
         atomic_fetch_add(&e->stats.timeouts, 1);
     }
     return st;
-}
-
-void l3_io_engine_set_fault(l3_io_engine *e, const l3_io_fault *fault)
-{
-    pthread_mutex_lock(&e->fault_mu);
-    e->fault = fault ? *fault : (l3_io_fault){ 0 };
-    e->fault_seen = e->fault_applied = 0;
-    e->fault_rng = (fault && fault->seed ? fault->seed : 0x2545f4914f6cdd1dull) | 1;
-    if (fault && fault->kind == L3_FAULT_STALL && e->stall_pipe[0] < 0 && pipe(e->stall_pipe) != 0)
-        e->stall_pipe[0] = e->stall_pipe[1] = -1;
-    pthread_mutex_unlock(&e->fault_mu);
-}
-
-uint64_t l3_io_engine_faults(l3_io_engine *e)
-{
-    pthread_mutex_lock(&e->fault_mu);
-    uint64_t n = e->fault_applied;
-    pthread_mutex_unlock(&e->fault_mu);
-    return n;
-}
-
-l3_fault_kind l3_io_fault_decide(l3_io_engine *e, const l3_io_req *r)
-{
-    if (r->done || r->retries)
-        return L3_FAULT_NONE;
-    pthread_mutex_lock(&e->fault_mu);
-    l3_io_fault *f = &e->fault;
-    l3_fault_kind kind = L3_FAULT_NONE;
-    if (f->kind != L3_FAULT_NONE && !(f->ops == 1 && r->write) && !(f->ops == 2 && !r->write)) {
-        uint64_t n = e->fault_seen++;
-        bool hit;
-        if (f->permille) {
-            e->fault_rng ^= e->fault_rng << 13;
-            e->fault_rng ^= e->fault_rng >> 7;
-            e->fault_rng ^= e->fault_rng << 17;
-            hit = e->fault_rng % 1000 < f->permille;
-        } else {
-            hit = n >= f->after && (f->count == 0 || n < f->after + f->count);
-        }
-        if (hit && f->kind == L3_FAULT_STALL && e->kind == L3_ENGINE_IO_URING && e->stall_pipe[0] < 0)
-            hit = false;
-        if (hit && f->kind == L3_FAULT_SHORT && r->len <= e->options.alignment)
-            hit = false; /* too small to split */
-        if (hit) {
-            kind = f->kind;
-            e->fault_applied++;
-        }
-    }
-    pthread_mutex_unlock(&e->fault_mu);
-    return kind;
 }
 
 void l3_io_engine_close(l3_io_engine *e)

@@ -1,0 +1,227 @@
+/* The slab store's allocation and publication (alloc.h). */
+#include "alloc.h"
+
+#include <string.h>
+
+#include "policy.h"
+
+int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len)
+{
+    size_t n = l3_key_namespace_len(key, len);
+    if (n == 0)
+        return 0;
+    int empty = -1;
+    for (uint32_t i = 0; i < s->sh->num_ns; i++) {
+        ns_info *ns = &s->ns[i];
+        if (ns->len == n && memcmp(ns->text, key, n) == 0)
+            return (int)i + 1;
+        if (empty < 0 && ns->objects == 0)
+            empty = (int)i;
+    }
+    if (empty < 0) {
+        if (s->sh->num_ns >= L3_MAX_NAMESPACES)
+            return -1;
+        empty = (int)s->sh->num_ns++;
+    }
+    ns_info *ns = &s->ns[empty];
+    ns->len = (uint16_t)n;
+    memcpy(ns->text, key, n);
+    ns->text[n] = '\0';
+    ns->objects = ns->bytes = 0;
+    return empty + 1;
+}
+
+bool l3_alloc_publish(l3_slabstore *s, const l3_index_entry *e)
+{
+    L3_ASSERT(e->slab < s->geo.num_slabs);
+    L3_ASSERT(e->slot < s->slabs[e->slab].nslots);
+    L3_ASSERT(e->ns <= s->sh->num_ns);
+    if (!l3_index_insert(&s->index, e))
+        return false;
+    slab *sl = &s->slabs[e->slab];
+    l3_slab_slot_ids(s, e->slab)[e->slot] = e->hash;
+    sl->live++;
+    sl->live_bytes += e->size;
+    if (e->ns) {
+        s->ns[e->ns - 1].objects++;
+        s->ns[e->ns - 1].bytes += e->size;
+    }
+    return true;
+}
+
+void l3_alloc_unpublish(l3_slabstore *s, l3_index_entry *e)
+{
+    L3_ASSERT(e->slab < s->geo.num_slabs);
+    slab *sl = &s->slabs[e->slab];
+    if (e->slot < sl->nslots)
+        l3_slab_slot_ids(s, e->slab)[e->slot] = 0;
+    /* Counts a process that died mid-update may have left off by one:
+     * never below zero. */
+    sl->live = sl->live ? sl->live - 1 : 0;
+    sl->live_bytes = sl->live_bytes >= e->size ? sl->live_bytes - e->size : 0;
+    if (e->ns && s->ns[e->ns - 1].objects) {
+        s->ns[e->ns - 1].objects--;
+        s->ns[e->ns - 1].bytes -= e->size;
+    }
+    l3_index_remove(&s->index, e);
+}
+
+l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l3_error *err)
+{
+    slab *sl = &s->slabs[i];
+    uint32_t nslots = l3_slots_per_slab(&s->geo, r->payload_blocks);
+    if (r->payload_blocks > s->sh->max_payload_blocks || nslots == 0)
+        return l3_fail(err, L3_ECORRUPT, "slab %u: size class %u does not fit a slab", i,
+                       r->payload_blocks);
+    if (nslots > s->sh->max_slots)
+        return l3_fail(err, L3_ECORRUPT, "slab %u: %u slots", i, nslots);
+    memset(l3_slab_slot_ids(s, i), 0, (size_t)nslots * sizeof(uint64_t));
+    sl->state = S_SEALED;
+    sl->disk_used = 1;
+    sl->payload_blocks = r->payload_blocks;
+    sl->gen = r->gen;
+    sl->first_seq = r->first_seq;
+    sl->nslots = nslots;
+    sl->next_slot = nslots;
+    sl->live = 0;
+    sl->live_bytes = 0;
+    return L3_OK;
+}
+
+/* Drop every object of slab v and free it. */
+static void evict(l3_slabstore *s, uint32_t v)
+{
+    slab *sl = &s->slabs[v];
+    uint64_t dropped = 0, *ids = l3_slab_slot_ids(s, v);
+    L3_ASSERT(sl->inflight == 0);
+    /* Every published slot (not trusting `live`, which a process that died
+     * mid-update may have left off by one). */
+    for (uint32_t k = 0; k < sl->next_slot && k < sl->nslots; k++) {
+        if (!ids[k])
+            continue;
+        l3_index_entry *e = l3_index_find_at(&s->index, ids[k], v, k);
+        if (e) {
+            l3_alloc_unpublish(s, e);
+            dropped++;
+        }
+        ids[k] = 0;
+    }
+    sl->live = 0;
+    sl->live_bytes = 0;
+    if (sl->state == S_OPEN && s->class_open[sl->payload_blocks] == (int32_t)v)
+        s->class_open[sl->payload_blocks] = -1;
+    sl->state = S_FREE;
+    if (dropped || sl->disk_used) {
+        atomic_fetch_add(&s->evictions, 1);
+        atomic_fetch_add(&s->evicted_objects, dropped);
+    }
+}
+
+/* Reopen slab v for `payload_blocks` with a new generation, and set its
+ * record in the table's image (the caller writes it). */
+static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
+{
+    slab *sl = &s->slabs[v];
+    uint32_t nslots = l3_slots_per_slab(&s->geo, payload_blocks);
+    if (nslots > s->sh->max_slots)
+        return false;
+    evict(s, v);
+    memset(l3_slab_slot_ids(s, v), 0, (size_t)nslots * sizeof(uint64_t));
+    sl->gen++;
+    sl->payload_blocks = payload_blocks;
+    sl->first_seq = atomic_load(&s->sh->seq);
+    sl->next_slot = 0;
+    sl->nslots = nslots;
+    sl->state = S_OPEN;
+    sl->disk_used = 1;
+    l3_policy_touch(s, v);
+    s->class_open[payload_blocks] = (int32_t)v;
+    l3_slab_record *r = &s->table[v];
+    memset(r, 0, sizeof *r);
+    r->slab = v;
+    r->state = L3_SLAB_USED;
+    r->gen = sl->gen;
+    r->epoch = s->sh->sb.epoch;
+    r->first_seq = sl->first_seq;
+    r->payload_blocks = payload_blocks;
+    l3_slab_record_seal(r);
+    return true;
+}
+
+/* Take the next slot of slab `v` for this process. */
+static void reserve(l3_slabstore *s, uint32_t v, uint32_t *out_slab, uint32_t *out_slot)
+{
+    slab *sl = &s->slabs[v];
+    L3_ASSERT(sl->state == S_OPEN && sl->next_slot < sl->nslots);
+    *out_slab = v;
+    *out_slot = sl->next_slot++;
+    sl->inflight++;
+    sl->proc_inflight[s->me]++;
+    s->sh->reserved++;
+    s->sh->procs[s->me].reserved++;
+}
+
+bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot,
+                   uint32_t *opened, size_t *num_opened)
+{
+    /* The index has a bound: make room by evicting whole slabs. */
+    while (s->index.meta->count + s->sh->reserved >= s->index.meta->max) {
+        int32_t v = l3_policy_victim(s, true);
+        if (v < 0)
+            return false;
+        evict(s, (uint32_t)v);
+    }
+    int32_t cur = s->class_open[pb];
+    if (cur >= 0 && s->slabs[cur].next_slot < s->slabs[cur].nslots) {
+        reserve(s, (uint32_t)cur, out_slab, out_slot);
+        return true;
+    }
+    if (cur >= 0) {
+        s->slabs[cur].state = S_SEALED;
+        s->class_open[pb] = -1;
+    }
+    int32_t v = l3_policy_victim(s, false);
+    if (v < 0 && l3_shm_reap_dead(s))
+        v = l3_policy_victim(s, false); /* a dead process held them */
+    if (v < 0 || !open_slab(s, (uint32_t)v, pb))
+        return false;
+    opened[(*num_opened)++] = (uint32_t)v;
+    reserve(s, (uint32_t)v, out_slab, out_slot);
+    return true;
+}
+
+void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
+{
+    slab *sl = &s->slabs[slab_id];
+    /* Only this process's own reservations; a dead process's are released
+     * by l3_shm_reap_dead. */
+    L3_ASSERT(sl->proc_inflight[s->me] > 0);
+    if (sl->proc_inflight[s->me]) {
+        L3_ASSERT(sl->inflight >= sl->proc_inflight[s->me] && s->sh->reserved > 0);
+        sl->proc_inflight[s->me]--;
+        sl->inflight--;
+        s->sh->reserved--;
+        s->sh->procs[s->me].reserved--;
+    }
+    if (sl->state == S_OPEN && sl->next_slot >= sl->nslots &&
+        s->class_open[sl->payload_blocks] != (int32_t)slab_id)
+        sl->state = S_SEALED;
+}
+
+void l3_alloc_reset(l3_slabstore *s)
+{
+    l3_index_clear(&s->index);
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
+        slab *sl = &s->slabs[i];
+        if (sl->nslots)
+            memset(l3_slab_slot_ids(s, i), 0, (size_t)sl->nslots * sizeof(uint64_t));
+        sl->live = 0;
+        sl->live_bytes = 0;
+        sl->state = S_FREE;
+        sl->disk_used = 0;
+    }
+    for (uint32_t c = 0; c <= s->sh->max_payload_blocks; c++)
+        s->class_open[c] = -1;
+    for (uint32_t i = 0; i < s->sh->num_ns; i++)
+        s->ns[i].objects = s->ns[i].bytes = 0;
+}

@@ -1,0 +1,43 @@
+/* l3cache: the slab store's allocation and publication (internal; not
+ * installed): namespaces, slots, index entries and whole-slab eviction.
+ * Every function here runs under the store's lock (l3_slab_lock) and does
+ * no I/O: the records it changes in the slab table's image are written by
+ * the caller (meta.c) before any object goes into a reopened slab. */
+#ifndef L3_ALLOC_H
+#define L3_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "slab.h"
+
+/* The namespace id of a key (interning it), or 0 when it has none; -1
+ * when the namespace table is full. */
+int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len);
+
+/* Publish an entry: index, slot id, counts. False when the index is full. */
+bool l3_alloc_publish(l3_slabstore *s, const l3_index_entry *e);
+
+/* Drop an entry: index, slot id, counts. `e` points into the index (a
+ * backward shift may move another entry into its place). */
+void l3_alloc_unpublish(l3_slabstore *s, l3_index_entry *e);
+
+/* Set up slab `i` from a valid record of this epoch, sealed and empty. */
+l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l3_error *err);
+
+/* Reserve a slot of class `pb`: *out_slab, *out_slot. False when none can
+ * be had. A slab it reopens is appended to `opened` (its record, in the
+ * image, must reach the disk before any object in it). */
+bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot,
+                   uint32_t *opened, size_t *num_opened);
+
+/* Give back this process's reservation of a slot in `slab` (published or
+ * not). */
+void l3_alloc_release(l3_slabstore *s, uint32_t slab);
+
+/* Forget every object and slab (after an epoch bump, or a failed load):
+ * an empty index, every slab free. */
+void l3_alloc_reset(l3_slabstore *s);
+
+#endif

@@ -1,0 +1,130 @@
+/* What the slab store's batch paths share (batch.h): checks, results,
+ * existence, and the plan of a slot's I/O. */
+#include "batch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "l3_keys.h"
+#include "meta.h"
+
+l3_status l3_batch_check(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
+                         const l3_range *ranges, l3_error *err)
+{
+    if (s->closed)
+        return l3_fail(err, L3_ECLOSED, "the store is closed");
+    if (atomic_load(&s->fatal))
+        return l3_fail(err, L3_ECLOSED,
+                       "the store refuses I/O: an earlier batch's I/O was not reaped in time or "
+                       "its metadata could not be written; restart required");
+    for (size_t i = 0; i < n; i++) {
+        l3_status st = l3_key_check(keys[i], err);
+        if (st != L3_OK)
+            return st;
+    }
+    if (!ranges)
+        return L3_OK;
+    l3_status st = l3_check_ranges(host, ranges, n, err);
+    if (st != L3_OK)
+        return st;
+    for (size_t i = 0; i < n; i++)
+        if (ranges[i].size > UINT32_MAX)
+            return l3_fail(err, L3_EINVAL, "range %zu is over 4 GiB", i);
+    return L3_OK;
+}
+
+void l3_batch_result_clear(l3_io_result *res, size_t n)
+{
+    memset(res->success, 0, n * sizeof *res->success);
+    memset(res->object_failures, 0, n * sizeof *res->object_failures);
+    res->success_len = res->object_failures_len = n;
+    res->retired = true;
+}
+
+l3_status l3_slab_exists(l3_store *st, const char *const *keys, size_t n, bool *flags, l3_error *err)
+{
+    l3_slabstore *s = (l3_slabstore *)st;
+    l3_status rc = l3_batch_check(s, keys, n, (l3_host_buffer){ 0 }, NULL, err);
+    if (rc != L3_OK)
+        return rc;
+    l3_key_id ids[64];
+    for (size_t base = 0; base < n; base += 64) {
+        size_t m = n - base < 64 ? n - base : 64;
+        for (size_t i = 0; i < m; i++)
+            ids[i] = l3_key_identity(keys[base + i], strlen(keys[base + i]));
+        l3_slab_lock(s);
+        for (size_t i = 0; i < m; i++)
+            flags[base + i] = l3_index_find(&s->index, ids[i]) != NULL;
+        l3_slab_unlock(s);
+    }
+    return L3_OK;
+}
+
+/* A misaligned Host range: the whole payload through a temporary buffer. */
+static int plan_temp(l3_slabstore *s, l3_plan *p, bool write, l3_io_req *reqs, int r)
+{
+    uint32_t b = s->geo.block_size;
+    if (!atomic_exchange(&s->warned_unaligned, true))
+        l3_log("warning", "a Host range at %p is not aligned to %u bytes: it moves through a "
+                          "bounce copy (slow); align the Host pool to %u", (void *)p->host, b, b);
+    atomic_fetch_add(&s->unaligned_ios, 1);
+    uint32_t len = (uint32_t)l3_round_up(p->size, b);
+    p->temp = l3_meta_alloc(b, len);
+    p->direct = 0;
+    p->tail = 0;
+    if (!p->temp)
+        return -1;
+    if (write)
+        memcpy(p->temp, p->host, p->size);
+    reqs[r++] = (l3_io_req){ .write = write, .offset = p->dev, .buf = p->temp, .len = len };
+    return r;
+}
+
+int l3_plan_slot(l3_slabstore *s, l3_plan *p, bool write, uint8_t *header, l3_io_req *reqs, int r)
+{
+    uint32_t b = s->geo.block_size, hb = s->geo.header_bytes;
+    p->first_req = r;
+    reqs[r++] = (l3_io_req){ .write = write, .offset = p->dev - hb, .buf = header, .len = hb };
+    if (p->size && ((uintptr_t)p->host & (b - 1)) != 0) {
+        r = plan_temp(s, p, write, reqs, r);
+    } else if (p->size) {
+        p->direct = p->size / b * b;
+        p->tail = p->size - p->direct;
+        if (p->direct)
+            reqs[r++] = (l3_io_req){ .write = write, .offset = p->dev, .buf = p->host, .len = p->direct };
+        if (p->tail) {
+            if (write) {
+                memcpy(p->tail_buf, p->host + p->direct, p->tail);
+                memset(p->tail_buf + p->tail, 0, b - p->tail);
+            }
+            reqs[r++] = (l3_io_req){ .write = write, .offset = p->dev + p->direct, .buf = p->tail_buf,
+                                     .len = b };
+        }
+    }
+    if (r < 0)
+        return -1;
+    p->num_reqs = r - p->first_req;
+    return r;
+}
+
+bool l3_plan_ok(const l3_io_req *reqs, const l3_plan *p, int *error)
+{
+    for (int k = 0; k < p->num_reqs; k++) {
+        const l3_io_req *r = &reqs[p->first_req + k];
+        if (r->res != (int32_t)r->len) {
+            if (!*error)
+                *error = r->res < 0 ? -r->res : EIO;
+            return false;
+        }
+    }
+    return true;
+}
+
+void l3_plan_free(l3_plan *plans, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        free(plans[k].temp);
+        plans[k].temp = NULL;
+    }
+}

@@ -1,0 +1,189 @@
+/* The slab store's get path: read each object's header with its payload,
+ * in device order, check both against the index, and serve only what
+ * checks (batch.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "batch.h"
+#include "l3_crc32c.h"
+#include "policy.h"
+
+typedef struct get_key {
+    size_t pos;
+    l3_key_id id;
+    uint64_t seq, gen;
+    uint32_t slab, slot, crc;
+    uint8_t *header;    /* its header block, read with the payload */
+} get_key;
+
+typedef struct dev_order {
+    uint64_t dev;
+    uint32_t k;
+} dev_order;
+
+/* One wave's scratch, sized for the store's keys per wave. */
+typedef struct get_wave {
+    get_key *keys;
+    l3_plan *plans;
+    l3_io_req *reqs;
+    dev_order *order;
+    size_t nk;
+} get_wave;
+
+static int cmp_dev_order(const void *a, const void *b)
+{
+    uint64_t x = ((const dev_order *)a)->dev, y = ((const dev_order *)b)->dev;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether the header read back with a payload is the one its index entry
+ * promises: sealed, and of its key, sequence, slab, generation, slot, size
+ * and payload crc. */
+static bool header_matches(const l3_slabstore *s, const get_key *g, const char *key, uint32_t size)
+{
+    const l3_object_header *h = (const l3_object_header *)g->header;
+    return l3_object_header_valid(h, s->geo.header_bytes) && h->seq == g->seq && h->slab_gen == g->gen &&
+           h->slab == g->slab && h->slot == g->slot && h->size == size && h->payload_crc == g->crc &&
+           h->key_len == g->id.len && memcmp(h->key, key, g->id.len) == 0;
+}
+
+/* Look the wave's keys up (under the lock) and plan a read for each found
+ * one of the right size; the others are object failures. */
+static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m,
+                      l3_host_buffer host, const l3_range *ranges, uint8_t *bounce, l3_io_result *res)
+{
+    uint32_t b = s->geo.block_size, hb = s->geo.header_bytes;
+    w->nk = 0;
+    l3_slab_lock(s);
+    for (size_t i = 0; i < m; i++) {
+        size_t pos = base + i;
+        l3_index_entry *e = l3_index_find(&s->index, w->keys[i].id);
+        if (e && e->gen != (uint32_t)s->slabs[e->slab].gen) {
+            l3_alloc_unpublish(s, e); /* left behind by a process that died mid-update */
+            e = NULL;
+        }
+        if (!e || e->size != ranges[pos].size) {
+            res->object_failures[pos] = true; /* missing or of another size */
+            atomic_fetch_add(&s->get_misses, 1);
+            continue;
+        }
+        slab *sl = &s->slabs[e->slab];
+        get_key *g = &w->keys[w->nk];
+        *g = (get_key){ .pos = pos, .id = w->keys[i].id, .seq = e->seq, .gen = sl->gen, .slab = e->slab,
+                        .slot = e->slot, .crc = e->crc, .header = bounce + w->nk * (hb + b) };
+        w->plans[w->nk] = (l3_plan){ .dev = l3_slot_offset(&s->geo, e->slab, sl->payload_blocks, e->slot) + hb,
+                                     .host = host.base + ranges[pos].offset,
+                                     .size = e->size,
+                                     .tail_buf = g->header + hb };
+        w->order[w->nk] = (dev_order){ w->plans[w->nk].dev, (uint32_t)w->nk };
+        w->nk++;
+    }
+    l3_slab_unlock(s);
+}
+
+/* The wave's requests, each header with its payload, in device order: the
+ * reads of adjacent slots are contiguous, so the block layer merges them.
+ * Returns the count, or -1 when a temporary buffer cannot be had. */
+static int build_reads(l3_slabstore *s, get_wave *w)
+{
+    qsort(w->order, w->nk, sizeof *w->order, cmp_dev_order);
+    int r = 0;
+    for (size_t o = 0; o < w->nk && r >= 0; o++) {
+        size_t k = w->order[o].k;
+        r = l3_plan_slot(s, &w->plans[k], false, w->keys[k].header, w->reqs, r);
+    }
+    return r;
+}
+
+/* Judge one read key: serve it, or count it stale or corrupt (and drop a
+ * corrupt one from the index). */
+static void finish_key(l3_slabstore *s, get_key *g, l3_plan *p, const char *key, l3_io_result *res)
+{
+    if (p->temp)
+        memcpy(p->host, p->temp, p->size);
+    else if (p->tail)
+        memcpy(p->host + p->direct, p->tail_buf, p->tail);
+    bool crc_ok = header_matches(s, g, key, p->size) &&
+                  (s->opt.no_verify_checksums || l3_crc32c(0, p->host, p->size) == g->crc);
+    l3_slab_lock(s);
+    l3_index_entry *e = l3_index_find(&s->index, g->id);
+    bool current = e && e->seq == g->seq && s->slabs[g->slab].gen == g->gen;
+    if (current && crc_ok)
+        l3_policy_touch(s, g->slab);
+    else if (current)
+        l3_alloc_unpublish(s, e); /* corrupt: drop it */
+    l3_slab_unlock(s);
+    if (current && crc_ok) {
+        res->success[g->pos] = true;
+        atomic_fetch_add(&s->get_hits, 1);
+        return;
+    }
+    res->object_failures[g->pos] = true;
+    if (!current) {
+        atomic_fetch_add(&s->stale_reads, 1); /* evicted while it was read */
+        return;
+    }
+    atomic_fetch_add(&s->checksum_failures, 1);
+    l3_log("error", "checksum or header mismatch reading object %.*s (slab %u): dropped", 120, key, g->slab);
+}
+
+/* Run one wave of keys [base, base + m). */
+static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *keys, size_t base,
+                              size_t m, l3_host_buffer host, const l3_range *ranges, l3_io_result *res,
+                              int *io_error, l3_error *err)
+{
+    for (size_t i = 0; i < m; i++)
+        w->keys[i].id = l3_key_identity(keys[base + i], strlen(keys[base + i]));
+    l3_io_ctx *ctx = l3_io_acquire(s->engine);
+    plan_wave(s, w, base, m, host, ranges, l3_io_bounce(ctx, NULL), res);
+    int r = build_reads(s, w);
+    bool retired = true;
+    l3_status rc = r < 0 ? l3_fail(err, L3_ENOMEM, "allocating a bounce buffer")
+                         : l3_io_run(s->engine, ctx, w->reqs, (size_t)r, s->opt.io_timeout, &retired, err);
+    if (!retired) {
+        /* Some reads may still land in the pool: say so, refuse more. */
+        atomic_store(&s->fatal, true);
+        res->retired = false;
+        rc = L3_OK;
+    }
+    for (size_t k = 0; k < w->nk && rc == L3_OK && retired; k++)
+        if (l3_plan_ok(w->reqs, &w->plans[k], io_error))
+            finish_key(s, &w->keys[k], &w->plans[k], keys[w->keys[k].pos], res);
+    l3_io_release(s->engine, ctx);
+    l3_plan_free(w->plans, w->nk);
+    return rc;
+}
+
+l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                      const l3_range *ranges, l3_io_result *res, l3_error *err)
+{
+    l3_slabstore *s = (l3_slabstore *)st;
+    l3_status rc = l3_batch_check(s, keys, n, host, ranges, err);
+    if (rc != L3_OK)
+        return rc;
+    atomic_fetch_add(&s->gets, 1);
+    l3_batch_result_clear(res, n);
+    size_t wk = s->wave_keys;
+    get_wave w = { .keys = calloc(wk, sizeof(get_key)), .plans = calloc(wk, sizeof(l3_plan)),
+                   .reqs = calloc(3 * wk, sizeof(l3_io_req)), .order = calloc(wk, sizeof(dev_order)) };
+    int io_error = 0;
+    if (!w.keys || !w.plans || !w.reqs || !w.order)
+        rc = l3_fail(err, L3_ENOMEM, "allocating a get batch");
+    for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk)
+        rc = get_wave_run(s, &w, keys, base, n - base < wk ? n - base : wk, host, ranges, res,
+                          &io_error, err);
+    free(w.keys);
+    free(w.plans);
+    free(w.reqs);
+    free(w.order);
+    if (!res->retired)
+        memset(res->object_failures, 0, n * sizeof *res->object_failures);
+    if (rc == L3_OK && io_error && res->retired)
+        rc = l3_fail(err, L3_EIO, "reading %s: %s", s->path, strerror(io_error));
+    if (rc != L3_OK)
+        for (size_t i = 0; i < n; i++)
+            res->success[i] = res->object_failures[i] = false;
+    return rc;
+}

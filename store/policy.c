@@ -1,0 +1,32 @@
+/* The eviction policy: least recently used whole slabs (policy.h). */
+#include "policy.h"
+
+void l3_policy_touch(l3_slabstore *s, uint32_t slab)
+{
+    L3_ASSERT(slab < s->geo.num_slabs);
+    atomic_store_explicit(&s->slabs[slab].last_access, atomic_fetch_add(&s->sh->tick, 1),
+                          memory_order_relaxed);
+}
+
+int32_t l3_policy_victim(l3_slabstore *s, bool need_live)
+{
+    int32_t best = -1;
+    uint64_t best_tick = UINT64_MAX;
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
+        slab *sl = &s->slabs[i];
+        if (sl->inflight)
+            continue;
+        if (!need_live && sl->state == S_FREE)
+            return (int32_t)i;
+        if (!need_live && sl->live == 0 && sl->state == S_SEALED)
+            return (int32_t)i;
+        if (need_live && sl->live == 0)
+            continue;
+        uint64_t t = atomic_load_explicit(&sl->last_access, memory_order_relaxed);
+        if (t < best_tick) {
+            best_tick = t;
+            best = (int32_t)i;
+        }
+    }
+    return best;
+}

@@ -1,0 +1,219 @@
+/* The slab store's put path: reserve slots, write each object's header
+ * and payload, and publish only what was written (batch.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "batch.h"
+#include "l3_crc32c.h"
+#include "meta.h"
+#include "policy.h"
+
+enum { PUT_SKIP = 0, PUT_WRITE = 1, PUT_TWIN = 2 };
+
+typedef struct put_key {
+    size_t pos;
+    l3_key_id id;
+    int state;          /* PUT_SKIP (exists or failed), PUT_WRITE, PUT_TWIN (a key twice) */
+    int ns;
+    uint32_t slab, slot, crc;
+    uint64_t seq, gen;
+} put_key;
+
+/* One wave's scratch, sized for the store's keys per wave. */
+typedef struct put_wave {
+    put_key *keys;
+    l3_plan *plans;
+    l3_io_req *reqs;
+    uint32_t *opened;   /* slabs this wave reopened */
+    size_t m, num_opened, np;
+} put_wave;
+
+static bool same_key(const put_key *a, const put_key *b)
+{
+    return a->id.hash == b->id.hash && a->id.check == b->id.check && a->id.len == b->id.len;
+}
+
+/* Decide one key (under the lock): already there, a twin of an earlier
+ * key, too big, no room, or a reserved slot and sequence to write. */
+static void reserve_key(l3_slabstore *s, put_wave *w, size_t i, const char *key, uint64_t size,
+                        l3_io_result *res)
+{
+    put_key *p = &w->keys[i];
+    uint32_t b = s->geo.block_size;
+    if (l3_index_find(&s->index, p->id)) {
+        res->success[p->pos] = true; /* create-only: already there */
+        atomic_fetch_add(&s->put_existing, 1);
+        return;
+    }
+    for (size_t j = 0; j < i; j++)
+        if (w->keys[j].state == PUT_WRITE && same_key(&w->keys[j], p)) {
+            p->state = PUT_TWIN; /* succeeds with its twin */
+            return;
+        }
+    uint32_t pb = (uint32_t)((size + b - 1) / b);
+    if (pb > s->sh->max_payload_blocks) {
+        if (!atomic_exchange(&s->warned_too_big, true))
+            l3_log("warning", "an object of %llu bytes does not fit a %llu-byte slab: its put fails",
+                   (unsigned long long)size, (unsigned long long)s->geo.slab_size);
+        atomic_fetch_add(&s->put_rejected, 1);
+        return;
+    }
+    int ns = l3_alloc_ns_intern(s, key, p->id.len);
+    if (ns < 0 || !l3_alloc_slot(s, pb, &p->slab, &p->slot, w->opened, &w->num_opened)) {
+        atomic_fetch_add(&s->put_rejected, 1); /* full: a retired failure of this key */
+        return;
+    }
+    p->ns = ns;
+    p->state = PUT_WRITE;
+    p->seq = atomic_fetch_add(&s->sh->seq, 1);
+}
+
+/* Seal key i's header into `hdr` and plan its writes at reqs[r]; returns
+ * the next request index, or -1. */
+static int plan_write(l3_slabstore *s, put_wave *w, put_key *p, const char *key, l3_host_buffer host,
+                      const l3_range *range, uint8_t *hdr, int r)
+{
+    uint32_t hb = s->geo.header_bytes;
+    uint8_t *src = host.base + range->offset;
+    uint32_t size = (uint32_t)range->size;
+    p->crc = l3_crc32c(0, src, size);
+    memset(hdr, 0, hb);
+    l3_object_header *h = (l3_object_header *)hdr;
+    l3_slab_lock(s);
+    slab *sl = &s->slabs[p->slab];
+    uint64_t slot_off = l3_slot_offset(&s->geo, p->slab, sl->payload_blocks, p->slot);
+    h->slab_gen = p->gen = sl->gen;
+    l3_slab_unlock(s);
+    h->epoch = s->sh->sb.epoch;
+    h->seq = p->seq;
+    h->slab = p->slab;
+    h->slot = p->slot;
+    h->size = size;
+    h->payload_crc = p->crc;
+    h->key_len = p->id.len;
+    memcpy(h->key, key, p->id.len);
+    l3_object_header_seal(h);
+    l3_plan *pl = &w->plans[w->np++];
+    *pl = (l3_plan){ .dev = slot_off + hb, .host = src, .size = size, .tail_buf = hdr + hb };
+    return l3_plan_slot(s, pl, true, hdr, w->reqs, r);
+}
+
+/* Publish what was written and give every reservation back (under the
+ * lock); `ran` says the wave's I/O completed and was reaped. */
+static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, bool ran,
+                         l3_io_result *res, int *io_error)
+{
+    l3_slab_lock(s);
+    for (size_t i = 0, k = 0; i < w->m; i++) {
+        put_key *p = &w->keys[i];
+        if (p->state != PUT_WRITE)
+            continue;
+        l3_plan *pl = &w->plans[k++];
+        bool written = ran && k <= w->np && l3_plan_ok(w->reqs, pl, io_error);
+        if (written && !l3_index_find(&s->index, p->id)) {
+            l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .check = p->id.check, .crc = p->crc,
+                                 .slab = p->slab, .slot = p->slot, .size = (uint32_t)ranges[p->pos].size,
+                                 .gen = (uint32_t)p->gen, .ns = (uint16_t)p->ns, .key_len = p->id.len };
+            written = l3_alloc_publish(s, &e);
+            l3_policy_touch(s, p->slab);
+        }
+        if (written) {
+            res->success[p->pos] = true;
+            atomic_fetch_add(&s->put_written, 1);
+        }
+        l3_alloc_release(s, p->slab);
+    }
+    l3_slab_unlock(s);
+    for (size_t i = 0; i < w->m; i++)
+        for (size_t j = 0; w->keys[i].state == PUT_TWIN && j < i; j++)
+            if (w->keys[j].state == PUT_WRITE && same_key(&w->keys[j], &w->keys[i]))
+                res->success[w->keys[i].pos] = res->success[w->keys[j].pos];
+}
+
+/* Write the wave's reserved keys: records of reopened slabs first, then
+ * every header and payload in one engine batch. */
+static l3_status write_wave(l3_slabstore *s, put_wave *w, const char *const *keys, l3_host_buffer host,
+                            const l3_range *ranges, bool *retired, l3_error *err)
+{
+    l3_status rc = L3_OK;
+    /* A reopened slab's record lands before any object in it. */
+    for (size_t k = 0; k < w->num_opened && rc == L3_OK; k++)
+        rc = l3_meta_write_record(s, w->opened[k], err);
+    l3_io_ctx *ctx = l3_io_acquire(s->engine);
+    uint8_t *bounce = l3_io_bounce(ctx, NULL);
+    uint32_t slot_scratch = s->geo.header_bytes + s->geo.block_size;
+    int r = 0;
+    w->np = 0;
+    for (size_t i = 0; i < w->m && rc == L3_OK; i++) {
+        put_key *p = &w->keys[i];
+        if (p->state != PUT_WRITE)
+            continue;
+        r = plan_write(s, w, p, keys[p->pos], host, &ranges[p->pos], bounce + w->np * slot_scratch, r);
+        if (r < 0)
+            rc = l3_fail(err, L3_ENOMEM, "allocating a bounce buffer");
+    }
+    if (rc == L3_OK)
+        rc = l3_io_run(s->engine, ctx, w->reqs, (size_t)r, s->opt.io_timeout, retired, err);
+    l3_io_release(s->engine, ctx);
+    return rc;
+}
+
+/* Run one wave of keys [base, base + m). */
+static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *keys, size_t base,
+                              l3_host_buffer host, const l3_range *ranges, l3_io_result *res,
+                              int *io_error, l3_error *err)
+{
+    for (size_t i = 0; i < w->m; i++)
+        w->keys[i] = (put_key){ .pos = base + i,
+                                .id = l3_key_identity(keys[base + i], strlen(keys[base + i])) };
+    w->num_opened = 0;
+    l3_slab_lock(s);
+    for (size_t i = 0; i < w->m; i++)
+        reserve_key(s, w, i, keys[base + i], ranges[base + i].size, res);
+    l3_slab_unlock(s);
+    bool retired = true;
+    l3_status rc = write_wave(s, w, keys, host, ranges, &retired, err);
+    if (!retired) {
+        atomic_store(&s->fatal, true);
+        res->retired = false;
+        rc = L3_OK;
+    }
+    publish_wave(s, w, ranges, rc == L3_OK && retired, res, io_error);
+    l3_plan_free(w->plans, w->np);
+    return rc;
+}
+
+l3_status l3_slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                      const l3_range *ranges, l3_io_result *res, l3_error *err)
+{
+    l3_slabstore *s = (l3_slabstore *)st;
+    l3_status rc = l3_batch_check(s, keys, n, host, ranges, err);
+    if (rc != L3_OK)
+        return rc;
+    if (s->opt.read_only)
+        return l3_fail(err, L3_ECLOSED, "the store is open read-only");
+    atomic_fetch_add(&s->puts, 1);
+    l3_batch_result_clear(res, n);
+    size_t wk = s->wave_keys;
+    put_wave w = { .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk, sizeof(l3_plan)),
+                   .reqs = calloc(3 * wk, sizeof(l3_io_req)), .opened = calloc(wk, sizeof(uint32_t)) };
+    int io_error = 0;
+    if (!w.keys || !w.plans || !w.reqs || !w.opened)
+        rc = l3_fail(err, L3_ENOMEM, "allocating a put batch");
+    for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk) {
+        w.m = n - base < wk ? n - base : wk;
+        rc = put_wave_run(s, &w, keys, base, host, ranges, res, &io_error, err);
+    }
+    free(w.keys);
+    free(w.plans);
+    free(w.reqs);
+    free(w.opened);
+    if (rc == L3_OK && io_error && res->retired)
+        rc = l3_fail(err, L3_EIO, "writing %s: %s", s->path, strerror(io_error));
+    if (rc != L3_OK)
+        for (size_t i = 0; i < n; i++)
+            res->success[i] = false;
+    return rc;
+}

@@ -1,0 +1,158 @@
+/* The slab store's namespace removal (batch.h): a prefix's objects leave
+ * the index at once, after a journal record (or, for everything, an epoch
+ * bump) has made the removal durable (FORMAT.md "Namespace journal"). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "batch.h"
+#include "meta.h"
+
+/* A journal slot to reuse: invalid, of another epoch, or older than every
+ * used slab (it covers nothing on disk any more); -1 when none. */
+static int free_journal_slot(l3_slabstore *s)
+{
+    uint64_t oldest = UINT64_MAX;
+    l3_slab_lock(s);
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++)
+        if (s->slabs[i].disk_used && s->slabs[i].first_seq < oldest)
+            oldest = s->slabs[i].first_seq;
+    l3_slab_unlock(s);
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
+        const l3_journal_record *r = &s->journal[j];
+        if (!l3_journal_record_valid(r) || r->epoch != s->sh->sb.epoch || r->seq <= oldest)
+            return (int)j;
+    }
+    return -1;
+}
+
+/* Make the removal of `prefix` durable: a journal record. */
+static l3_status journal_append(l3_slabstore *s, const char *prefix, size_t len, l3_error *err)
+{
+    if (len > L3_JOURNAL_PREFIX_MAX)
+        return l3_fail(err, L3_EINVAL, "a prefix of %zu bytes is longer than the journal's %u", len,
+                       L3_JOURNAL_PREFIX_MAX);
+    l3_shm_lock(s, &s->sh->journal_mu);
+    int slot = free_journal_slot(s);
+    l3_status st;
+    if (slot < 0) {
+        st = l3_fail(err, L3_ENOSPC, "the namespace journal is full (%u deletions still cover "
+                                     "objects on disk)", L3_JOURNAL_RECORDS);
+    } else {
+        l3_journal_record rec;
+        memset(&rec, 0, sizeof rec);
+        rec.seq = atomic_fetch_add(&s->sh->seq, 1);
+        rec.epoch = s->sh->sb.epoch;
+        rec.prefix_len = (uint32_t)len;
+        memcpy(rec.prefix, prefix, len);
+        l3_journal_record_seal(&rec);
+        st = l3_meta_write_journal(s, (uint32_t)slot, &rec, err);
+    }
+    l3_shm_unlock(&s->sh->journal_mu);
+    return st;
+}
+
+/* Remove everything: one epoch bump kills every object at once. */
+static bool remove_all(l3_slabstore *s)
+{
+    l3_error err;
+    l3_shm_lock(s, &s->sh->sb_mu);
+    s->sh->sb.epoch++;
+    s->sh->sb.next_seq = atomic_load(&s->sh->seq);
+    l3_status rc = l3_meta_write_sb(s, &err);
+    if (rc != L3_OK)
+        s->sh->sb.epoch--;
+    l3_shm_unlock(&s->sh->sb_mu);
+    if (rc != L3_OK) {
+        l3_log("error", "remove_by_prefix(\"\"): %s; nothing was removed", err.msg);
+        return false;
+    }
+    l3_slab_lock(s);
+    l3_alloc_reset(s);
+    l3_slab_unlock(s);
+    return true;
+}
+
+/* Mark in `match` (by namespace id) the namespaces `prefix` covers (under
+ * the lock); false when the index cannot decide it: the prefix ends inside
+ * a namespace, or keys without one might start with it. */
+static bool match_namespaces(l3_slabstore *s, const char *prefix, size_t plen, bool *match, bool *any)
+{
+    const char *u = memchr(prefix, '_', plen < L3_NS_TEXT_MAX ? plen : L3_NS_TEXT_MAX);
+    size_t nl = u ? (size_t)(u - prefix) + 1 : 0;
+    for (uint32_t i = 0; i < s->sh->num_ns; i++) {
+        ns_info *ns = &s->ns[i];
+        if (!ns->objects)
+            continue;
+        if (u && ns->len == nl && memcmp(ns->text, prefix, nl) == 0) {
+            if (plen != nl)
+                return false;
+            match[i + 1] = *any = true;
+        } else if (!u && ns->len >= plen && memcmp(ns->text, prefix, plen) == 0) {
+            match[i + 1] = *any = true;
+        }
+    }
+    for (uint64_t i = 0; !u && i <= s->index.meta->mask; i++)
+        if (s->index.table[i].hash && s->index.table[i].ns == 0)
+            return false;
+    return true;
+}
+
+/* Drop every entry of the matched namespaces (under the lock). */
+static void drop_namespaces(l3_slabstore *s, const bool *match)
+{
+    for (uint64_t i = 0; i <= s->index.meta->mask;) {
+        l3_index_entry *e = &s->index.table[i];
+        if (e->hash && match[e->ns])
+            l3_alloc_unpublish(s, e); /* backward shift may move another entry here */
+        else
+            i++;
+    }
+}
+
+/* Whether puts are in flight in any process (a dead one's are reaped). */
+static bool puts_in_flight(l3_slabstore *s)
+{
+    l3_slab_lock(s);
+    l3_shm_reap_dead(s);
+    bool busy = s->sh->reserved > 0;
+    l3_slab_unlock(s);
+    return busy;
+}
+
+bool l3_slab_remove(l3_store *st, const char *prefix)
+{
+    l3_slabstore *s = (l3_slabstore *)st;
+    if (s->closed || atomic_load(&s->fatal) || s->opt.read_only || !prefix) {
+        l3_log("error", "remove_by_prefix: the store is closed, read-only or refuses I/O");
+        return false;
+    }
+    if (puts_in_flight(s)) {
+        l3_log("error", "remove_by_prefix(%.80s): puts are in flight; nothing was removed", prefix);
+        return false;
+    }
+    size_t plen = strlen(prefix);
+    if (plen == 0)
+        return remove_all(s);
+    bool *match = calloc(L3_MAX_NAMESPACES + 1, 1), any = false;
+    if (!match)
+        return false;
+    l3_slab_lock(s);
+    bool decidable = match_namespaces(s, prefix, plen, match, &any);
+    l3_slab_unlock(s);
+    l3_error err;
+    bool ok = decidable && (!any || journal_append(s, prefix, plen, &err) == L3_OK);
+    if (!decidable)
+        l3_log("error", "remove_by_prefix(%.80s): the prefix must end at a namespace boundary "
+                        "(its first '_') to be removed from the index; nothing was removed", prefix);
+    else if (!ok)
+        l3_log("error", "remove_by_prefix(%.80s): %s; nothing was removed", prefix, err.msg);
+    if (ok && any) {
+        l3_slab_lock(s);
+        drop_namespaces(s, match);
+        l3_slab_unlock(s);
+    }
+    free(match);
+    return ok;
+}

@@ -1,0 +1,137 @@
+/* The rulebook: what is live on a store image (rules.h). */
+#include "rules.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "index.h"
+
+/* Read 4096 bytes at `off` into an aligned buffer; false past the end or
+ * on an error (with the reason in `why`). */
+static bool read_block(int fd, uint8_t *buf, uint64_t off, char *why, size_t why_len)
+{
+    size_t done = 0;
+    while (done < 4096) {
+        ssize_t n = pread(fd, buf + done, 4096 - done, (off_t)(off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            snprintf(why, why_len, "reading at %llu: %s", (unsigned long long)off,
+                     n < 0 ? strerror(errno) : "the image ends first");
+            return false;
+        }
+        done += (size_t)n;
+    }
+    return true;
+}
+
+/* Look for copy `c` at its possible places; fills out->copy[c]. */
+static void find_copy(int fd, uint64_t size, uint8_t *buf, uint32_t c, l3_sb_copies *out)
+{
+    snprintf(out->why[c], sizeof out->why[c], "not found");
+    for (uint32_t slot = 4096; slot <= 65536; slot *= 2) {
+        uint64_t off = (uint64_t)c * slot;
+        if ((c == 0 && slot > 4096) || off + 4096 > size)
+            break;
+        char why[128];
+        if (!read_block(fd, buf, off, why, sizeof why)) {
+            snprintf(out->why[c], sizeof out->why[c], "%s", why);
+            break;
+        }
+        const l3_superblock *sb = (const l3_superblock *)buf;
+        if (!l3_sb_valid(sb, why, sizeof why)) {
+            if (slot == 4096)
+                snprintf(out->why[c], sizeof out->why[c], "%s", why);
+            continue;
+        }
+        if (sb->copy != c || l3_round_up(L3_SB_BYTES, sb->block_size) != slot) {
+            snprintf(out->why[c], sizeof out->why[c], "copy %u found at offset %llu", sb->copy,
+                     (unsigned long long)off);
+            continue;
+        }
+        out->copy[c] = *sb;
+        out->valid[c] = true;
+        snprintf(out->why[c], sizeof out->why[c], "valid");
+        return;
+    }
+}
+
+int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out)
+{
+    memset(out, 0, sizeof *out);
+    out->best = -1;
+    uint8_t *buf = NULL;
+    if (posix_memalign((void **)&buf, 4096, 4096) != 0) {
+        for (uint32_t c = 0; c < L3_SB_COPIES; c++)
+            snprintf(out->why[c], sizeof out->why[c], "out of memory");
+        return 0;
+    }
+    int valid = 0;
+    for (uint32_t c = 0; c < L3_SB_COPIES; c++) {
+        find_copy(fd, size, buf, c, out);
+        if (!out->valid[c])
+            continue;
+        valid++;
+        if (out->best < 0 || out->copy[c].sequence > out->copy[out->best].sequence)
+            out->best = (int)c;
+    }
+    free(buf);
+    return valid;
+}
+
+bool l3_slab_in_use(const l3_slab_record *r, uint32_t slab, uint64_t epoch)
+{
+    return l3_slab_record_valid(r, slab) && r->state == L3_SLAB_USED && r->epoch == epoch;
+}
+
+bool l3_journal_kills(const l3_journal_record *journal, uint64_t epoch, const char *key, size_t len,
+                      uint64_t seq)
+{
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
+        const l3_journal_record *r = &journal[j];
+        if (!l3_journal_record_valid(r) || r->epoch != epoch)
+            continue;
+        if (seq < r->seq && r->prefix_len <= len && memcmp(key, r->prefix, r->prefix_len) == 0)
+            return true;
+    }
+    return false;
+}
+
+l3_slot_verdict l3_slot_judge(const l3_geometry *g, uint64_t epoch, const l3_slab_record *r,
+                              uint32_t slab, uint32_t slot, const l3_object_header *h,
+                              const l3_journal_record *journal)
+{
+    uint32_t b = g->block_size;
+    if (h->magic != L3_OBJECT_MAGIC)
+        return L3_SLOT_EMPTY;
+    if (!l3_object_header_valid(h, g->header_bytes))
+        return L3_SLOT_CORRUPT;
+    if (h->epoch != epoch || h->slab != slab || h->slot != slot || h->slab_gen != r->gen ||
+        (h->size + (uint64_t)b - 1) / b > r->payload_blocks)
+        return L3_SLOT_STALE;
+    if (l3_journal_kills(journal, epoch, h->key, h->key_len, h->seq))
+        return L3_SLOT_DELETED;
+    return L3_SLOT_LIVE;
+}
+
+bool l3_checkpoint_matches(const l3_checkpoint_header *h, const l3_superblock *sb,
+                           const l3_geometry *g, char *why, size_t why_len)
+{
+    if (!l3_checkpoint_header_valid(h)) {
+        snprintf(why, why_len, "the checkpoint header does not check");
+        return false;
+    }
+    uint64_t body = (uint64_t)h->num_namespaces * sizeof(l3_ns_record) + (uint64_t)h->num_slabs * 4 +
+                    h->num_entries * sizeof(l3_index_entry);
+    if (!sb->clean || h->sequence != sb->sequence || h->body_crc != sb->ckpt_crc ||
+        h->body_bytes != sb->ckpt_bytes || h->num_slabs != g->num_slabs ||
+        h->num_namespaces > L3_MAX_NAMESPACES || h->num_entries > g->max_objects ||
+        g->block_size + h->body_bytes > g->checkpoint_len || h->body_bytes != body) {
+        snprintf(why, why_len, "the checkpoint does not belong to this superblock");
+        return false;
+    }
+    return true;
+}

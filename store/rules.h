@@ -1,0 +1,72 @@
+/* l3cache: the rulebook (internal; not installed). What is live on a store
+ * image, decided once, here, for both the store's recovery and l3fsck,
+ * so that the tool and the store can never disagree (FORMAT.md "Crash
+ * recovery"). Every function reads only what it is given. */
+#ifndef L3_RULES_H
+#define L3_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+/* Both superblock copies as read from an image, and the one to trust. */
+typedef struct l3_sb_copies {
+    l3_superblock copy[L3_SB_COPIES];
+    bool valid[L3_SB_COPIES];
+    char why[L3_SB_COPIES][128]; /* "valid", or what is wrong with the copy */
+    int best;                    /* the valid copy with the highest sequence, or -1 */
+} l3_sb_copies;
+
+/* Read both superblock copies of the image `fd` (of `size` bytes; may be
+ * O_DIRECT) and choose: the valid copy with the highest sequence wins.
+ * Copy c sits at c x max(4096, block size). Returns how many are valid. */
+int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out);
+
+/* Whether slab `slab`'s record makes its slots candidates: it checks, is
+ * used, and was opened in the superblock's `epoch`. */
+bool l3_slab_in_use(const l3_slab_record *r, uint32_t slab, uint64_t epoch);
+
+/* Whether the journal kills an object of `key` and sequence `seq`: a
+ * valid record of this epoch with a higher sequence whose prefix the key
+ * starts with. */
+bool l3_journal_kills(const l3_journal_record *journal, uint64_t epoch, const char *key, size_t len,
+                      uint64_t seq);
+
+/* What a slot's header says, from the lowest to the only serving verdict. */
+typedef enum l3_slot_verdict {
+    L3_SLOT_EMPTY,   /* no object magic: never written */
+    L3_SLOT_CORRUPT, /* the magic, but the header does not check */
+    L3_SLOT_STALE,   /* a valid header of another epoch, slab, slot or generation */
+    L3_SLOT_DELETED, /* killed by a namespace journal record */
+    L3_SLOT_LIVE,    /* served, unless a live header of its key has a higher seq */
+} l3_slot_verdict;
+
+/* Judge the header read from slot `slot` of slab `slab`, whose record `r`
+ * is in use in `epoch`. */
+l3_slot_verdict l3_slot_judge(const l3_geometry *g, uint64_t epoch, const l3_slab_record *r,
+                              uint32_t slab, uint32_t slot, const l3_object_header *h,
+                              const l3_journal_record *journal);
+
+/* Of two live headers of one key, whether the one with sequence `a` wins
+ * over the one with `b`. */
+static inline bool l3_seq_wins(uint64_t a, uint64_t b) { return a > b; }
+
+/* Whether a checkpoint header belongs to superblock `sb` (clean) and fits
+ * geometry `g`; false with the reason in `why`. */
+bool l3_checkpoint_matches(const l3_checkpoint_header *h, const l3_superblock *sb,
+                           const l3_geometry *g, char *why, size_t why_len);
+
+/* Where the checkpoint body's parts start: namespaces, then one fill word
+ * per slab, then the index entries. */
+static inline size_t l3_checkpoint_fills_at(const l3_checkpoint_header *h)
+{
+    return (size_t)h->num_namespaces * sizeof(l3_ns_record);
+}
+static inline size_t l3_checkpoint_entries_at(const l3_checkpoint_header *h)
+{
+    return l3_checkpoint_fills_at(h) + (size_t)h->num_slabs * 4;
+}
+
+#endif

@@ -1,0 +1,75 @@
+/* l3cache: the slab store's per-process state (internal; not installed).
+ *
+ * The rooms of the slab store (ARCHITECTURE.md), lowest first: shm.c (the
+ * shared mapping), meta.c (metadata I/O), policy.c (the eviction policy),
+ * alloc.c (slots, publication, eviction), recovery.c (checkpoint and
+ * crash scan), batch.c/get.c/put.c (the batch paths), remove.c (namespace
+ * removal) and slabstore.c (open, close, stats). Each calls only rooms
+ * below it. */
+#ifndef L3_SLAB_H
+#define L3_SLAB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "engine.h"
+#include "invariant.h"
+#include "l3_slabstore.h"
+#include "shm.h"
+
+struct l3_slabstore {
+    l3_store base;
+    l3_slab_options opt;
+    char *path;
+    int fd;
+    bool is_blockdev;
+    l3_geometry geo;
+    l3_superblock disk_sb;   /* as read or formatted, before the mapping exists */
+    uint8_t geo_uuid[16];
+    l3_io_engine *engine;
+    size_t wave_keys;        /* keys per I/O wave (bounce room) */
+
+    /* The shared mapping and this process's view of it. */
+    shared *sh;
+    size_t sh_size;
+    int shm_fd;
+    char shm_name[96];
+    int me;                  /* this process's slot in sh->procs */
+    pthread_t alive_thread;
+    pthread_mutex_t alive_mu;
+    pthread_cond_t alive_cv;
+    bool alive_stop, alive_started;
+    l3_index index;
+    slab *slabs;
+    int32_t *class_open;     /* per payload_blocks: its open slab, or -1 */
+    uint64_t *slot_ids;      /* max_slots per slab: key hashes of published slots */
+    l3_slab_record *table;   /* the slab table's image (aligned) */
+    l3_journal_record *journal; /* the journal's image (aligned) */
+    ns_info *ns;
+
+    atomic_bool fatal;       /* this process refuses I/O: unreaped I/O or a failed metadata write */
+    bool closed;
+    bool formatted;          /* this open formatted the store */
+    bool engine_leaked;
+
+    /* This process's stats (atomics: updated outside the lock). */
+    atomic_ulong puts, put_written, put_existing, put_rejected;
+    atomic_ulong gets, get_hits, get_misses;
+    atomic_ulong evictions, evicted_objects, checksum_failures, stale_reads, unaligned_ios;
+    atomic_bool warned_unaligned, warned_too_big, warned_small_pages;
+    unsigned max_segments;   /* the device's DMA segments per request (0: unknown) */
+    double open_seconds;
+};
+
+/* The slot ids of slab `i`. */
+static inline uint64_t *l3_slab_slot_ids(l3_slabstore *s, uint32_t i)
+{
+    return s->slot_ids + (uint64_t)i * s->sh->max_slots;
+}
+
+/* Take and drop the lock of the index, slabs, classes, namespaces and
+ * counters. */
+static inline void l3_slab_lock(l3_slabstore *s) { l3_shm_lock(s, &s->sh->lock); }
+static inline void l3_slab_unlock(l3_slabstore *s) { l3_shm_unlock(&s->sh->lock); }
+
+#endif

@@ -1,0 +1,33 @@
+/* Completion accounting shared by the I/O backends: short transfers,
+ * retries and the engine's counters. */
+#include <errno.h>
+
+#include "io_internal.h"
+
+bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
+{
+    if (res == -EAGAIN || res == -EINTR) {
+        if (r->retries++ < L3_IO_MAX_RETRIES) {
+            atomic_fetch_add(&e->stats.eagain_retries, 1);
+            return true;
+        }
+    } else if (res > 0) {
+        r->done += (uint32_t)res;
+        if (r->done < r->len) {
+            /* A short transfer: resubmit the rest at offset + done. */
+            atomic_fetch_add(&e->stats.short_retries, 1);
+            return true;
+        }
+        r->res = (int32_t)r->len;
+        atomic_fetch_add(&e->stats.requests, 1);
+        atomic_fetch_add(r->write ? &e->stats.bytes_written : &e->stats.bytes_read, r->len);
+        return false;
+    } else if (res == 0) {
+        /* A zero-byte transfer is the end of the device, not success. */
+        res = -EIO;
+    }
+    r->res = (int32_t)res;
+    atomic_fetch_add(&e->stats.errors, 1);
+    atomic_fetch_add(&e->stats.requests, 1);
+    return false;
+}
