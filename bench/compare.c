@@ -19,11 +19,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "l3_clock.h"
 #include "l3_crc32c.h"
-#include "format.h"
 #include "l3_pool.h"
 #include "workload.h"
 
@@ -427,22 +427,18 @@ static bool files_get_round(const char *dir, uint64_t total, uint64_t size, size
 
 /* ---- recovery and steady state ---- */
 
-static bool mark_dirty(const char *file)
+/* Leave the store as a crash would: a child opens it (writing clean = 0)
+ * and exits without closing, so the next open finds nobody alive
+ * attached and rebuilds the index from the headers. */
+static bool crash_open(const l3_slab_options *so)
 {
-    int fd = open(file, O_RDWR);
-    if (fd < 0)
-        return false;
-    bool ok = true;
-    for (int c = 0; c < 2; c++) {
-        l3_superblock sb;
-        ok = ok && pread(fd, &sb, sizeof sb, c * 4096) == (ssize_t)sizeof sb;
-        sb.clean = 0;
-        l3_sb_seal(&sb);
-        ok = ok && pwrite(fd, &sb, sizeof sb, c * 4096) == (ssize_t)sizeof sb;
+    pid_t pid = fork();
+    if (pid == 0) {
+        l3_slabstore *s;
+        _exit(l3_slabstore_open(so, &s, NULL) == L3_OK ? 0 : 1);
     }
-    fsync(fd);
-    close(fd);
-    return ok;
+    int status;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 typedef struct recovery {
@@ -507,7 +503,7 @@ static bool run_recovery(const char *file, size_t n, recovery *r)
         good = st.opened_from_checkpoint;
         l3_slabstore_free(s);
     }
-    good = good && mark_dirty(file) && l3_slabstore_open(&so, &s, &err) == L3_OK;
+    good = good && crash_open(&so) && l3_slabstore_open(&so, &s, &err) == L3_OK;
     if (good) {
         l3_slabstore_stats(s, &st);
         r->scan_open_s = st.open_seconds;
@@ -644,236 +640,291 @@ static void plot(const char *png, const char *dir, const row *rows, size_t n)
         fprintf(stderr, "l3bench: gnuplot failed or is missing; the data is in %s\n", dat);
 }
 
-int l3_compare_run(const l3_compare_options *o)
+/* One --compare run: the options and what every round shares. */
+typedef struct compare {
+    const l3_compare_options *o;
+    char file[900], files_dir[900], fio_file[2][1000];
+    bool have_fio, all_ok;
+    size_t depth, reps;
+    l3_sys l3[2];
+} compare;
+
+static const char *const sys_names[NSYS] = { "fio", "fio-jobs", "l3cache", "no-crc", "files" };
+
+/* fio's turn: its file laid out (and settled) before its timed writes, as
+ * fio would do itself, untimed but right before them. */
+static bool fio_turn(compare *cx, const row *r, int sys, int op, result *res)
 {
-    char file[900], files_dir[900];
-    snprintf(file, sizeof file, "%s/l3bench-compare.store", o->dir);
-    snprintf(files_dir, sizeof files_dir, "%s/l3bench-compare.files", o->dir);
+    const char *file = cx->fio_file[sys == SYS_FIO ? 0 : 1];
+    if (op == 0 && !lay_out(file, cx->o->total)) {
+        fprintf(stderr, "l3bench: laying out %s: %s\n", file, strerror(errno));
+        return false;
+    }
+    if (op == 0)
+        settle();
+    if (sys == SYS_FIO)
+        return run_fio(file, cx->o->total, r->size, cx->depth, 1, op == 0, res);
+    return run_fio(file, cx->o->total, r->size, cx->o->keys, cx->o->qd, op == 0, res);
+}
+
+/* One system's put (op 0) or get (op 1) turn, with the device's view. */
+static void run_turn(compare *cx, const row *r, int sys, int op, result *res)
+{
+    const l3_compare_options *o = cx->o;
+    devstat d0 = devstat_now();
+    if (sys == SYS_FIO || sys == SYS_FIO_JOBS) {
+        if (!cx->have_fio)
+            return;
+        cx->all_ok &= fio_turn(cx, r, sys, op, res);
+    } else if (sys == SYS_L3 || sys == SYS_L3_NOCRC) {
+        l3_sys *l = &cx->l3[sys - SYS_L3];
+        cx->all_ok &= op == 0 ? l3_put_round(l, o->total, r->size, o->keys, o->qd, res) : l3_get_round(l, res);
+    } else {
+        cx->all_ok &= op == 0 ? files_put_round(cx->files_dir, o->total, r->size, o->qd, res)
+                              : files_get_round(cx->files_dir, o->total, r->size, o->qd, res);
+    }
+    devstat d1 = devstat_now();
+    if (d0.ok && d1.ok && d1.ios > d0.ios && d1.ticks_ms > d0.ticks_ms) {
+        res->dev_queue = (d1.in_queue_ms - d0.in_queue_ms) / (d1.ticks_ms - d0.ticks_ms);
+        res->dev_kib = (d1.sectors - d0.sectors) * 512 / 1024 / (d1.ios - d0.ios);
+    }
+    settle();
+}
+
+/* Every round's GB/s, device queue and request size, on stderr. */
+static void print_rounds(const compare *cx, const row *r, int op, result (*runs)[2][MAX_ROUNDS])
+{
+    for (size_t k = 0; k < cx->reps && !cx->o->json; k++) {
+        char line[512];
+        int len = snprintf(line, sizeof line, "l3bench: %lluK %s round %zu, GB/s (device queue, KiB per request):",
+                           (unsigned long long)(r->size >> 10), op ? "get" : "put", k + 1);
+        for (int sys = 0; sys < NSYS && len < (int)sizeof line; sys++) {
+            const result *x = &runs[sys][op][k];
+            len += snprintf(line + len, sizeof line - (size_t)len, " %s %.3f (%.0f, %.0f)", sys_names[sys],
+                            x->gbs, x->dev_queue, x->dev_kib);
+        }
+        fprintf(stderr, "%s\n", line);
+    }
+}
+
+/* Reduce one size's rounds to its row: paired ratios, then medians. */
+static void reduce(compare *cx, row *r, result (*runs)[2][MAX_ROUNDS])
+{
+    result *cells[NSYS][2] = {
+        { &r->fio_put, &r->fio_get }, { &r->fiow_put, &r->fiow_get }, { &r->l3_put, &r->l3_get },
+        { &r->l3_put_nc, &r->l3_get_nc }, { &r->files_put, &r->files_get } };
+    for (int op = 0; op < 2; op++) {
+        paired(runs[SYS_L3][op], runs[SYS_FIO][op], cx->reps, &r->vs_fio[op]);
+        paired(runs[SYS_L3][op], runs[SYS_FIO_JOBS][op], cx->reps, &r->vs_jobs[op]);
+    }
+    for (int sys = 0; sys < NSYS; sys++)
+        for (int op = 0; op < 2; op++)
+            *cells[sys][op] = median(runs[sys][op], cx->reps); /* sorts: after the pairing */
+}
+
+/* Each round, every system takes its turn, first for puts and then (over
+ * what its last put round wrote) for gets, in an order that rotates from
+ * round to round. A write leaves the device busy for a while after it
+ * returns (a virtual disk's host flushes behind it), so reads are never
+ * timed right after another system's writes: all put rounds come first,
+ * then all get rounds. */
+static void run_size(compare *cx, row *r)
+{
+    static result runs[NSYS][2][MAX_ROUNDS];
+    memset(runs, 0, sizeof runs);
+    for (int op = 0; op < 2; op++) {
+        for (size_t k = 0; k < cx->reps; k++)
+            for (size_t t = 0; t < NSYS; t++) {
+                int sys = (int)((t + k) % NSYS);
+                run_turn(cx, r, sys, op, &runs[sys][op][k]);
+            }
+        print_rounds(cx, r, op, runs);
+        if (op == 0)
+            settle(); /* a longer pause before the first read */
+    }
+    reduce(cx, r, runs);
+}
+
+static json_t *row_json(const row *r)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "size", json_integer((json_int_t)r->size));
+    const struct { const char *name; const result *res; } cols[] = {
+        { "fio_get", &r->fio_get }, { "fio_put", &r->fio_put }, { "l3_get", &r->l3_get },
+        { "l3_put", &r->l3_put }, { "l3_get_no_crc", &r->l3_get_nc }, { "l3_put_no_crc", &r->l3_put_nc },
+        { "files_get", &r->files_get }, { "files_put", &r->files_put },
+        { "fio_jobs_get", &r->fiow_get }, { "fio_jobs_put", &r->fiow_put } };
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+        json_object_set_new(j, cols[c].name, json_pack("{s:f,s:f,s:f,s:f}", "gb_per_s", cols[c].res->gbs, "p50_ms",
+                                                       cols[c].res->p50_ms, "p99_ms", cols[c].res->p99_ms,
+                                                       "cpu_s_per_gb", cols[c].res->cpu_per_gb));
+    const char *ops[2] = { "put", "get" };
+    for (int op = 0; op < 2; op++) {
+        char name[32];
+        snprintf(name, sizeof name, "l3_over_fio_%s", ops[op]);
+        json_object_set_new(j, name, json_pack("{s:f,s:f,s:f}", "median", r->vs_fio[op].median, "lowest",
+                                               r->vs_fio[op].lo, "highest", r->vs_fio[op].hi));
+        snprintf(name, sizeof name, "l3_over_fio_jobs_%s", ops[op]);
+        json_object_set_new(j, name, json_pack("{s:f,s:f,s:f}", "median", r->vs_jobs[op].median, "lowest",
+                                               r->vs_jobs[op].lo, "highest", r->vs_jobs[op].hi));
+    }
+    return j;
+}
+
+/* What every report shows besides the rows. */
+typedef struct extras {
+    exists_result ex;
+    recovery rec;
+    steady sty;
+    bool rec_ok, sty_ok;
+} extras;
+
+static void print_json_report(const compare *cx, const row *rows, const extras *x)
+{
+    json_t *root = json_object(), *arr = json_array();
+    for (size_t i = 0; i < cx->o->num_sizes; i++)
+        json_array_append_new(arr, row_json(&rows[i]));
+    json_object_set_new(root, "rounds", json_integer((json_int_t)cx->reps));
+    json_object_set_new(root, "sizes", arr);
+    json_object_set_new(root, "exists", json_pack("{s:f,s:f}", "store_keys_per_s", x->ex.store_keys_per_s,
+                                                  "executor_keys_per_s", x->ex.executor_keys_per_s));
+    json_object_set_new(root, "recovery", json_pack("{s:I,s:f,s:f,s:I,s:I}", "objects", (json_int_t)x->rec.objects,
+                                                    "clean_open_s", x->rec.clean_open_s, "scan_open_s",
+                                                    x->rec.scan_open_s, "clean_objects", (json_int_t)x->rec.clean_objects,
+                                                    "scan_objects", (json_int_t)x->rec.scan_objects));
+    json_object_set_new(root, "steady_put", json_pack("{s:f,s:f,s:I}", "gb_per_s", x->sty.gbs, "first_fill_gb_per_s",
+                                                      x->sty.fill_gbs, "evictions", (json_int_t)x->sty.evictions));
+    char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
+    puts(text);
+    free(text);
+    json_decref(root);
+}
+
+static void print_table(const compare *cx, const row *rows)
+{
+    printf("\n%-8s %-4s %9s %9s %9s %7s %7s %9s %9s   %-23s %-23s %s\n", "size", "op", "fio GB/s", "fio-jobs",
+           "l3 GB/s", "l3/fio", "l3/jobs", "no-crc", "files", "p50/p99 ms fio", "p50/p99 ms l3",
+           "CPU s/GB fio l3 files");
+    for (size_t i = 0; i < cx->o->num_sizes; i++) {
+        const row *r = &rows[i];
+        for (int op = 0; op < 2; op++) {
+            const result *f = op ? &r->fio_put : &r->fio_get, *l = op ? &r->l3_put : &r->l3_get,
+                         *nc = op ? &r->l3_put_nc : &r->l3_get_nc, *fl = op ? &r->files_put : &r->files_get,
+                         *fw = op ? &r->fiow_put : &r->fiow_get;
+            char size[24];
+            snprintf(size, sizeof size, "%lluK", (unsigned long long)(r->size >> 10));
+            const ratio *vf = &r->vs_fio[op ? 0 : 1], *vj = &r->vs_jobs[op ? 0 : 1];
+            printf("%-8s %-4s %9.3f %9.3f %9.3f %7.2f %7.2f %9.3f %9.3f   %7.2f / %-7.2f       %7.2f / %-7.2f"
+                   "       %.2f %.2f %.2f\n", size, op ? "put" : "get", f->gbs, fw->gbs, l->gbs, vf->median,
+                   vj->median, nc->gbs, fl->gbs, f->p50_ms, f->p99_ms, l->p50_ms, l->p99_ms, f->cpu_per_gb,
+                   l->cpu_per_gb, fl->cpu_per_gb);
+        }
+    }
+    const l3_compare_options *o = cx->o;
+    printf("\nGB/s, latency and CPU: the median of %zu rounds; l3/fio and l3/jobs: the median of the "
+           "per-round ratios (l3cache and fio in the same round).\n"
+           "fio: one job of iodepth %zu; fio-jobs: %zu jobs of iodepth %zu (l3cache's shape: %zu operations "
+           "of %zu keys in flight); l3cache latency is per\noperation of %zu keys, fio's per I/O of one "
+           "object. Puts of all systems run first, then gets of what each wrote.\n",
+           cx->reps, cx->depth, o->qd, o->keys, o->qd, o->keys, o->keys);
+}
+
+static void print_extras(const compare *cx, const extras *x)
+{
+    printf("exists(): %.2f M keys/s on the store, %.2f M keys/s through the executor\n",
+           x->ex.store_keys_per_s / 1e6, x->ex.executor_keys_per_s / 1e6);
+    if (x->rec_ok)
+        printf("recovery of %zu objects: clean reopen %.3f s (%llu objects, checkpoint), crash scan %.3f s "
+               "(%llu objects, headers); populating took %.1f s\n", x->rec.objects, x->rec.clean_open_s,
+               (unsigned long long)x->rec.clean_objects, x->rec.scan_open_s,
+               (unsigned long long)x->rec.scan_objects, x->rec.populate_s);
+    else if (cx->o->recovery_objects)
+        printf("recovery: failed\n");
+    if (x->sty_ok)
+        printf("steady-state puts under eviction (1 GiB store, 1 MiB pages, third round): %.3f GB/s, "
+               "%llu slabs evicted, %llu puts rejected;\nthe first fill of that fresh, fallocated store "
+               "(ext4 converts unwritten extents as it goes): %.3f GB/s\n", x->sty.gbs,
+               (unsigned long long)x->sty.evictions, (unsigned long long)x->sty.rejected, x->sty.fill_gbs);
+}
+
+static void print_targets(const compare *cx, const row *rows, const extras *x)
+{
+    printf("\ntargets:\n");
+    for (size_t i = 0; i < cx->o->num_sizes; i++) {
+        const row *r = &rows[i];
+        double want = r->size == MIB ? 0.95 : r->size == 64 * 1024 ? 0.9 : 0;
+        if (!want || !cx->have_fio)
+            continue;
+        for (int op = 1; op >= 0; op--) {
+            const ratio *v = &r->vs_fio[op];
+            printf("  %lluK %s >= %.2fx fio: %s (%.2fx; rounds %.2f to %.2f; %.2fx of fio-jobs)\n",
+                   (unsigned long long)(r->size >> 10), op ? "get" : "put", want, met(v->median >= want),
+                   v->median, v->lo, v->hi, r->vs_jobs[op].median);
+        }
+    }
+    printf("  exists >= 5M keys/s: %s (%.2fM on the store)\n", met(x->ex.store_keys_per_s >= 5e6),
+           x->ex.store_keys_per_s / 1e6);
+    if (x->rec_ok)
+        printf("  clean reopen of %zu objects < 1 s: %s (%.3f s)\n", x->rec.objects,
+               met(x->rec.objects >= 1000000 && x->rec.clean_open_s < 1.0), x->rec.clean_open_s);
+}
+
+static void compare_init(compare *cx, const l3_compare_options *o)
+{
+    memset(cx, 0, sizeof *cx);
+    cx->o = o;
+    cx->all_ok = true;
+    snprintf(cx->file, sizeof cx->file, "%s/l3bench-compare.store", o->dir);
+    snprintf(cx->files_dir, sizeof cx->files_dir, "%s/l3bench-compare.files", o->dir);
+    snprintf(cx->fio_file[0], sizeof cx->fio_file[0], "%s/l3bench-compare.fio", o->dir);
+    snprintf(cx->fio_file[1], sizeof cx->fio_file[1], "%s/l3bench-compare.fio-jobs", o->dir);
+    cx->l3[0].verify = true;
+    snprintf(cx->l3[0].file, sizeof cx->l3[0].file, "%s", cx->file);
+    snprintf(cx->l3[1].file, sizeof cx->l3[1].file, "%s/l3bench-compare-nocrc.store", o->dir);
     settle_dir = o->dir;
     devstat_find(o->dir);
-    bool have_fio = system("fio --version >/dev/null 2>&1") == 0;
-    if (!have_fio)
+    cx->have_fio = system("fio --version >/dev/null 2>&1") == 0;
+    if (!cx->have_fio)
         fprintf(stderr, "l3bench: fio not found (apt-get install fio): no device limit, no ratios\n");
-    size_t depth = o->keys * o->qd;
-    row rows[8] = { 0 };
-    exists_result ex = { 0 };
-    bool all_ok = true;
+    cx->depth = o->keys * o->qd;
+    cx->reps = o->repeat ? o->repeat : 1;
+    if (cx->reps > MAX_ROUNDS)
+        cx->reps = MAX_ROUNDS;
+}
+
+int l3_compare_run(const l3_compare_options *o)
+{
+    compare cx;
+    compare_init(&cx, o);
     if (!o->json)
         printf("l3cache vs fio vs file-per-key: %llu MiB per run, %zu keys per operation, %zu in flight "
-               "(fio iodepth %zu), crc32c on %s\n",
-               (unsigned long long)(o->total >> 20), o->keys, o->qd, depth,
-               l3_crc32c_engine());
-    size_t reps = o->repeat ? o->repeat : 1;
-    if (reps > MAX_ROUNDS)
-        reps = MAX_ROUNDS;
-    l3_sys l3[2] = { { .verify = true }, { .verify = false } };
-    snprintf(l3[0].file, sizeof l3[0].file, "%s", file);
-    snprintf(l3[1].file, sizeof l3[1].file, "%s/l3bench-compare-nocrc.store", o->dir);
-    char fio_file[2][1000];
-    snprintf(fio_file[0], sizeof fio_file[0], "%s/l3bench-compare.fio", o->dir);
-    snprintf(fio_file[1], sizeof fio_file[1], "%s/l3bench-compare.fio-jobs", o->dir);
+               "(fio iodepth %zu), crc32c on %s\n", (unsigned long long)(o->total >> 20), o->keys, o->qd,
+               cx.depth, l3_crc32c_engine());
+    row rows[8] = { 0 };
+    extras x = { 0 };
     for (size_t i = 0; i < o->num_sizes; i++) {
-        row *r = &rows[i];
-        r->size = o->sizes[i];
-        size_t n = (size_t)(o->total / r->size);
-        /* Each round, every system takes its turn, first for puts and then
-         * (over what its last put round wrote) for gets, in an order that
-         * rotates from round to round. A write leaves the device busy for
-         * a while after it returns (a virtual disk's host flushes behind
-         * it), so reads are never timed right after another system's
-         * writes: all put rounds come first, then all get rounds. */
-        result runs[NSYS][2][MAX_ROUNDS];
-        memset(runs, 0, sizeof runs);
-        for (int op = 0; op < 2; op++) {
-            for (size_t k = 0; k < reps; k++) {
-                for (size_t t = 0; t < NSYS; t++) {
-                    int sys = (int)((t + k) % NSYS);
-                    result *res = &runs[sys][op][k];
-                    devstat d0 = devstat_now();
-                    switch (sys) {
-                    case SYS_FIO:
-                    case SYS_FIO_JOBS:
-                        if (!have_fio)
-                            continue;
-                        if (op == 0 && !lay_out(fio_file[sys], o->total)) {
-                            /* fio would lay the file out itself, untimed, but
-                             * right before its timed writes: done here the
-                             * same way as for l3cache, with time to settle. */
-                            fprintf(stderr, "l3bench: laying out %s: %s\n", fio_file[sys], strerror(errno));
-                            all_ok = false;
-                            continue;
-                        }
-                        if (op == 0)
-                            settle();
-                        if (sys == SYS_FIO)
-                            all_ok &= run_fio(fio_file[0], o->total, r->size, depth, 1, op == 0, res);
-                        else
-                            all_ok &= run_fio(fio_file[1], o->total, r->size, o->keys, o->qd, op == 0, res);
-                        break;
-                    case SYS_L3:
-                    case SYS_L3_NOCRC: {
-                        l3_sys *l = &l3[sys - SYS_L3];
-                        all_ok &= op == 0 ? l3_put_round(l, o->total, r->size, o->keys, o->qd, res)
-                                          : l3_get_round(l, res);
-                        break;
-                    }
-                    default:
-                        all_ok &= op == 0 ? files_put_round(files_dir, o->total, r->size, o->qd, res)
-                                          : files_get_round(files_dir, o->total, r->size, o->qd, res);
-                    }
-                    devstat d1 = devstat_now();
-                    if (d0.ok && d1.ok && d1.ios > d0.ios && d1.ticks_ms > d0.ticks_ms) {
-                        res->dev_queue = (d1.in_queue_ms - d0.in_queue_ms) / (d1.ticks_ms - d0.ticks_ms);
-                        res->dev_kib = (d1.sectors - d0.sectors) * 512 / 1024 / (d1.ios - d0.ios);
-                    }
-                    settle();
-                }
-            }
-            if (!o->json)
-                for (size_t k = 0; k < reps; k++)
-                {
-                    char line[512];
-                    int len = snprintf(line, sizeof line, "l3bench: %lluK %s round %zu, GB/s (device queue, "
-                                       "KiB per request):", (unsigned long long)(r->size >> 10),
-                                       op ? "get" : "put", k + 1);
-                    static const char *names[NSYS] = { "fio", "fio-jobs", "l3cache", "no-crc", "files" };
-                    for (int sys = 0; sys < NSYS && len < (int)sizeof line; sys++) {
-                        const result *x = &runs[sys][op][k];
-                        len += snprintf(line + len, sizeof line - (size_t)len, " %s %.3f (%.0f, %.0f)",
-                                        names[sys], x->gbs, x->dev_queue, x->dev_kib);
-                    }
-                    fprintf(stderr, "%s\n", line);
-                }
-            if (op == 0)
-                settle(); /* a longer pause before the first read */
-        }
+        rows[i].size = o->sizes[i];
+        run_size(&cx, &rows[i]);
         if (i == 0)
-            l3_exists(&l3[0], &ex);
+            l3_exists(&cx.l3[0], &x.ex);
         for (int j = 0; j < 2; j++) {
-            l3_sys_close(&l3[j]);
-            unlink(fio_file[j]);
+            l3_sys_close(&cx.l3[j]);
+            unlink(cx.fio_file[j]);
         }
-        files_clear(files_dir, n);
-        result *cells[NSYS][2] = {
-            { &r->fio_put, &r->fio_get }, { &r->fiow_put, &r->fiow_get }, { &r->l3_put, &r->l3_get },
-            { &r->l3_put_nc, &r->l3_get_nc }, { &r->files_put, &r->files_get } };
-        for (int op = 0; op < 2; op++) {
-            paired(runs[SYS_L3][op], runs[SYS_FIO][op], reps, &r->vs_fio[op]);
-            paired(runs[SYS_L3][op], runs[SYS_FIO_JOBS][op], reps, &r->vs_jobs[op]);
-        }
-        for (int sys = 0; sys < NSYS; sys++)
-            for (int op = 0; op < 2; op++)
-                *cells[sys][op] = median(runs[sys][op], reps); /* sorts: after the pairing */
+        files_clear(cx.files_dir, (size_t)(o->total / rows[i].size));
         if (!o->json)
-            fprintf(stderr, "l3bench: %lluK done\n", (unsigned long long)(r->size >> 10));
+            fprintf(stderr, "l3bench: %lluK done\n", (unsigned long long)(rows[i].size >> 10));
     }
-    recovery rec = { 0 };
-    bool rec_ok = o->recovery_objects ? run_recovery(file, o->recovery_objects, &rec) : false;
-    steady sty = { 0 };
-    bool sty_ok = run_steady(file, o->keys, o->qd, &sty);
+    x.rec_ok = o->recovery_objects ? run_recovery(cx.file, o->recovery_objects, &x.rec) : false;
+    x.sty_ok = run_steady(cx.file, o->keys, o->qd, &x.sty);
     if (o->json) {
-        json_t *root = json_object(), *arr = json_array();
-        for (size_t i = 0; i < o->num_sizes; i++) {
-            const row *r = &rows[i];
-            json_t *j = json_object();
-            json_object_set_new(j, "size", json_integer((json_int_t)r->size));
-            const struct { const char *name; const result *res; } cols[] = {
-                { "fio_get", &r->fio_get }, { "fio_put", &r->fio_put }, { "l3_get", &r->l3_get },
-                { "l3_put", &r->l3_put }, { "l3_get_no_crc", &r->l3_get_nc }, { "l3_put_no_crc", &r->l3_put_nc },
-                { "files_get", &r->files_get }, { "files_put", &r->files_put },
-                { "fio_jobs_get", &r->fiow_get }, { "fio_jobs_put", &r->fiow_put } };
-            for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
-                json_object_set_new(j, cols[c].name,
-                                    json_pack("{s:f,s:f,s:f,s:f}", "gb_per_s", cols[c].res->gbs, "p50_ms",
-                                              cols[c].res->p50_ms, "p99_ms", cols[c].res->p99_ms,
-                                              "cpu_s_per_gb", cols[c].res->cpu_per_gb));
-            const char *ops[2] = { "put", "get" };
-            for (int op = 0; op < 2; op++) {
-                char name[32];
-                snprintf(name, sizeof name, "l3_over_fio_%s", ops[op]);
-                json_object_set_new(j, name, json_pack("{s:f,s:f,s:f}", "median", r->vs_fio[op].median,
-                                                       "lowest", r->vs_fio[op].lo, "highest", r->vs_fio[op].hi));
-                snprintf(name, sizeof name, "l3_over_fio_jobs_%s", ops[op]);
-                json_object_set_new(j, name, json_pack("{s:f,s:f,s:f}", "median", r->vs_jobs[op].median,
-                                                       "lowest", r->vs_jobs[op].lo, "highest", r->vs_jobs[op].hi));
-            }
-            json_array_append_new(arr, j);
-        }
-        json_object_set_new(root, "rounds", json_integer((json_int_t)reps));
-        json_object_set_new(root, "sizes", arr);
-        json_object_set_new(root, "exists", json_pack("{s:f,s:f}", "store_keys_per_s", ex.store_keys_per_s,
-                                                      "executor_keys_per_s", ex.executor_keys_per_s));
-        json_object_set_new(root, "recovery", json_pack("{s:I,s:f,s:f,s:I,s:I}", "objects",
-                                                        (json_int_t)rec.objects, "clean_open_s",
-                                                        rec.clean_open_s, "scan_open_s", rec.scan_open_s,
-                                                        "clean_objects", (json_int_t)rec.clean_objects,
-                                                        "scan_objects", (json_int_t)rec.scan_objects));
-        json_object_set_new(root, "steady_put", json_pack("{s:f,s:f,s:I}", "gb_per_s", sty.gbs,
-                                                          "first_fill_gb_per_s", sty.fill_gbs, "evictions",
-                                                          (json_int_t)sty.evictions));
-        char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
-        puts(text);
-        free(text);
-        json_decref(root);
+        print_json_report(&cx, rows, &x);
     } else {
-        printf("\n%-8s %-4s %9s %9s %9s %7s %7s %9s %9s   %-23s %-23s %s\n", "size", "op", "fio GB/s",
-               "fio-jobs", "l3 GB/s", "l3/fio", "l3/jobs", "no-crc", "files", "p50/p99 ms fio",
-               "p50/p99 ms l3", "CPU s/GB fio l3 files");
-        for (size_t i = 0; i < o->num_sizes; i++) {
-            const row *r = &rows[i];
-            for (int op = 0; op < 2; op++) {
-                const result *f = op ? &r->fio_put : &r->fio_get, *l = op ? &r->l3_put : &r->l3_get,
-                             *nc = op ? &r->l3_put_nc : &r->l3_get_nc, *fl = op ? &r->files_put : &r->files_get,
-                             *fw = op ? &r->fiow_put : &r->fiow_get;
-                char size[24];
-                snprintf(size, sizeof size, "%lluK", (unsigned long long)(r->size >> 10));
-                const ratio *vf = &r->vs_fio[op ? 0 : 1], *vj = &r->vs_jobs[op ? 0 : 1];
-                printf("%-8s %-4s %9.3f %9.3f %9.3f %7.2f %7.2f %9.3f %9.3f   %7.2f / %-7.2f       %7.2f / %-7.2f       %.2f %.2f %.2f\n",
-                       size, op ? "put" : "get", f->gbs, fw->gbs, l->gbs, vf->median, vj->median, nc->gbs,
-                       fl->gbs, f->p50_ms, f->p99_ms, l->p50_ms, l->p99_ms, f->cpu_per_gb, l->cpu_per_gb,
-                       fl->cpu_per_gb);
-            }
-        }
-        printf("\nGB/s, latency and CPU: the median of %zu rounds; l3/fio and l3/jobs: the median of the "
-               "per-round ratios (l3cache and fio in the same round).\n"
-               "fio: one job of iodepth %zu; fio-jobs: %zu jobs of iodepth %zu (l3cache's shape: %zu operations "
-               "of %zu keys in flight); l3cache latency is per\noperation of %zu keys, fio's per I/O of one "
-               "object. Puts of all systems run first, then gets of what each wrote.\n",
-               reps, depth, o->qd, o->keys, o->qd, o->keys, o->keys);
-        printf("exists(): %.2f M keys/s on the store, %.2f M keys/s through the executor\n",
-               ex.store_keys_per_s / 1e6, ex.executor_keys_per_s / 1e6);
-        if (rec_ok)
-            printf("recovery of %zu objects: clean reopen %.3f s (%llu objects, checkpoint), crash scan %.3f s "
-                   "(%llu objects, headers); populating took %.1f s\n",
-                   rec.objects, rec.clean_open_s, (unsigned long long)rec.clean_objects, rec.scan_open_s,
-                   (unsigned long long)rec.scan_objects, rec.populate_s);
-        else if (o->recovery_objects)
-            printf("recovery: failed\n");
-        if (sty_ok)
-            printf("steady-state puts under eviction (1 GiB store, 1 MiB pages, third round): %.3f GB/s, "
-                   "%llu slabs evicted, %llu puts rejected;\nthe first fill of that fresh, fallocated store "
-                   "(ext4 converts unwritten extents as it goes): %.3f GB/s\n",
-                   sty.gbs, (unsigned long long)sty.evictions, (unsigned long long)sty.rejected, sty.fill_gbs);
-        printf("\ntargets:\n");
-        for (size_t i = 0; i < o->num_sizes; i++) {
-            const row *r = &rows[i];
-            double want = r->size == MIB ? 0.95 : r->size == 64 * 1024 ? 0.9 : 0;
-            if (!want || !have_fio)
-                continue;
-            for (int op = 1; op >= 0; op--) {
-                const ratio *v = &r->vs_fio[op];
-                printf("  %lluK %s >= %.2fx fio: %s (%.2fx; rounds %.2f to %.2f; %.2fx of fio-jobs)\n",
-                       (unsigned long long)(r->size >> 10), op ? "get" : "put", want,
-                       met(v->median >= want), v->median, v->lo, v->hi, r->vs_jobs[op].median);
-            }
-        }
-        printf("  exists >= 5M keys/s: %s (%.2fM on the store)\n", met(ex.store_keys_per_s >= 5e6),
-               ex.store_keys_per_s / 1e6);
-        if (rec_ok)
-            printf("  clean reopen of %zu objects < 1 s: %s (%.3f s)\n", rec.objects,
-                   met(rec.objects >= 1000000 && rec.clean_open_s < 1.0), rec.clean_open_s);
+        print_table(&cx, rows);
+        print_extras(&cx, &x);
+        print_targets(&cx, rows, &x);
     }
     if (o->plot && o->num_sizes > 1)
         plot(o->plot, o->dir, rows, o->num_sizes);
-    return all_ok && (rec_ok || !o->recovery_objects) && sty_ok ? 0 : 1;
+    return cx.all_ok && (x.rec_ok || !o->recovery_objects) && x.sty_ok ? 0 : 1;
 }

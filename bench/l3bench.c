@@ -61,14 +61,29 @@ static int usage(void)
     return 2;
 }
 
-int main(int argc, char **argv)
-{
-    const char *config_file = NULL, *path = NULL, *engine = NULL;
-    uint64_t capacity = 0, size = 256 * 1024;
-    size_t count = 1024, keys = 16, qd = 8;
-    bool json = false, no_verify = false, compare = false;
+/* The command line. */
+typedef struct args {
+    const char *config_file, *path, *engine;
+    uint64_t capacity, size;
+    size_t count, keys, qd;
+    bool json, no_verify, compare;
     l3_compare_options co;
-    l3_compare_defaults(&co);
+} args;
+
+/* A size option's value; false (said on stderr) when it is not one. */
+static bool size_arg(const char *name, const char *text, uint64_t min, uint64_t *out)
+{
+    l3_error err;
+    if (l3_parse_size(text, out, &err) != L3_OK || *out < min) {
+        fprintf(stderr, "l3bench: --%s: %s\n", name, *out < min ? "too small" : err.msg);
+        return false;
+    }
+    return true;
+}
+
+/* Parse the command line; false on a usage error. */
+static bool parse_args(args *a, int argc, char **argv)
+{
     static const struct option longs[] = {
         { "config", required_argument, 0, 'c' }, { "path", required_argument, 0, 'p' },
         { "capacity", required_argument, 0, 'C' }, { "size", required_argument, 0, 's' },
@@ -81,155 +96,172 @@ int main(int argc, char **argv)
         { "repeat", required_argument, 0, 'r' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
-    int c;
-    l3_error err;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    bool ok = true;
+    for (int c; ok && (c = getopt_long(argc, argv, "h", longs, NULL)) != -1;) {
         switch (c) {
-        case 'c': config_file = optarg; break;
-        case 'p': path = optarg; break;
-        case 'C':
-            if (l3_parse_size(optarg, &capacity, &err) != L3_OK) {
-                fprintf(stderr, "l3bench: --capacity: %s\n", err.msg);
-                return 2;
-            }
-            break;
-        case 's':
-            if (l3_parse_size(optarg, &size, &err) != L3_OK || size < 16) {
-                fprintf(stderr, "l3bench: --size: expected a size of at least 16 bytes\n");
-                return 2;
-            }
-            break;
-        case 'n': count = strtoul(optarg, NULL, 10); break;
-        case 'k': keys = co.keys = strtoul(optarg, NULL, 10); break;
-        case 'q': qd = co.qd = strtoul(optarg, NULL, 10); break;
-        case 'e': engine = optarg; break;
-        case 'V': no_verify = true; break;
-        case 'j': json = co.json = true; break;
-        case 'X': compare = true; break;
-        case 'D': co.dir = optarg; break;
-        case 'T':
-            if (l3_parse_size(optarg, &co.total, &err) != L3_OK) {
-                fprintf(stderr, "l3bench: --total: %s\n", err.msg);
-                return 2;
-            }
-            break;
+        case 'c': a->config_file = optarg; break;
+        case 'p': a->path = optarg; break;
+        case 'C': ok = size_arg("capacity", optarg, 0, &a->capacity); break;
+        case 's': ok = size_arg("size", optarg, 16, &a->size); break;
+        case 'n': a->count = strtoul(optarg, NULL, 10); break;
+        case 'k': a->keys = a->co.keys = strtoul(optarg, NULL, 10); break;
+        case 'q': a->qd = a->co.qd = strtoul(optarg, NULL, 10); break;
+        case 'e': a->engine = optarg; break;
+        case 'V': a->no_verify = true; break;
+        case 'j': a->json = a->co.json = true; break;
+        case 'X': a->compare = true; break;
+        case 'D': a->co.dir = optarg; break;
+        case 'T': ok = size_arg("total", optarg, 1, &a->co.total); break;
         case 'S':
-            if (!l3_compare_parse_sizes(optarg, &co)) {
+            ok = l3_compare_parse_sizes(optarg, &a->co);
+            if (!ok)
                 fprintf(stderr, "l3bench: --sizes: expected a list like 64K,256K,1M,4M\n");
-                return 2;
-            }
             break;
-        case 'R': co.recovery_objects = strtoul(optarg, NULL, 10); break;
-        case 'P': co.plot = optarg[0] ? optarg : NULL; break;
-        case 'r': co.repeat = strtoul(optarg, NULL, 10); break;
-        default: return usage();
+        case 'R': a->co.recovery_objects = strtoul(optarg, NULL, 10); break;
+        case 'P': a->co.plot = optarg[0] ? optarg : NULL; break;
+        case 'r': a->co.repeat = strtoul(optarg, NULL, 10); break;
+        default: ok = false;
         }
     }
-    if (optind != argc || count == 0 || keys == 0 || keys > 256 || qd == 0 || qd > 1024)
-        return usage();
-    if (compare)
-        return l3_compare_run(&co);
-    l3_config cfg;
-    l3_status st = config_file ? l3_config_load(config_file, &cfg, &err) : l3_config_parse(default_config, &cfg, &err);
+    return ok && optind == argc && a->count && a->keys && a->keys <= 256 && a->qd && a->qd <= 1024;
+}
+
+/* The config: a file, or the embedded default; then the options over it. */
+static bool load_config(const args *a, l3_config *cfg)
+{
+    l3_error err;
+    l3_status st = a->config_file ? l3_config_load(a->config_file, cfg, &err)
+                                  : l3_config_parse(default_config, cfg, &err);
     if (st != L3_OK) {
         fprintf(stderr, "l3bench: config: %s\n", err.msg);
-        return 2;
+        return false;
     }
-    if (path)
-        l3_config_set_path(&cfg, path, NULL);
-    if (capacity)
-        cfg.store.capacity = capacity;
-    if (engine && !l3_engine_parse(engine, &cfg.store.engine)) {
+    if (a->path)
+        l3_config_set_path(cfg, a->path, NULL);
+    if (a->capacity)
+        cfg->store.capacity = a->capacity;
+    if (a->engine && !l3_engine_parse(a->engine, &cfg->store.engine)) {
         fprintf(stderr, "l3bench: --engine: expected auto, io_uring or libaio\n");
-        return 2;
+        l3_config_free(cfg);
+        return false;
     }
-    if (no_verify)
-        cfg.store.no_verify_checksums = true;
+    if (a->no_verify)
+        cfg->store.no_verify_checksums = true;
+    return true;
+}
+
+enum { WARM, PUT, QUERY, GET, AGAIN, OTHER, NPHASES };
+
+/* The job: what the previous run left, puts, existence queries, gets,
+ * re-puts, and a weight update whose new namespace starts cold. */
+static bool run_job(workload *w, const args *a, const char *weight_version, wl_phase *ph)
+{
+    size_t n = a->count;
+    bool ok = wl_run(w, L3_OP_QUERY, n, 0, &ph[WARM]); /* the cache survives restarts */
+    if (!a->json)
+        printf("warm from the previous run: %zu of %zu pages\n", ph[WARM].hits, ph[WARM].keys);
+    /* Start fresh so that the puts below write. */
+    if (ok && !l3_executor_delete_namespace(w->ex)) {
+        fprintf(stderr, "l3bench: clearing the namespace failed\n");
+        ok = false;
+    }
+    ok = ok && wl_run(w, L3_OP_PUT, n, 0, &ph[PUT]);
+    ok = ok && wl_run(w, L3_OP_QUERY, n, 0, &ph[QUERY]);
+    ok = ok && wl_run(w, L3_OP_GET, n, 0, &ph[GET]);
+    ok = ok && wl_run(w, L3_OP_PUT, n, 0, &ph[AGAIN]);
+    l3_error nerr;
+    if (ok && l3_executor_set_weight_version(w->ex, "v2-bench", &nerr) != L3_OK) {
+        fprintf(stderr, "l3bench: %s\n", nerr.msg);
+        ok = false;
+    }
+    ok = ok && wl_run(w, L3_OP_QUERY, n, 0, &ph[OTHER]);
+    ok = ok && l3_executor_delete_namespace(w->ex);
+    return ok && l3_executor_set_weight_version(w->ex, weight_version, &nerr) == L3_OK;
+}
+
+static void print_json_report(const args *a, const char *path, json_t *phases, double close_s,
+                              const char *snap_json)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "path", json_string(path));
+    json_object_set_new(root, "object_size", json_integer((json_int_t)a->size));
+    json_object_set_new(root, "count", json_integer((json_int_t)a->count));
+    json_object_set_new(root, "phases", phases);
+    json_object_set_new(root, "close_seconds", json_real(close_s));
+    json_object_set_new(root, "executor", json_loads(snap_json, 0, NULL));
+    char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
+    puts(text);
+    free(text);
+    json_decref(root);
+}
+
+static double pct(size_t part, size_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
+
+/* Run the main job on an open workload, report it, and close. */
+static bool job_and_report(const args *a, l3_config *cfg, workload *w)
+{
+    wl_phase ph[NPHASES] = { { .name = "warm check" }, { .name = "put" }, { .name = "exists" },
+                             { .name = "get" }, { .name = "put existing", .no_bytes = true },
+                             { .name = "new namespace" } };
+    bool ok = run_job(w, a, cfg->weight_version, ph);
+    json_t *phases = json_array();
+    if (!a->json)
+        printf("%zu pages of %llu bytes, %zu keys per operation, %zu in flight:\n", a->count,
+               (unsigned long long)a->size, a->keys, a->qd);
+    for (size_t i = 0; i < NPHASES; i++)
+        print_phase(&ph[i], a->json, phases);
+    char *snap_json = l3_executor_snapshot_json(w->ex);
+    double t0 = l3_monotonic_seconds();
+    l3_error err;
+    if (wl_stop(w, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: close: %s\n", err.msg);
+        ok = false;
+    }
+    double close_s = l3_monotonic_seconds() - t0;
+    if (a->json) {
+        print_json_report(a, cfg->store.path, phases, close_s, snap_json);
+    } else {
+        json_decref(phases);
+        printf("closed in %.1f ms (checkpoint written); the store keeps the pages for the next run\n", close_s * 1e3);
+        printf("hit rates: exists %.1f%%, get %.1f%%, after the namespace change %.1f%%\n",
+               pct(ph[QUERY].hits, ph[QUERY].keys), pct(ph[GET].hits, ph[GET].keys), pct(ph[OTHER].hits, ph[OTHER].keys));
+    }
+    free(snap_json);
+    for (size_t i = 0; i < NPHASES; i++)
+        free(ph[i].lat);
+    if (ph[GET].hits != ph[GET].keys || ph[PUT].hits != ph[PUT].keys) {
+        fprintf(stderr, "l3bench: %zu of %zu puts and %zu of %zu gets succeeded\n", ph[PUT].hits,
+                ph[PUT].keys, ph[GET].hits, ph[GET].keys);
+        ok = false;
+    }
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    args a = { .size = 256 * 1024, .count = 1024, .keys = 16, .qd = 8 };
+    l3_compare_defaults(&a.co);
+    if (!parse_args(&a, argc, argv))
+        return usage();
+    if (a.compare)
+        return l3_compare_run(&a.co);
+    l3_config cfg;
+    if (!load_config(&a, &cfg))
+        return 2;
     workload w;
-    if ((st = wl_start(&w, &cfg, size, keys, qd, count, &err)) != L3_OK) {
+    l3_error err;
+    if (wl_start(&w, &cfg, a.size, a.keys, a.qd, a.count, &err) != L3_OK) {
         fprintf(stderr, "l3bench: %s\n", err.msg);
         l3_config_free(&cfg);
         return 1;
     }
-    l3_slab_stats *os = &w.open_stats;
-    if (!json)
-        printf("store %s: %s, %llu objects %s in %.1f ms; engine %s, %u slabs of %llu MiB\n",
-               cfg.store.path, os->opened_from_checkpoint ? "reopened" : "opened",
-               (unsigned long long)os->objects,
-               os->opened_from_checkpoint ? "from its checkpoint" : "from its headers",
-               os->open_seconds * 1e3, os->engine, os->slabs_total,
-               (unsigned long long)(os->slab_size >> 20));
-    json_t *phases = json_array();
-    bool ok = true;
-    wl_phase warm = { .name = "warm check" }, put = { .name = "put" }, query = { .name = "exists" },
-             get = { .name = "get" }, again = { .name = "put existing", .no_bytes = true },
-             other = { .name = "new namespace" };
-    /* 1. What the previous run left (the cache survives restarts). */
-    ok = ok && wl_run(&w, L3_OP_QUERY, count, 0, &warm);
-    if (!json)
-        printf("warm from the previous run: %zu of %zu pages\n", warm.hits, warm.keys);
-    /* Start fresh so that the puts below write. */
-    if (ok && !l3_executor_delete_namespace(w.ex)) {
-        fprintf(stderr, "l3bench: clearing the namespace failed\n");
-        ok = false;
-    }
-    ok = ok && wl_run(&w, L3_OP_PUT, count, 0, &put);
-    ok = ok && wl_run(&w, L3_OP_QUERY, count, 0, &query);
-    ok = ok && wl_run(&w, L3_OP_GET, count, 0, &get);
-    ok = ok && wl_run(&w, L3_OP_PUT, count, 0, &again);
-    /* A weight update: the new namespace starts cold. */
-    l3_error nerr;
-    if (ok && l3_executor_set_weight_version(w.ex, "v2-bench", &nerr) != L3_OK) {
-        fprintf(stderr, "l3bench: %s\n", nerr.msg);
-        ok = false;
-    }
-    ok = ok && wl_run(&w, L3_OP_QUERY, count, 0, &other);
-    if (ok && !l3_executor_delete_namespace(w.ex))
-        ok = false;
-    if (ok && l3_executor_set_weight_version(w.ex, cfg.weight_version, &nerr) != L3_OK)
-        ok = false;
-    wl_phase *all[] = { &warm, &put, &query, &get, &again, &other };
-    if (!json)
-        printf("%zu pages of %llu bytes, %zu keys per operation, %zu in flight:\n", count,
-               (unsigned long long)size, keys, qd);
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        print_phase(all[i], json, phases);
-    char *snap_json = l3_executor_snapshot_json(w.ex);
-    double t0 = l3_monotonic_seconds();
-    st = wl_stop(&w, &err);
-    double close_s = l3_monotonic_seconds() - t0;
-    if (st != L3_OK) {
-        fprintf(stderr, "l3bench: close: %s\n", err.msg);
-        ok = false;
-    }
-    if (json) {
-        json_t *root = json_object();
-        json_object_set_new(root, "path", json_string(cfg.store.path));
-        json_object_set_new(root, "object_size", json_integer((json_int_t)size));
-        json_object_set_new(root, "count", json_integer((json_int_t)count));
-        json_object_set_new(root, "phases", phases);
-        json_object_set_new(root, "close_seconds", json_real(close_s));
-        json_object_set_new(root, "executor", json_loads(snap_json, 0, NULL));
-        char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
-        puts(text);
-        free(text);
-        json_decref(root);
-    } else {
-        json_decref(phases);
-        printf("closed in %.1f ms (checkpoint written); the store keeps the pages for the next run\n",
-               close_s * 1e3);
-        printf("hit rates: exists %.1f%%, get %.1f%%, after the namespace change %.1f%%\n",
-               query.keys ? 100.0 * query.hits / query.keys : 0, get.keys ? 100.0 * get.hits / get.keys : 0,
-               other.keys ? 100.0 * other.hits / other.keys : 0);
-    }
-    free(snap_json);
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        free(all[i]->lat);
+    const l3_slab_stats *os = &w.open_stats;
+    if (!a.json)
+        printf("store %s: %s, %llu objects %s in %.1f ms; engine %s, %u slabs of %llu MiB\n", cfg.store.path,
+               os->opened_from_checkpoint ? "reopened" : "opened", (unsigned long long)os->objects,
+               os->opened_from_checkpoint ? "from its checkpoint" : "from its headers", os->open_seconds * 1e3,
+               os->engine, os->slabs_total, (unsigned long long)(os->slab_size >> 20));
+    bool ok = job_and_report(&a, &cfg, &w);
     l3_config_free(&cfg);
-    if (get.hits != get.keys || put.hits != put.keys) {
-        fprintf(stderr, "l3bench: %zu of %zu puts and %zu of %zu gets succeeded\n", put.hits, put.keys,
-                get.hits, get.keys);
-        ok = false;
-    }
     return ok ? 0 : 1;
 }

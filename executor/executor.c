@@ -1,4 +1,5 @@
 #include "l3_executor.h"
+#include "invariant.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -115,6 +116,7 @@ static bool ring_push(id_ring *r, uint64_t id)
 {
     if (r->len == r->cap)
         return false;
+    L3_ASSERT(r->head < r->cap);
     r->ids[(r->head + r->len) % r->cap] = id;
     r->len++;
     return true;
@@ -400,6 +402,7 @@ static void *work(void *arg)
         uint64_t op_id;
         while (!ring_pop(&e->queues[kind], &op_id)) {
             if (e->stopping) {
+                L3_ASSERT(e->running_workers > 0);
                 e->running_workers--;
                 pthread_cond_broadcast(&e->exited);
                 pthread_mutex_unlock(&e->mu);
@@ -736,6 +739,7 @@ l3_status l3_executor_poll(l3_executor *e, l3_poll *out, l3_error *err)
         e->results_len--;
         job_state *js = find_job(e, c->op_id);
         if (js) {
+            L3_ASSERT(js->completed && e->num_jobs > 0);
             job_free(js->job);
             *js = (job_state){ 0 };
             e->num_jobs--;

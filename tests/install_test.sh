@@ -13,6 +13,23 @@ for f in lib/libl3cache.so lib/libl3cache.a include/l3cache/l3cache.h bin/l3fsck
 done
 pcdir=$(dirname "$(find "$prefix" -name l3cache.pc | head -n 1)")
 libdir=$(dirname "$pcdir")
+# Only the public headers are installed, and only the documented API is
+# exported: internals (the shared mapping, the index, the engine) are not.
+for h in "$prefix"/include/l3cache/*.h; do
+  case $(basename "$h") in
+    l3_*.h|l3cache.h) ;;
+    *) echo "install_test: the internal header $(basename "$h") is installed"; exit 1 ;;
+  esac
+done
+exports=$(nm -D --defined-only "$libdir/libl3cache.so" | awk '{print $3}' | sed 's/@.*//')
+for internal in l3_shm_attach l3_index_insert l3_io_run l3_alloc_slot l3_slot_judge; do
+  if echo "$exports" | grep -qx "$internal"; then
+    echo "install_test: the internal symbol $internal is exported"; exit 1
+  fi
+done
+for public in l3_slabstore_open l3_executor_start l3_open_store_json; do
+  echo "$exports" | grep -qx "$public" || { echo "install_test: $public is not exported"; exit 1; }
+done
 cat > "$prefix/use.c" <<'C'
 #include <stdio.h>
 #include <string.h>

@@ -1,0 +1,536 @@
+/* l3fsck's passes (fsck.h): superblocks, tables, objects, checkpoint. Each
+ * slot is judged by the library's rulebook, as at the store's recovery. */
+#include "fsck.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hash.h"
+#include "index.h"
+#include "l3_crc32c.h"
+
+void fsck_problem(fsck *f, bool fixable, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    f->found++;
+    f->left += !fixable || !f->repair;
+    json_array_append_new(f->errors, json_string(buf));
+    if (!f->json)
+        printf("error: %s%s\n", buf, fixable && !f->repair ? " (fixable with -y)" : "");
+}
+
+void fsck_fixed(fsck *f, const char *what)
+{
+    json_array_append_new(f->repairs, json_string(what));
+    if (!f->json)
+        printf("fixed: %s\n", what);
+}
+
+int fsck_read(fsck *f, void *buf, size_t len, uint64_t off)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pread(f->fd, (char *)buf + done, len - done, (off_t)(off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0) {
+            memset((char *)buf + done, 0, len - done); /* past the end: zeros */
+            return 1;
+        }
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+int fsck_write(fsck *f, const void *buf, size_t len, uint64_t off)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pwrite(f->fd, (const char *)buf + done, len - done, (off_t)(off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+/* Write a repair and count it only once it is written. */
+static void repair(fsck *f, const void *buf, size_t len, uint64_t off, const char *what)
+{
+    int rc = fsck_write(f, buf, len, off);
+    if (rc != 0) {
+        fprintf(stderr, "l3fsck: writing at %llu: %s\n", (unsigned long long)off, strerror(-rc));
+        f->left++; /* the problem it was to fix is still there */
+        return;
+    }
+    f->mark_dirty = true;
+    fsck_fixed(f, what);
+}
+
+/* ---- superblocks ---- */
+
+bool fsck_superblocks(fsck *f)
+{
+    l3_sb_read_copies(f->fd, f->size, &f->sbs);
+    if (!f->json)
+        for (int k = 0; k < L3_SB_COPIES; k++) {
+            const l3_superblock *c = &f->sbs.copy[k];
+            if (f->sbs.valid[k])
+                printf("superblock copy %d: valid, sequence %llu, %s, epoch %llu\n", k,
+                       (unsigned long long)c->sequence, c->clean ? "clean" : "dirty",
+                       (unsigned long long)c->epoch);
+            else
+                printf("superblock copy %d: %s\n", k, f->sbs.why[k]);
+        }
+    if (f->sbs.best < 0)
+        return false;
+    f->sb = f->sbs.copy[f->sbs.best];
+    for (int k = 0; k < L3_SB_COPIES; k++) {
+        if (f->sbs.valid[k] && f->sbs.copy[k].sequence == f->sb.sequence)
+            continue;
+        if (!f->sbs.valid[k]) {
+            fsck_problem(f, true, "superblock copy %d is broken (%s); copy %d is good", k, f->sbs.why[k],
+                         f->sbs.best);
+            continue;
+        }
+        /* An interrupted superblock write: normal after a crash, and the
+         * store's next superblock write rewrites both. */
+        f->sync_copies = true;
+        if (!f->json)
+            printf("note: superblock copy %d is older (sequence %llu) than copy %d: an interrupted "
+                   "superblock write%s\n", k, (unsigned long long)f->sbs.copy[k].sequence, f->sbs.best,
+                   f->repair ? "; rewritten" : "; the next open rewrites it");
+    }
+    return true;
+}
+
+void fsck_write_superblocks(fsck *f)
+{
+    l3_superblock sb = f->sb;
+    if (f->mark_dirty) {
+        /* The checkpoint no longer tells the truth: rebuild from headers. */
+        sb.clean = 0;
+        sb.sequence++;
+    }
+    /* Else the good copy, verbatim (its sequence keeps the checkpoint). */
+    uint32_t slot = (uint32_t)l3_round_up(L3_SB_BYTES, sb.block_size);
+    uint8_t *buf = calloc(1, slot);
+    int broken = 0;
+    for (int k = 0; k < L3_SB_COPIES && buf; k++) {
+        sb.copy = (uint32_t)k;
+        l3_sb_seal(&sb);
+        memcpy(buf, &sb, sizeof sb);
+        int rc = fsck_write(f, buf, slot, (uint64_t)k * slot);
+        if (rc != 0)
+            fprintf(stderr, "l3fsck: writing superblock copy %d: %s\n", k, strerror(-rc));
+        f->left += rc != 0;
+        broken += rc != 0;
+        if (rc == 0 && !f->sbs.valid[k])
+            fsck_fixed(f, "a broken superblock copy rewritten from the good one");
+    }
+    free(buf);
+    if (fsync(f->fd) != 0 || broken)
+        fprintf(stderr, "l3fsck: the superblocks may not be durable\n");
+}
+
+/* ---- tables ---- */
+
+/* A truncated image: extend a file (its objects past the end are lost). */
+static void check_truncation(fsck *f)
+{
+    if (f->size >= f->geo.capacity)
+        return;
+    bool can = !f->blockdev;
+    fsck_problem(f, can, "the image is truncated: %llu of %llu bytes%s", (unsigned long long)f->size,
+                 (unsigned long long)f->geo.capacity, can ? "; objects past the end are lost" : "");
+    if (!can || !f->repair)
+        return;
+    if (ftruncate(f->fd, (off_t)f->geo.capacity) != 0) {
+        fprintf(stderr, "l3fsck: extending: %s\n", strerror(errno));
+        f->left++;
+        return;
+    }
+    f->mark_dirty = true;
+    fsck_fixed(f, "the image extended to its capacity");
+}
+
+static bool all_zero(const void *p, size_t len)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < len; i++)
+        if (b[i])
+            return false;
+    return true;
+}
+
+/* Corrupt slab records (not all zero, not valid): their objects are lost. */
+static void check_records(fsck *f)
+{
+    uint32_t b = f->geo.block_size;
+    for (uint32_t i = 0; i < f->geo.num_slabs; i++) {
+        l3_slab_record *r = &f->table[i];
+        if (l3_slab_record_valid(r, i) || all_zero(r, sizeof *r))
+            continue;
+        fsck_problem(f, true, "slab %u: its record is corrupt (its objects are lost)", i);
+        if (!f->repair)
+            continue;
+        memset(r, 0, sizeof *r);
+        uint64_t blk = (uint64_t)i * L3_SLAB_RECORD_BYTES / b * b;
+        repair(f, (uint8_t *)f->table + blk, b, f->geo.slab_table_off + blk, "a corrupt slab record zeroed");
+    }
+}
+
+/* Journal records that do not check: a removal that may be forgotten. */
+static void check_journal(fsck *f)
+{
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
+        const l3_journal_record *r = &f->journal[j];
+        if (l3_journal_record_valid(r) || all_zero(r, sizeof *r))
+            continue;
+        fsck_problem(f, true, "namespace journal record %u is corrupt: objects it removed could come back "
+                        "after a crash", j);
+        f->bad_journal = true;
+    }
+}
+
+void fsck_tables(fsck *f)
+{
+    check_truncation(f);
+    f->table = calloc(1, f->geo.slab_table_len);
+    f->journal = calloc(1, f->geo.journal_len);
+    if (!f->table || !f->journal) {
+        fsck_problem(f, false, "out of memory reading the slab table");
+        return;
+    }
+    fsck_read(f, f->table, f->geo.slab_table_len, f->geo.slab_table_off);
+    fsck_read(f, f->journal, f->geo.journal_len, f->geo.journal_off);
+    check_records(f);
+    check_journal(f);
+}
+
+/* ---- objects ---- */
+
+static void add_object(fsck *f, const l3_object_header *h, uint64_t offset)
+{
+    if (f->num_objects == f->cap_objects) {
+        size_t cap = f->cap_objects ? 2 * f->cap_objects : 1024;
+        fsck_object *o = realloc(f->objects, cap * sizeof *o);
+        if (!o) {
+            fsck_problem(f, false, "out of memory listing objects");
+            return;
+        }
+        f->objects = o;
+        f->cap_objects = cap;
+    }
+    fsck_object *o = &f->objects[f->num_objects++];
+    *o = (fsck_object){ .key = strndup(h->key, h->key_len), .key_len = h->key_len, .slab = h->slab,
+                        .slot = h->slot, .size = h->size, .crc = h->payload_crc, .seq = h->seq,
+                        .offset = offset, .hash = l3_hash64(h->key, h->key_len), .live = true };
+}
+
+/* Zero a slot's header (-y): the object is gone for good. */
+static void zero_header(fsck *f, uint64_t offset, const char *what)
+{
+    if (!f->repair)
+        return;
+    uint8_t *z = calloc(1, f->geo.header_bytes);
+    if (z)
+        repair(f, z, f->geo.header_bytes, offset, what);
+    free(z);
+}
+
+/* Where one slab's slots are read from: the whole slab in memory, or a
+ * header buffer filled slot by slot. */
+typedef struct slab_view {
+    uint32_t slab;
+    const l3_slab_record *r;
+    uint8_t *whole;       /* the slab's bytes, or NULL */
+    uint8_t *hdr;         /* one header (when not whole) */
+    uint8_t *payload;     /* a payload buffer (verify, not whole) */
+    size_t payload_cap;
+} slab_view;
+
+/* Whether a live object's payload checks (--verify). */
+static bool payload_ok(fsck *f, slab_view *v, const l3_object_header *h, uint64_t off, uint64_t in_slab)
+{
+    uint32_t b = f->geo.block_size, hb = f->geo.header_bytes;
+    if (v->whole)
+        return l3_crc32c(0, v->whole + in_slab + hb, h->size) == h->payload_crc;
+    size_t len = l3_round_up(h->size, b);
+    if (len > v->payload_cap) {
+        free(v->payload);
+        v->payload = malloc(len);
+        v->payload_cap = v->payload ? len : 0;
+    }
+    return v->payload && fsck_read(f, v->payload, len, off + hb) == 0 &&
+           l3_crc32c(0, v->payload, h->size) == h->payload_crc;
+}
+
+/* Judge slot k of the slab in view by the rules. */
+static void check_slot(fsck *f, slab_view *v, uint32_t k)
+{
+    const l3_geometry *g = &f->geo;
+    uint64_t in_slab = (uint64_t)k * l3_slot_bytes(g, v->r->payload_blocks);
+    uint64_t off = l3_slot_offset(g, v->slab, v->r->payload_blocks, k);
+    const uint8_t *hb = v->whole ? v->whole + in_slab : v->hdr;
+    if (!v->whole && fsck_read(f, v->hdr, g->header_bytes, off) < 0) {
+        fsck_problem(f, false, "slab %u slot %u: unreadable header at offset %llu", v->slab, k, (unsigned long long)off);
+        return;
+    }
+    const l3_object_header *h = (const l3_object_header *)hb;
+    switch (l3_slot_judge(g, f->sb.epoch, v->r, v->slab, k, h, f->journal)) {
+    case L3_SLOT_EMPTY: f->empty_slots++; return;
+    case L3_SLOT_STALE: f->stale++; return;
+    case L3_SLOT_DELETED: f->deleted++; return;
+    case L3_SLOT_CORRUPT:
+        f->corrupt_headers++;
+        fsck_problem(f, true, "slab %u slot %u: corrupt object header at offset %llu", v->slab, k,
+                     (unsigned long long)off);
+        zero_header(f, off, "a corrupt object header zeroed");
+        return;
+    case L3_SLOT_LIVE: break;
+    }
+    if (f->verify && !payload_ok(f, v, h, off, in_slab)) {
+        f->corrupt_payloads++;
+        fsck_problem(f, true, "object %.*s (slab %u slot %u, payload at offset %llu): payload checksum mismatch",
+                     (int)(h->key_len > 120 ? 120 : h->key_len), h->key, v->slab, k,
+                     (unsigned long long)(off + g->header_bytes));
+        zero_header(f, off, "an object with a corrupt payload dropped");
+        return;
+    }
+    add_object(f, h, off);
+}
+
+static void progress(fsck *f, uint64_t done, uint64_t total)
+{
+    if (!f->tty || f->json || !total)
+        return;
+    fprintf(stderr, "\r%s: %llu/%llu slots (%llu%%)", f->verify ? "verifying" : "scanning",
+            (unsigned long long)done, (unsigned long long)total, (unsigned long long)(done * 100 / total));
+    if (done == total)
+        fputc('\n', stderr);
+}
+
+/* Slots of every slab in use, for the progress line. */
+static uint64_t used_slots(fsck *f)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < f->geo.num_slabs; i++)
+        if (l3_slab_in_use(&f->table[i], i, f->sb.epoch))
+            n += l3_slots_per_slab(&f->geo, f->table[i].payload_blocks);
+    return n;
+}
+
+/* Open addressing over object indices by key: of two live objects of one
+ * key, the rules' winner stays live. O(objects). */
+static void supersede(fsck *f)
+{
+    size_t cap = 16;
+    while (cap < 2 * f->num_objects)
+        cap <<= 1;
+    size_t *slots = malloc(cap * sizeof *slots);
+    if (!slots) {
+        fsck_problem(f, false, "out of memory checking for duplicate keys");
+        return;
+    }
+    memset(slots, 0xff, cap * sizeof *slots);
+    for (size_t i = 0; i < f->num_objects; i++) {
+        fsck_object *o = &f->objects[i];
+        size_t p = o->hash & (cap - 1);
+        for (; slots[p] != SIZE_MAX; p = (p + 1) & (cap - 1)) {
+            fsck_object *x = &f->objects[slots[p]];
+            if (x->hash != o->hash || x->key_len != o->key_len || memcmp(x->key, o->key, o->key_len) != 0)
+                continue;
+            fsck_object *loser = l3_seq_wins(o->seq, x->seq) ? x : o;
+            loser->live = false;
+            f->stale++;
+            if (loser == x)
+                slots[p] = i;
+            break;
+        }
+        if (slots[p] == SIZE_MAX)
+            slots[p] = i;
+    }
+    free(slots);
+}
+
+void fsck_objects(fsck *f)
+{
+    const l3_geometry *g = &f->geo;
+    slab_view v = { .hdr = malloc(g->header_bytes) };
+    uint8_t *whole = NULL;
+    uint64_t total = used_slots(f), done = 0;
+    for (uint32_t i = 0; i < g->num_slabs && v.hdr; i++) {
+        if (!l3_slab_in_use(&f->table[i], i, f->sb.epoch))
+            continue;
+        v.slab = i;
+        v.r = &f->table[i];
+        uint32_t nslots = l3_slots_per_slab(g, v.r->payload_blocks);
+        /* Verifying, or headers a quarter of the slab or more: read it whole. */
+        bool read_whole = f->verify || (uint64_t)nslots * g->header_bytes * 4 >= g->slab_size;
+        if (read_whole && !whole)
+            whole = malloc(g->slab_size);
+        v.whole = read_whole && whole &&
+                          fsck_read(f, whole, g->slab_size, l3_slot_offset(g, i, v.r->payload_blocks, 0)) >= 0
+                      ? whole : NULL;
+        for (uint32_t k = 0; k < nslots; k++, done++) {
+            if ((done & 4095) == 0)
+                progress(f, done, total);
+            check_slot(f, &v, k);
+        }
+    }
+    progress(f, total, total);
+    free(v.hdr);
+    free(v.payload);
+    free(whole);
+    supersede(f);
+}
+
+/* ---- the checkpoint ---- */
+
+/* The live object at (slab, slot), by a map over the slots of used slabs;
+ * build with map_slots, free() the two arrays. */
+typedef struct slot_map {
+    uint64_t *base;   /* per slab: its first slot's place in `at`, or UINT64_MAX */
+    size_t *at;       /* per slot: the object's index, or SIZE_MAX */
+} slot_map;
+
+static bool map_slots(fsck *f, slot_map *m)
+{
+    uint64_t total = 0;
+    m->base = malloc((size_t)f->geo.num_slabs * sizeof *m->base);
+    for (uint32_t i = 0; m->base && i < f->geo.num_slabs; i++) {
+        bool used = l3_slab_in_use(&f->table[i], i, f->sb.epoch);
+        m->base[i] = used ? total : UINT64_MAX;
+        total += used ? l3_slots_per_slab(&f->geo, f->table[i].payload_blocks) : 0;
+    }
+    m->at = malloc((total ? total : 1) * sizeof *m->at);
+    if (!m->base || !m->at)
+        return false;
+    memset(m->at, 0xff, (total ? total : 1) * sizeof *m->at);
+    for (size_t k = 0; k < f->num_objects; k++)
+        if (f->objects[k].live)
+            m->at[m->base[f->objects[k].slab] + f->objects[k].slot] = k;
+    return true;
+}
+
+/* Keep live only the objects the checkpoint lists; count entries that
+ * name no such object. */
+static uint64_t match_entries(fsck *f, const l3_checkpoint_header *h, const uint8_t *body)
+{
+    slot_map m = { 0 };
+    uint64_t missing = 0;
+    if (!map_slots(f, &m)) {
+        fsck_problem(f, false, "out of memory matching the checkpoint");
+    } else {
+        for (size_t i = 0; i < f->num_objects; i++)
+            f->objects[i].live = false;
+        const uint8_t *p = body + l3_checkpoint_entries_at(h);
+        for (uint64_t k = 0; k < h->num_entries; k++) {
+            l3_index_entry e;
+            memcpy(&e, p + k * sizeof e, sizeof e);
+            bool in = e.slab < f->geo.num_slabs && m.base[e.slab] != UINT64_MAX &&
+                      e.slot < l3_slots_per_slab(&f->geo, f->table[e.slab].payload_blocks);
+            size_t at = in ? m.at[m.base[e.slab] + e.slot] : SIZE_MAX;
+            fsck_object *o = at != SIZE_MAX ? &f->objects[at] : NULL;
+            bool found = o && o->seq == e.seq && o->size == e.size && o->crc == e.crc && o->hash == e.hash;
+            if (found)
+                o->live = true;
+            missing += !found;
+        }
+    }
+    free(m.base);
+    free(m.at);
+    return missing;
+}
+
+/* The checkpoint is stale or broken: the store must rebuild from headers. */
+static void checkpoint_unusable(fsck *f, const char *why, const char *problem)
+{
+    snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "%s", why);
+    fsck_problem(f, true, "checkpoint: %s", problem);
+    if (f->repair) {
+        f->mark_dirty = true; /* written by fsck_write_superblocks */
+        fsck_fixed(f, "the store marked dirty: its next open rebuilds the index from the headers");
+    }
+}
+
+void fsck_checkpoint(fsck *f)
+{
+    const l3_geometry *g = &f->geo;
+    f->checkpoint_valid = false;
+    if (!f->sb.clean) {
+        snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "not used: the store was not closed cleanly");
+        return;
+    }
+    l3_checkpoint_header h;
+    char why[128];
+    if (fsck_read(f, &h, sizeof h, g->checkpoint_off) != 0 || !l3_checkpoint_matches(&h, &f->sb, g, why, sizeof why)) {
+        checkpoint_unusable(f, "header invalid or stale", "the header is invalid or does not match the superblock");
+        return;
+    }
+    uint8_t *body = malloc(h.body_bytes ? h.body_bytes : 1);
+    if (!body || fsck_read(f, body, h.body_bytes, g->checkpoint_off + g->block_size) != 0 ||
+        l3_crc32c(0, body, h.body_bytes) != h.body_crc) {
+        free(body);
+        checkpoint_unusable(f, "body checksum mismatch", "body checksum mismatch");
+        return;
+    }
+    uint64_t missing = match_entries(f, &h, body);
+    free(body);
+    f->checkpoint_entries = h.num_entries;
+    if (missing) {
+        char w[128], p[128];
+        snprintf(w, sizeof w, "%llu entries without a valid object", (unsigned long long)missing);
+        snprintf(p, sizeof p, "%llu entries name no valid object on disk", (unsigned long long)missing);
+        checkpoint_unusable(f, w, p);
+        return;
+    }
+    f->checkpoint_valid = true;
+    snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "valid");
+}
+
+/* ---- a corrupt journal record ---- */
+
+/* Its prefix is lost, so what it removed cannot be told from the rest by
+ * key. With a valid checkpoint, the objects that are live by their
+ * headers but not in the checkpoint are exactly those the store no longer
+ * serves: their headers are zeroed. Without one, the epoch is bumped and
+ * the store starts empty: a cache may lose pages, never serve removed ones. */
+void fsck_journal_repair(fsck *f)
+{
+    if (!f->bad_journal || !f->repair)
+        return;
+    if (f->checkpoint_valid) {
+        for (size_t i = 0; i < f->num_objects; i++)
+            if (!f->objects[i].live)
+                zero_header(f, f->objects[i].offset, "an object a lost removal covered dropped");
+    } else {
+        f->sb.epoch++;
+        f->mark_dirty = true;
+        for (size_t i = 0; i < f->num_objects; i++)
+            f->objects[i].live = false;
+        fsck_fixed(f, "the store emptied (epoch bumped): a removal it cannot read is kept");
+    }
+    uint32_t b = f->geo.block_size;
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
+        l3_journal_record *r = &f->journal[j];
+        if (l3_journal_record_valid(r) || all_zero(r, sizeof *r))
+            continue;
+        memset(r, 0, sizeof *r);
+        uint64_t blk = (uint64_t)j * L3_JOURNAL_RECORD_BYTES / b * b;
+        repair(f, (uint8_t *)f->journal + blk, b, f->geo.journal_off + blk, "a corrupt journal record zeroed");
+    }
+}

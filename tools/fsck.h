@@ -1,0 +1,74 @@
+/* l3fsck's state and its passes (fsck.c checks, l3fsck.c reports). What is
+ * live is decided by the library's rulebook (store/rules.h), exactly as
+ * the store's recovery decides it. */
+#ifndef L3_FSCK_H
+#define L3_FSCK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "rules.h"
+
+#define EXIT_CLEAN 0
+#define EXIT_FIXED 1
+#define EXIT_UNFIXED 4
+#define EXIT_OPERATIONAL 8
+
+/* An object whose header the rules call live. */
+typedef struct fsck_object {
+    char *key;
+    uint16_t key_len;
+    uint32_t slab, slot, size, crc;
+    uint64_t seq, offset, hash;
+    bool live;       /* served: not superseded, and (clean) in the checkpoint */
+} fsck_object;
+
+typedef struct fsck {
+    const char *path;
+    int fd;
+    bool repair, verify, list, json, slabs_verbose, tty;
+    const char *prefix;
+    uint64_t size;
+    bool blockdev;
+    l3_sb_copies sbs;
+    l3_superblock sb;            /* the copy the store trusts */
+    l3_geometry geo;
+    l3_slab_record *table;
+    l3_journal_record *journal;
+    fsck_object *objects;
+    size_t num_objects, cap_objects;
+    uint64_t stale, corrupt_headers, corrupt_payloads, deleted, empty_slots;
+    json_t *errors, *repairs, *attached;
+    int found, left;             /* problems found, and of them not corrected */
+    bool mark_dirty;             /* the checkpoint no longer tells the truth */
+    bool sync_copies;            /* a valid copy is older: rewrite both, not an error */
+    bool bad_journal;            /* a journal record does not check */
+    bool checkpoint_valid;
+    uint64_t checkpoint_entries;
+    char checkpoint_why[128];
+} fsck;
+
+/* Record a problem. One that is not `fixable`, or found without -y, is
+ * left; with -y the caller repairs a fixable one, and a repair whose write
+ * fails leaves it too. */
+void fsck_problem(fsck *f, bool fixable, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Report a repair that was written. */
+void fsck_fixed(fsck *f, const char *what);
+
+/* Read (zero-filled past the end: 1) or write an image range; -errno. */
+int fsck_read(fsck *f, void *buf, size_t len, uint64_t off);
+int fsck_write(fsck *f, const void *buf, size_t len, uint64_t off);
+
+/* The passes, in order. Each reports what it finds through fsck_problem. */
+bool fsck_superblocks(fsck *f);   /* false: no store to check */
+void fsck_tables(fsck *f);        /* truncation, slab records, journal records */
+void fsck_objects(fsck *f);       /* every slot of every used slab */
+void fsck_checkpoint(fsck *f);    /* a clean store serves only its checkpoint */
+void fsck_journal_repair(fsck *f);   /* -y: what a corrupt journal record removed stays removed */
+void fsck_write_superblocks(fsck *f); /* -y: both copies from the good one */
+
+#endif
