@@ -358,8 +358,14 @@ static int cmp_d(const void *a, const void *b)
 static bool files_phase(const char *dir, uint64_t size, size_t n, size_t threads, bool write, result *r)
 {
     double *lat = calloc(n, sizeof *lat);
-    pthread_t t[64];
-    files_job jobs[64];
+    pthread_t *t = calloc(threads, sizeof *t);
+    files_job *jobs = calloc(threads, sizeof *jobs);
+    if (!lat || !t || !jobs) {
+        free(lat);
+        free(t);
+        free(jobs);
+        return false;
+    }
     double t0 = l3_monotonic_seconds(), c0 = cpu_now();
     for (size_t i = 0; i < threads; i++) {
         jobs[i] = (files_job){ dir, size, n, i, threads, write, lat, false };
@@ -370,6 +376,8 @@ static bool files_phase(const char *dir, uint64_t size, size_t n, size_t threads
         pthread_join(t[i], NULL);
         ok = ok && !jobs[i].failed;
     }
+    free(t);
+    free(jobs);
     if (write) {
         /* Until durable: what the others promise when their write returns. */
         int dfd = open(dir, O_RDONLY | O_DIRECTORY);

@@ -15,7 +15,7 @@ int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len)
         ns_info *ns = &s->ns[i];
         if (ns->len == n && memcmp(ns->text, key, n) == 0)
             return (int)i + 1;
-        if (empty < 0 && ns->objects == 0)
+        if (empty < 0 && ns->objects == 0 && ns->reserved == 0)
             empty = (int)i;
     }
     if (empty < 0) {
@@ -27,7 +27,7 @@ int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len)
     ns->len = (uint16_t)n;
     memcpy(ns->text, key, n);
     ns->text[n] = '\0';
-    ns->objects = ns->bytes = 0;
+    ns->objects = ns->bytes = ns->reserved = 0;
     return empty + 1;
 }
 
@@ -80,6 +80,7 @@ l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l
     sl->disk_used = 1;
     sl->payload_blocks = r->payload_blocks;
     sl->gen = r->gen;
+    sl->record_gen = r->gen; /* read from the disk */
     sl->first_seq = r->first_seq;
     sl->nslots = nslots;
     sl->next_slot = nslots;
@@ -118,7 +119,7 @@ static void evict(l3_slabstore *s, uint32_t v)
 }
 
 /* Reopen slab v for `payload_blocks` with a new generation, and set its
- * record in the table's image (the caller writes it). */
+ * record in the table's image (its first writer writes it to the disk). */
 static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
 {
     slab *sl = &s->slabs[v];
@@ -128,6 +129,7 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     evict(s, v);
     memset(l3_slab_slot_ids(s, v), 0, (size_t)nslots * sizeof(uint64_t));
     sl->gen++;
+    sl->record_gen = 0; /* the first writer into it writes its record */
     sl->payload_blocks = payload_blocks;
     sl->first_seq = atomic_load(&s->sh->seq);
     sl->next_slot = 0;
@@ -161,8 +163,7 @@ static void reserve(l3_slabstore *s, uint32_t v, uint32_t *out_slab, uint32_t *o
     s->sh->procs[s->me].reserved++;
 }
 
-bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot,
-                   uint32_t *opened, size_t *num_opened)
+bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot)
 {
     /* The index has a bound: make room by evicting whole slabs. */
     while (s->index.meta->count + s->sh->reserved >= s->index.meta->max) {
@@ -185,7 +186,6 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *o
         v = l3_policy_victim(s, false); /* a dead process held them */
     if (v < 0 || !open_slab(s, (uint32_t)v, pb))
         return false;
-    opened[(*num_opened)++] = (uint32_t)v;
     reserve(s, (uint32_t)v, out_slab, out_slot);
     return true;
 }
@@ -219,6 +219,7 @@ void l3_alloc_reset(l3_slabstore *s)
         sl->live_bytes = 0;
         sl->state = S_FREE;
         sl->disk_used = 0;
+        sl->record_gen = 0;
     }
     for (uint32_t c = 0; c <= s->sh->max_payload_blocks; c++)
         s->class_open[c] = -1;

@@ -27,10 +27,10 @@ void l3_alloc_unpublish(l3_slabstore *s, l3_index_entry *e);
 l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l3_error *err);
 
 /* Reserve a slot of class `pb`: *out_slab, *out_slot. False when none can
- * be had. A slab it reopens is appended to `opened` (its record, in the
- * image, must reach the disk before any object in it). */
-bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot,
-                   uint32_t *opened, size_t *num_opened);
+ * be had. A slab it reopens gets a new generation whose record is set in
+ * the table's image only: whoever writes into a slab first makes sure its
+ * record is on disk (slab.record_gen), whichever process opened it. */
+bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot);
 
 /* Give back this process's reservation of a slot in `slab` (published or
  * not). */

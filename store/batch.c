@@ -10,8 +10,11 @@
 #include "meta.h"
 
 l3_status l3_batch_check(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
-                         const l3_range *ranges, l3_error *err)
+                         const l3_range *ranges, const void *per_key, bool need_ranges, l3_error *err)
 {
+    l3_status args = l3_check_batch_args(keys, n, per_key, ranges, need_ranges, err);
+    if (args != L3_OK)
+        return args;
     if (s->closed)
         return l3_fail(err, L3_ECLOSED, "the store is closed");
     if (atomic_load(&s->fatal))
@@ -45,7 +48,7 @@ void l3_batch_result_clear(l3_io_result *res, size_t n)
 l3_status l3_slab_exists(l3_store *st, const char *const *keys, size_t n, bool *flags, l3_error *err)
 {
     l3_slabstore *s = (l3_slabstore *)st;
-    l3_status rc = l3_batch_check(s, keys, n, (l3_host_buffer){ 0 }, NULL, err);
+    l3_status rc = l3_batch_check(s, keys, n, (l3_host_buffer){ 0 }, NULL, flags, false, err);
     if (rc != L3_OK)
         return rc;
     l3_key_id ids[64];

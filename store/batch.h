@@ -10,10 +10,11 @@
 
 #include "slab.h"
 
-/* Refuse a batch the store cannot run (closed, fatal) or whose keys or
- * ranges are malformed; NULL ranges: an existence batch. */
+/* Refuse a batch the store cannot run (closed, fatal) or whose arrays,
+ * keys or ranges are missing or malformed (l3_check_batch_args); an
+ * existence batch needs no ranges. */
 l3_status l3_batch_check(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
-                         const l3_range *ranges, l3_error *err);
+                         const l3_range *ranges, const void *per_key, bool need_ranges, l3_error *err);
 
 /* Every key failed (not an object failure), all retired: what a batch
  * reports until a key proves otherwise. */

@@ -63,7 +63,29 @@ bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size
     return true;
 }
 
-bool l3_geometry_from_sb(const l3_superblock *sb, l3_geometry *g, char *why, size_t why_len)
+/* Whether a superblock's numbers are plausible for an image of `size`
+ * bytes (0: unknown) before anything is sized from them: the metadata
+ * areas lie inside the image, and the index's bound fits its checkpoint
+ * area (as l3_geometry_plan sizes it). */
+static bool geometry_bounded(const l3_geometry *g, uint64_t size, char *why, size_t why_len)
+{
+    if (g->num_slabs > g->capacity / g->slab_size || g->capacity > (1ull << 60) ||
+        g->max_objects > g->checkpoint_len / sizeof(l3_index_entry) || g->checkpoint_len > g->capacity ||
+        g->slab_table_len > g->capacity || g->journal_len > g->capacity) {
+        snprintf(why, why_len, "the superblock's geometry is implausible (%u slabs, %llu max objects, "
+                 "capacity %llu)", g->num_slabs, (unsigned long long)g->max_objects,
+                 (unsigned long long)g->capacity);
+        return false;
+    }
+    if (size && g->data_off > size) {
+        snprintf(why, why_len, "the superblock's metadata (%llu bytes) does not fit the %llu-byte image",
+                 (unsigned long long)g->data_off, (unsigned long long)size);
+        return false;
+    }
+    return true;
+}
+
+bool l3_geometry_from_sb(const l3_superblock *sb, uint64_t size, l3_geometry *g, char *why, size_t why_len)
 {
     memset(g, 0, sizeof *g);
     g->block_size = sb->block_size;
@@ -96,7 +118,7 @@ bool l3_geometry_from_sb(const l3_superblock *sb, l3_geometry *g, char *why, siz
         snprintf(why, why_len, "the superblock's areas overlap or are misaligned");
         return false;
     }
-    return true;
+    return geometry_bounded(g, size, why, why_len);
 }
 
 void l3_sb_seal(l3_superblock *sb)

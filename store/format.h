@@ -152,8 +152,10 @@ static inline uint64_t l3_round_up(uint64_t x, uint64_t align) { return (x + ali
 bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size,
                       uint64_t max_objects, l3_geometry *g, char *why, size_t why_len);
 
-/* The geometry a superblock describes; false when it is inconsistent. */
-bool l3_geometry_from_sb(const l3_superblock *sb, l3_geometry *g, char *why, size_t why_len);
+/* The geometry a superblock describes on an image of `size` bytes (0:
+ * unknown); false when it is inconsistent, or implausible for the image
+ * (every field is bounded before anything is sized from it). */
+bool l3_geometry_from_sb(const l3_superblock *sb, uint64_t size, l3_geometry *g, char *why, size_t why_len);
 
 /* Bytes of the checkpoint body for a geometry (its reserved area bound). */
 uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t block_size);

@@ -129,10 +129,34 @@ static void finish_key(l3_slabstore *s, get_key *g, l3_plan *p, const char *key,
     l3_log("error", "checksum or header mismatch reading object %.*s (slab %u): dropped", 120, key, g->slab);
 }
 
+/* How a batch's reads went: one that failed is its key's object failure;
+ * only a batch whose every read failed (a device that fails everything)
+ * is an error of the whole batch. */
+typedef struct get_io {
+    int error;          /* the first read error */
+    size_t ok, failed;  /* keys whose reads completed, and failed */
+    get_key *lost;      /* the failed keys (the batch's length) */
+} get_io;
+
+/* Keys whose reads failed while others' completed (media errors): object
+ * failures, and gone from the index so that they are not read again. */
+static void drop_failed(l3_slabstore *s, const get_io *io, l3_io_result *res)
+{
+    l3_slab_lock(s);
+    for (size_t k = 0; k < io->failed; k++) {
+        const get_key *g = &io->lost[k];
+        res->object_failures[g->pos] = true;
+        l3_index_entry *e = l3_index_find(&s->index, g->id);
+        if (e && e->seq == g->seq)
+            l3_alloc_unpublish(s, e);
+    }
+    l3_slab_unlock(s);
+}
+
 /* Run one wave of keys [base, base + m). */
 static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *keys, size_t base,
                               size_t m, l3_host_buffer host, const l3_range *ranges, l3_io_result *res,
-                              int *io_error, l3_error *err)
+                              get_io *io, l3_error *err)
 {
     for (size_t i = 0; i < m; i++)
         w->keys[i].id = l3_key_identity(keys[base + i], strlen(keys[base + i]));
@@ -148,9 +172,14 @@ static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *k
         res->retired = false;
         rc = L3_OK;
     }
-    for (size_t k = 0; k < w->nk && rc == L3_OK && retired; k++)
-        if (l3_plan_ok(w->reqs, &w->plans[k], io_error))
+    for (size_t k = 0; k < w->nk && rc == L3_OK && retired; k++) {
+        if (l3_plan_ok(w->reqs, &w->plans[k], &io->error)) {
+            io->ok++;
             finish_key(s, &w->keys[k], &w->plans[k], keys[w->keys[k].pos], res);
+        } else {
+            io->lost[io->failed++] = w->keys[k];
+        }
+    }
     l3_io_release(s->engine, ctx);
     l3_plan_free(w->plans, w->nk);
     return rc;
@@ -160,28 +189,34 @@ l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_b
                       const l3_range *ranges, l3_io_result *res, l3_error *err)
 {
     l3_slabstore *s = (l3_slabstore *)st;
-    l3_status rc = l3_batch_check(s, keys, n, host, ranges, err);
-    if (rc != L3_OK)
-        return rc;
+    const void *arrays = res && res->success && res->object_failures ? res->success : NULL;
+    l3_status rc = l3_batch_check(s, keys, n, host, ranges, arrays, true, err);
+    if (rc != L3_OK || !res)
+        return rc; /* (no result arrays: an empty batch) */
     atomic_fetch_add(&s->gets, 1);
     l3_batch_result_clear(res, n);
     size_t wk = s->wave_keys;
     get_wave w = { .keys = calloc(wk, sizeof(get_key)), .plans = calloc(wk, sizeof(l3_plan)),
                    .reqs = calloc(3 * wk, sizeof(l3_io_req)), .order = calloc(wk, sizeof(dev_order)) };
-    int io_error = 0;
-    if (!w.keys || !w.plans || !w.reqs || !w.order)
+    get_io io = { .lost = calloc(n ? n : 1, sizeof(get_key)) };
+    if (!w.keys || !w.plans || !w.reqs || !w.order || !io.lost)
         rc = l3_fail(err, L3_ENOMEM, "allocating a get batch");
     for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk)
-        rc = get_wave_run(s, &w, keys, base, n - base < wk ? n - base : wk, host, ranges, res,
-                          &io_error, err);
+        rc = get_wave_run(s, &w, keys, base, n - base < wk ? n - base : wk, host, ranges, res, &io, err);
     free(w.keys);
     free(w.plans);
     free(w.reqs);
     free(w.order);
     if (!res->retired)
         memset(res->object_failures, 0, n * sizeof *res->object_failures);
-    if (rc == L3_OK && io_error && res->retired)
-        rc = l3_fail(err, L3_EIO, "reading %s: %s", s->path, strerror(io_error));
+    if (io.failed)
+        l3_log("error", "reading %s: %zu of %zu objects failed (%s)%s", s->path, io.failed, io.failed + io.ok,
+               strerror(io.error), io.ok ? ": object failures" : "");
+    if (rc == L3_OK && io.failed && !io.ok && res->retired)
+        rc = l3_fail(err, L3_EIO, "reading %s: %s", s->path, strerror(io.error));
+    else if (rc == L3_OK && io.failed && res->retired)
+        drop_failed(s, &io, res);
+    free(io.lost);
     if (rc != L3_OK)
         for (size_t i = 0; i < n; i++)
             res->success[i] = res->object_failures[i] = false;

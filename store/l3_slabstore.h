@@ -95,14 +95,16 @@ l3_status l3_slabstore_register_host(l3_slabstore *s, l3_host_buffer host, l3_er
 void l3_slabstore_set_fault(l3_slabstore *s, const l3_io_fault *fault);
 
 /* The pids of the processes attached to the store (up to `max`); returns
- * how many are attached. A process that died is reaped first. */
+ * how many are attached (0 once closed). A process that died is reaped
+ * first. */
 int l3_slabstore_attached(l3_slabstore *s, int32_t *pids, int max);
 
 /* The processes attached to the store at `path` (without attaching):
  * their pids into `pids` (up to `max`) and their count; -1 on error. */
 int l3_slabstore_attached_at(const char *path, int32_t *pids, int max);
 
-/* Counters and state. */
+/* Counters and state. After close: this process's counters and the
+ * geometry (objects, slabs and processes read 0). */
 void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *out);
 
 /* Render stats as JSON text; free() it. */

@@ -88,6 +88,12 @@ l3_status l3_store_register_host(l3_store *store, l3_host_buffer host, l3_error 
 void l3_store_close(l3_store *store);
 void l3_store_destroy(l3_store *store);
 
+/* Check a batch's arrays: with n >= 1, keys (none NULL), `per_key` (the
+ * flags or the result's arrays) and, when `need_ranges`, ranges must be
+ * given; L3_EINVAL otherwise. The l3_store_batch_* calls check it. */
+l3_status l3_check_batch_args(const char *const *keys, size_t n, const void *per_key, const l3_range *ranges,
+                              bool need_ranges, l3_error *err);
+
 /* Check that every range lies inside `host`; L3_EINVAL naming the first
  * that does not. Stores call it before any I/O. */
 l3_status l3_check_ranges(l3_host_buffer host, const l3_range *ranges, size_t n, l3_error *err);

@@ -38,10 +38,19 @@ void *l3_meta_alloc(size_t align, size_t len)
     return p;
 }
 
+/* Write metadata, through the engine's fault injection (tests). */
+static l3_status meta_write(l3_slabstore *s, const void *buf, size_t len, uint64_t off, l3_error *err)
+{
+    if (s->engine && l3_io_engine_meta_fault(s->engine))
+        return l3_fail(err, L3_EIO, "writing %zu bytes at %llu of %s: %s (injected)", len,
+                       (unsigned long long)off, s->path, strerror(EIO));
+    return l3_meta_rw(s->fd, s->path, true, (void *)buf, len, off, err);
+}
+
 /* Write and make durable: the metadata writes' common tail. */
 static l3_status write_sync(l3_slabstore *s, const void *buf, size_t len, uint64_t off, l3_error *err)
 {
-    l3_status st = l3_meta_rw(s->fd, s->path, true, (void *)buf, len, off, err);
+    l3_status st = meta_write(s, buf, len, off, err);
     if (st == L3_OK && fdatasync(s->fd) != 0)
         st = l3_fail(err, L3_EIO, "fdatasync %s: %s", s->path, strerror(errno));
     return st;
@@ -84,7 +93,7 @@ l3_status l3_meta_write_record(l3_slabstore *s, uint32_t i, l3_error *err)
     l3_slab_lock(s);
     memcpy(buf, (uint8_t *)s->table + block_off, b);
     l3_slab_unlock(s);
-    l3_status st = l3_meta_rw(s->fd, s->path, true, buf, b, s->geo.slab_table_off + block_off, err);
+    l3_status st = meta_write(s, buf, b, s->geo.slab_table_off + block_off, err);
     l3_shm_unlock(&s->sh->table_mu);
     free(buf);
     return st;

@@ -26,8 +26,8 @@ typedef struct put_wave {
     put_key *keys;
     l3_plan *plans;
     l3_io_req *reqs;
-    uint32_t *opened;   /* slabs this wave reopened */
-    size_t m, num_opened, np;
+    uint32_t *slabs;    /* the distinct slabs the wave writes into */
+    size_t m, num_slabs, np;
 } put_wave;
 
 static bool same_key(const put_key *a, const put_key *b)
@@ -61,13 +61,21 @@ static void reserve_key(l3_slabstore *s, put_wave *w, size_t i, const char *key,
         return;
     }
     int ns = l3_alloc_ns_intern(s, key, p->id.len);
-    if (ns < 0 || !l3_alloc_slot(s, pb, &p->slab, &p->slot, w->opened, &w->num_opened)) {
+    if (ns < 0 || !l3_alloc_slot(s, pb, &p->slab, &p->slot)) {
         atomic_fetch_add(&s->put_rejected, 1); /* full: a retired failure of this key */
         return;
     }
+    if (ns > 0)
+        s->ns[ns - 1].reserved++; /* its slot is not reused while this put is in flight */
     p->ns = ns;
     p->state = PUT_WRITE;
+    p->gen = s->slabs[p->slab].gen; /* stable: a slab with reservations is never reopened */
     p->seq = atomic_fetch_add(&s->sh->seq, 1);
+    bool known = false;
+    for (size_t k = 0; k < w->num_slabs && !known; k++)
+        known = w->slabs[k] == p->slab;
+    if (!known)
+        w->slabs[w->num_slabs++] = p->slab;
 }
 
 /* Seal key i's header into `hdr` and plan its writes at reqs[r]; returns
@@ -82,10 +90,9 @@ static int plan_write(l3_slabstore *s, put_wave *w, put_key *p, const char *key,
     memset(hdr, 0, hb);
     l3_object_header *h = (l3_object_header *)hdr;
     l3_slab_lock(s);
-    slab *sl = &s->slabs[p->slab];
-    uint64_t slot_off = l3_slot_offset(&s->geo, p->slab, sl->payload_blocks, p->slot);
-    h->slab_gen = p->gen = sl->gen;
+    uint64_t slot_off = l3_slot_offset(&s->geo, p->slab, s->slabs[p->slab].payload_blocks, p->slot);
     l3_slab_unlock(s);
+    h->slab_gen = p->gen;
     h->epoch = s->sh->sb.epoch;
     h->seq = p->seq;
     h->slab = p->slab;
@@ -123,6 +130,10 @@ static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, b
             res->success[p->pos] = true;
             atomic_fetch_add(&s->put_written, 1);
         }
+        if (p->ns > 0) {
+            L3_ASSERT(s->ns[p->ns - 1].reserved > 0);
+            s->ns[p->ns - 1].reserved--;
+        }
         l3_alloc_release(s, p->slab);
     }
     l3_slab_unlock(s);
@@ -132,15 +143,36 @@ static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, b
                 res->success[w->keys[i].pos] = res->success[w->keys[j].pos];
 }
 
-/* Write the wave's reserved keys: records of reopened slabs first, then
- * every header and payload in one engine batch. */
+/* A slab's record lands before any object in it, whoever reopened it: a
+ * writer whose slab's record of this generation is not known to be on disk
+ * writes it (the same bytes, if another writer races it). */
+static l3_status ensure_records(l3_slabstore *s, put_wave *w, l3_error *err)
+{
+    for (size_t k = 0; k < w->num_slabs; k++) {
+        slab *sl = &s->slabs[w->slabs[k]];
+        l3_slab_lock(s);
+        uint64_t gen = sl->gen;
+        bool durable = sl->record_gen == gen;
+        l3_slab_unlock(s);
+        if (durable)
+            continue;
+        l3_status rc = l3_meta_write_record(s, w->slabs[k], err);
+        if (rc != L3_OK)
+            return rc;
+        l3_slab_lock(s);
+        if (sl->gen == gen)
+            sl->record_gen = gen;
+        l3_slab_unlock(s);
+    }
+    return L3_OK;
+}
+
+/* Write the wave's reserved keys: slab records first, then every header
+ * and payload in one engine batch. */
 static l3_status write_wave(l3_slabstore *s, put_wave *w, const char *const *keys, l3_host_buffer host,
                             const l3_range *ranges, bool *retired, l3_error *err)
 {
-    l3_status rc = L3_OK;
-    /* A reopened slab's record lands before any object in it. */
-    for (size_t k = 0; k < w->num_opened && rc == L3_OK; k++)
-        rc = l3_meta_write_record(s, w->opened[k], err);
+    l3_status rc = ensure_records(s, w, err);
     l3_io_ctx *ctx = l3_io_acquire(s->engine);
     uint8_t *bounce = l3_io_bounce(ctx, NULL);
     uint32_t slot_scratch = s->geo.header_bytes + s->geo.block_size;
@@ -168,7 +200,7 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
     for (size_t i = 0; i < w->m; i++)
         w->keys[i] = (put_key){ .pos = base + i,
                                 .id = l3_key_identity(keys[base + i], strlen(keys[base + i])) };
-    w->num_opened = 0;
+    w->num_slabs = 0;
     l3_slab_lock(s);
     for (size_t i = 0; i < w->m; i++)
         reserve_key(s, w, i, keys[base + i], ranges[base + i].size, res);
@@ -189,18 +221,19 @@ l3_status l3_slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_b
                       const l3_range *ranges, l3_io_result *res, l3_error *err)
 {
     l3_slabstore *s = (l3_slabstore *)st;
-    l3_status rc = l3_batch_check(s, keys, n, host, ranges, err);
-    if (rc != L3_OK)
-        return rc;
+    const void *arrays = res && res->success && res->object_failures ? res->success : NULL;
+    l3_status rc = l3_batch_check(s, keys, n, host, ranges, arrays, true, err);
+    if (rc != L3_OK || !res)
+        return rc; /* (no result arrays: an empty batch) */
     if (s->opt.read_only)
         return l3_fail(err, L3_ECLOSED, "the store is open read-only");
     atomic_fetch_add(&s->puts, 1);
     l3_batch_result_clear(res, n);
     size_t wk = s->wave_keys;
     put_wave w = { .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk, sizeof(l3_plan)),
-                   .reqs = calloc(3 * wk, sizeof(l3_io_req)), .opened = calloc(wk, sizeof(uint32_t)) };
+                   .reqs = calloc(3 * wk, sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)) };
     int io_error = 0;
-    if (!w.keys || !w.plans || !w.reqs || !w.opened)
+    if (!w.keys || !w.plans || !w.reqs || !w.slabs)
         rc = l3_fail(err, L3_ENOMEM, "allocating a put batch");
     for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk) {
         w.m = n - base < wk ? n - base : wk;
@@ -209,7 +242,7 @@ l3_status l3_slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_b
     free(w.keys);
     free(w.plans);
     free(w.reqs);
-    free(w.opened);
+    free(w.slabs);
     if (rc == L3_OK && io_error && res->retired)
         rc = l3_fail(err, L3_EIO, "writing %s: %s", s->path, strerror(io_error));
     if (rc != L3_OK)

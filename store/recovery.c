@@ -395,6 +395,9 @@ l3_status l3_recovery_load(l3_slabstore *s, l3_error *err)
     }
     if (!from_checkpoint && (st = scan(s, err)) != L3_OK)
         return st;
+    uint64_t next = l3_journal_next_seq(s->journal, s->sh->sb.epoch);
+    if (next > atomic_load(&s->sh->seq))
+        atomic_store(&s->sh->seq, next); /* later objects outlive earlier removals */
     s->sh->opened_from_checkpoint = from_checkpoint;
     if (s->opt.read_only)
         return L3_OK;

@@ -100,6 +100,15 @@ bool l3_journal_kills(const l3_journal_record *journal, uint64_t epoch, const ch
     return false;
 }
 
+uint64_t l3_journal_next_seq(const l3_journal_record *journal, uint64_t epoch)
+{
+    uint64_t next = 0;
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++)
+        if (l3_journal_record_valid(&journal[j]) && journal[j].epoch == epoch && journal[j].seq >= next)
+            next = journal[j].seq + 1;
+    return next;
+}
+
 l3_slot_verdict l3_slot_judge(const l3_geometry *g, uint64_t epoch, const l3_slab_record *r,
                               uint32_t slab, uint32_t slot, const l3_object_header *h,
                               const l3_journal_record *journal)

@@ -34,6 +34,12 @@ bool l3_slab_in_use(const l3_slab_record *r, uint32_t slab, uint64_t epoch);
 bool l3_journal_kills(const l3_journal_record *journal, uint64_t epoch, const char *key, size_t len,
                       uint64_t seq);
 
+/* The lowest sequence the next object may take after the journal: one past
+ * its highest valid record of `epoch` (0 when it has none). A record's
+ * sequence orders it against objects, so no later object may take a lower
+ * one, or the next crash scan would count it as removed. */
+uint64_t l3_journal_next_seq(const l3_journal_record *journal, uint64_t epoch);
+
 /* What a slot's header says, from the lowest to the only serving verdict. */
 typedef enum l3_slot_verdict {
     L3_SLOT_EMPTY,   /* no object magic: never written */

@@ -4,6 +4,7 @@
  * in loads it from disk; the last one out writes the checkpoint and
  * removes it. Locks are robust and process-shared: a process that dies
  * holding one does not wedge the others. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -184,19 +185,81 @@ void l3_shm_name_of(const struct stat *st, char *name, size_t len)
              (unsigned long long)st->st_ino);
 }
 
+/* Whether nobody alive is attached to the shared object open at `fd`
+ * (whose lock the caller holds): empty, or of this version with no live
+ * process. Another version's layout is not read: not stale to us. */
+static bool nobody_attached(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return false;
+    if (st.st_size == 0)
+        return true;
+    if ((size_t)st.st_size < sizeof(shared))
+        return false;
+    shared *h = mmap(NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED)
+        return false;
+    bool stale = h->magic == L3_SHM_MAGIC && h->version == L3_SHM_VERSION;
+    for (int p = 0; p < L3_MAX_PROCS && stale; p++)
+        stale = !(h->procs[p].used && probe(&h->procs[p]));
+    munmap(h, sizeof(shared));
+    return stale;
+}
+
+/* Remove the shared objects of l3cache stores that nobody alive is attached
+ * to (their last users crashed, and their files may be gone): each is
+ * unlinked under its own lock, which an opener re-checks (open_locked). */
+static void reclaim_stale(const char *self)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char name[300];
+        if (strncmp(e->d_name, "l3cache-", 8) != 0 || strcmp(e->d_name, self + 1) == 0)
+            continue;
+        snprintf(name, sizeof name, "/%s", e->d_name);
+        int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && nobody_attached(fd)) {
+            l3_log("info", "removing the stale shared object %s (nobody alive is attached)", name);
+            shm_unlink(name);
+        }
+        close(fd); /* (and its lock) */
+    }
+    closedir(d);
+}
+
+/* Whether `fd` is still the object named `name` (not unlinked meanwhile). */
+static bool still_named(int fd, const char *name)
+{
+    char path[160];
+    struct stat a, b;
+    snprintf(path, sizeof path, "/dev/shm%s", name);
+    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
 l3_status l3_shm_open_locked(l3_slabstore *s, l3_error *err)
 {
     struct stat st;
     if (fstat(s->fd, &st) != 0)
         return l3_fail(err, L3_EIO, "%s: %s", s->path, strerror(errno));
     l3_shm_name_of(&st, s->shm_name, sizeof s->shm_name);
-    s->shm_fd = shm_open(s->shm_name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (s->shm_fd < 0)
-        return l3_fail(err, L3_EIO, "shm_open %s: %s", s->shm_name, strerror(errno));
-    /* Opening, attaching and detaching take turns. */
-    while (flock(s->shm_fd, LOCK_EX) != 0 && errno == EINTR)
-        ;
-    return L3_OK;
+    reclaim_stale(s->shm_name);
+    for (int tries = 0;; tries++) {
+        s->shm_fd = shm_open(s->shm_name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (s->shm_fd < 0)
+            return l3_fail(err, L3_EIO, "shm_open %s: %s", s->shm_name, strerror(errno));
+        /* Opening, attaching and detaching take turns. */
+        while (flock(s->shm_fd, LOCK_EX) != 0 && errno == EINTR)
+            ;
+        /* Unlinked while we waited (a last detach, a reclaim): start over. */
+        if (still_named(s->shm_fd, s->shm_name) || tries == 100)
+            return L3_OK;
+        close(s->shm_fd);
+    }
 }
 
 void l3_shm_open_unlock(l3_slabstore *s, bool failed)

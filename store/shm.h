@@ -21,7 +21,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 1
+#define L3_SHM_VERSION 2
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2 };
 
@@ -37,6 +37,7 @@ typedef struct slab {
     uint32_t live;
     uint32_t inflight;       /* reserved slots whose writes are not published */
     uint32_t pad;
+    uint64_t record_gen;     /* the generation whose slab record is on disk (0: none yet) */
     uint64_t live_bytes;
     _Atomic uint64_t last_access;
     uint32_t proc_inflight[L3_MAX_PROCS]; /* inflight, by process slot */
@@ -46,6 +47,7 @@ typedef struct ns_info {
     uint16_t len;
     char text[L3_NS_TEXT_MAX + 1];
     uint64_t objects, bytes;
+    uint64_t reserved;       /* puts in flight that interned it: not reusable until 0 */
 } ns_info;
 
 /* A process attached to the store. `alive` is a robust mutex its liveness

@@ -261,7 +261,7 @@ static l3_status read_or_format(l3_slabstore *s, const opened_file *f, uint64_t 
     char why[300] = "";
     if (valid && !s->opt.format) {
         s->disk_sb = sbs.copy[sbs.best];
-        if (!l3_geometry_from_sb(&s->disk_sb, &s->geo, why, sizeof why))
+        if (!l3_geometry_from_sb(&s->disk_sb, size, &s->geo, why, sizeof why))
             return l3_fail(err, L3_ECORRUPT, "%s: %s", s->path, why);
         if (s->geo.capacity > size)
             return l3_fail(err, L3_ECORRUPT, "%s is %llu bytes but its store needs %llu: the image is "
@@ -405,9 +405,9 @@ void l3_slabstore_free(l3_slabstore *s)
     free(s);
 }
 
-void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
+/* What the shared mapping knows: objects, slabs, processes, reservations. */
+static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
 {
-    memset(o, 0, sizeof *o);
     l3_slab_lock(s);
     o->objects = s->index.meta->count;
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
@@ -420,14 +420,44 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
         else
             o->slabs_sealed++;
     }
+    o->index_bytes = l3_index_capacity(&s->index) * sizeof(l3_index_entry);
+    o->reserved_slots = s->sh->reserved;
+    o->recovered_objects = s->sh->recovered_objects;
+    o->opened_from_checkpoint = s->sh->opened_from_checkpoint;
+    o->epoch = s->sh->sb.epoch;
     l3_slab_unlock(s);
+    o->attached_processes = (uint32_t)l3_shm_attached(s, NULL, 0);
+}
+
+/* What this process's engine counted. */
+static void engine_stats(l3_slabstore *s, l3_slab_stats *o)
+{
+    l3_io_stats *io = l3_io_engine_stats(s->engine);
+    o->bytes_written = atomic_load(&io->bytes_written);
+    o->bytes_read = atomic_load(&io->bytes_read);
+    o->io_fixed = atomic_load(&io->fixed);
+    o->io_unfixed = atomic_load(&io->unfixed);
+    o->io_short_retries = atomic_load(&io->short_retries);
+    o->io_eagain_retries = atomic_load(&io->eagain_retries);
+    o->io_errors = atomic_load(&io->errors);
+    o->io_timeouts = atomic_load(&io->timeouts);
+    o->io_faults = l3_io_engine_faults(s->engine);
+    o->engine = l3_engine_name(l3_io_engine_kind(s->engine));
+    o->host_fixed = l3_io_engine_host_fixed(s->engine);
+    o->broken = l3_io_engine_broken(s->engine);
+}
+
+void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
+{
+    memset(o, 0, sizeof *o);
+    if (s->sh)
+        shared_stats(s, o); /* (after close, only this process's counters) */
     o->capacity_bytes = s->geo.capacity;
     o->data_bytes = (uint64_t)s->geo.num_slabs * s->geo.slab_size;
     o->block_size = s->geo.block_size;
     o->slab_size = s->geo.slab_size;
     o->slabs_total = s->geo.num_slabs;
     o->max_objects = s->geo.max_objects;
-    o->index_bytes = l3_index_capacity(&s->index) * sizeof(l3_index_entry);
     o->puts = atomic_load(&s->puts);
     o->put_keys_written = atomic_load(&s->put_written);
     o->put_keys_existing = atomic_load(&s->put_existing);
@@ -435,38 +465,18 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->gets = atomic_load(&s->gets);
     o->get_hits = atomic_load(&s->get_hits);
     o->get_misses = atomic_load(&s->get_misses);
-    if (s->engine) {
-        l3_io_stats *io = l3_io_engine_stats(s->engine);
-        o->bytes_written = atomic_load(&io->bytes_written);
-        o->bytes_read = atomic_load(&io->bytes_read);
-        o->io_fixed = atomic_load(&io->fixed);
-        o->io_unfixed = atomic_load(&io->unfixed);
-        o->io_short_retries = atomic_load(&io->short_retries);
-        o->io_eagain_retries = atomic_load(&io->eagain_retries);
-        o->io_errors = atomic_load(&io->errors);
-        o->io_timeouts = atomic_load(&io->timeouts);
-        o->io_faults = l3_io_engine_faults(s->engine);
-        o->engine = l3_engine_name(l3_io_engine_kind(s->engine));
-        o->host_fixed = l3_io_engine_host_fixed(s->engine);
-        o->broken = l3_io_engine_broken(s->engine);
-    } else {
+    if (s->engine)
+        engine_stats(s, o);
+    else
         o->engine = "closed";
-    }
     o->evictions = atomic_load(&s->evictions);
     o->evicted_objects = atomic_load(&s->evicted_objects);
     o->checksum_failures = atomic_load(&s->checksum_failures);
     o->stale_reads = atomic_load(&s->stale_reads);
     o->unaligned_ios = atomic_load(&s->unaligned_ios);
     o->device_max_segments = s->max_segments;
-    o->recovered_objects = s->sh->recovered_objects;
-    o->opened_from_checkpoint = s->sh->opened_from_checkpoint;
     o->open_seconds = s->open_seconds;
     o->broken = o->broken || atomic_load(&s->fatal);
-    o->epoch = s->sh->sb.epoch;
-    o->attached_processes = (uint32_t)l3_shm_attached(s, NULL, 0);
-    l3_slab_lock(s);
-    o->reserved_slots = s->sh->reserved;
-    l3_slab_unlock(s);
 }
 
 char *l3_slab_stats_to_json(const l3_slab_stats *st)
@@ -505,6 +515,8 @@ void l3_slabstore_set_fault(l3_slabstore *s, const l3_io_fault *fault)
 
 int l3_slabstore_attached(l3_slabstore *s, int32_t *pids, int max)
 {
+    if (!s->sh)
+        return 0; /* closed: not attached */
     l3_slab_lock(s);
     l3_shm_reap_dead(s);
     l3_slab_unlock(s);

@@ -12,14 +12,38 @@ l3_status l3_check_ranges(l3_host_buffer host, const l3_range *ranges, size_t n,
     return L3_OK;
 }
 
+l3_status l3_check_batch_args(const char *const *keys, size_t n, const void *per_key, const l3_range *ranges,
+                              bool need_ranges, l3_error *err)
+{
+    if (n == 0)
+        return L3_OK;
+    if (!keys || !per_key || (need_ranges && !ranges))
+        return l3_fail(err, L3_EINVAL, "a batch of %zu keys needs its keys, %s%s", n,
+                       need_ranges ? "ranges and " : "", need_ranges ? "result arrays" : "flags");
+    for (size_t i = 0; i < n; i++)
+        if (!keys[i])
+            return l3_fail(err, L3_EINVAL, "key %zu of the batch is NULL", i);
+    return L3_OK;
+}
+
+/* The result's arrays, or NULL when either is missing. */
+static const void *result_arrays(const l3_io_result *r)
+{
+    return r && r->success && r->object_failures ? r->success : NULL;
+}
+
 l3_status l3_store_batch_exists(l3_store *s, const char *const *keys, size_t n, bool *flags, l3_error *err)
 {
-    return s->ops->batch_exists(s, keys, n, flags, err);
+    l3_status st = l3_check_batch_args(keys, n, flags, NULL, false, err);
+    return st != L3_OK ? st : s->ops->batch_exists(s, keys, n, flags, err);
 }
 
 l3_status l3_store_batch_get_into(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
                                   const l3_range *ranges, l3_io_result *result, l3_error *err)
 {
+    l3_status st = l3_check_batch_args(keys, n, result_arrays(result), ranges, true, err);
+    if (st != L3_OK)
+        return st;
     result->success_len = result->object_failures_len = 0;
     return s->ops->batch_get_into(s, keys, n, host, ranges, result, err);
 }
@@ -27,6 +51,9 @@ l3_status l3_store_batch_get_into(l3_store *s, const char *const *keys, size_t n
 l3_status l3_store_batch_put_from(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
                                   const l3_range *ranges, l3_io_result *result, l3_error *err)
 {
+    l3_status st = l3_check_batch_args(keys, n, result_arrays(result), ranges, true, err);
+    if (st != L3_OK)
+        return st;
     result->success_len = result->object_failures_len = 0;
     return s->ops->batch_put_from(s, keys, n, host, ranges, result, err);
 }

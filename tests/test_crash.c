@@ -1,7 +1,10 @@
-/* Crash test: a child runs puts through the executor on a store file and
- * is killed with SIGKILL at a random point, 24 rounds. After each: l3fsck
- * and the reopened store agree, no object is served with bytes other than
- * what was put, and every put that completed is still there. */
+/* Crash test: children run puts through the executor on a store file and
+ * are killed with SIGKILL at random points, 24 rounds. A round has one
+ * writer that now and then removes its namespace, or two writers killed
+ * one after the other (a slab's opener dies while the other writes on).
+ * After each: l3fsck and the reopened store agree, no object is served
+ * with bytes other than what was put, every put that completed is still
+ * there, and nothing a removal took comes back. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -27,6 +30,8 @@
 #define ROUNDS 24
 #define KEYS 16
 #define CHECKPOINT 0xffffffffu
+#define REMOVED 0xfffffffeu    /* the namespace was removed: everything before is gone */
+#define SUBMITTED 0x80000000u  /* | id: a put of id is about to be submitted */
 
 /* Three groups side by side in a padded LCM block: an aligned page, a
  * page with a partial tail block, and a small misaligned one. */
@@ -73,9 +78,25 @@ static l3_status start_child_executor(const char *path, l3_slabstore **store, l3
                              &l, &ns, "v1", &c, l3_monotonic_clock(), ex, NULL);
 }
 
-/* The child: puts forever, reporting each completed key on `fd`, with a
- * clean close and reopen every 25 operations. */
-static void child(const char *path, int fd, unsigned seed)
+static void report(int fd, uint32_t word)
+{
+    if (write(fd, &word, 4) != 4)
+        _exit(5);
+}
+
+/* Now and then (when `removes`), remove the namespace, idle. */
+static void maybe_remove(l3_executor *ex, int fd, bool removes, unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    if (!removes || (*seed >> 8) % 16 != 0)
+        return;
+    if (l3_executor_delete_namespace(ex))
+        report(fd, REMOVED);
+}
+
+/* The child: puts forever, reporting each key it submits and each that
+ * completed on `fd`, with a clean close and reopen every 25 operations. */
+static void child(const char *path, int fd, unsigned seed, bool removes)
 {
     l3_host_layout l = crash_layout();
     uint8_t *pool = aligned_pool(l3_layout_bytes(&l));
@@ -103,6 +124,8 @@ static void child(const char *path, int fd, unsigned seed)
         }
         l3_operation o = { .kind = L3_OP_PUT, .op_id = ++op_id, .keys = keys, .num_keys = KEYS,
                            .host_blocks = blocks, .num_host_blocks = KEYS };
+        for (int i = 0; i < KEYS; i++)
+            report(fd, SUBMITTED | ids[i]);
         if (l3_executor_submit(ex, &o, 1, NULL) != L3_OK)
             _exit(4);
         for (bool done = false; !done;) {
@@ -111,21 +134,20 @@ static void child(const char *path, int fd, unsigned seed)
             for (size_t c = 0; c < p.num_completions; c++) {
                 done = true;
                 for (size_t i = 0; i < p.completions[c].num_keys; i++)
-                    if (p.completions[c].success[i] && write(fd, &ids[i], 4) != 4)
-                        _exit(5);
+                    if (p.completions[c].success[i])
+                        report(fd, ids[i]);
             }
             l3_poll_release(&p);
             if (!done)
                 usleep(100);
         }
+        maybe_remove(ex, fd, removes, &seed);
         if (n % 25 == 0) {
-            /* A clean checkpoint: everything reported so far is in it. */
+            /* A clean checkpoint (when alone): everything reported so far is in it. */
             if (l3_executor_close(ex, 5, NULL) != L3_OK)
                 _exit(6);
             l3_executor_free(ex);
-            uint32_t mark = CHECKPOINT;
-            if (write(fd, &mark, 4) != 4)
-                _exit(7);
+            report(fd, CHECKPOINT);
             if (start_child_executor(path, &store, &ex, &pool) != L3_OK)
                 _exit(8);
             op_id = 0;
@@ -152,94 +174,142 @@ static json_int_t fsck_served(const char *path)
     return served;
 }
 
+/* What the children reported, over all rounds. */
+typedef struct oracle {
+    bool completed[IDS + 1];    /* a put completed (since the last removal) */
+    bool checkpointed[IDS + 1];
+    bool removed[IDS + 1];      /* a removal took it, and no put of it was submitted since */
+    bool pending[IDS + 1];
+    size_t total_completed, rounds_with_checkpoint, removals;
+} oracle;
+
+/* Read one round's reports, in the order the children wrote them. */
+static void read_reports(oracle *or, int fd)
+{
+    uint32_t w;
+    bool marked = false;
+    memset(or->pending, 0, sizeof or->pending);
+    while (read(fd, &w, 4) == 4) {
+        if (w == CHECKPOINT) {
+            for (uint32_t k = 1; k <= IDS; k++)
+                or->checkpointed[k] |= or->pending[k];
+            memset(or->pending, 0, sizeof or->pending);
+            marked = true;
+        } else if (w == REMOVED) {
+            for (uint32_t k = 1; k <= IDS; k++)
+                or->removed[k] = true;
+            memset(or->completed, 0, sizeof or->completed);
+            memset(or->checkpointed, 0, sizeof or->checkpointed);
+            memset(or->pending, 0, sizeof or->pending);
+            or->removals++;
+        } else if (w & SUBMITTED) {
+            assert_true((w & ~SUBMITTED) >= 1 && (w & ~SUBMITTED) <= IDS);
+            or->removed[w & ~SUBMITTED] = false;
+        } else {
+            assert_true(w >= 1 && w <= IDS);
+            or->pending[w] = true;
+            or->total_completed += !or->completed[w];
+            or->completed[w] = true;
+        }
+    }
+    or->rounds_with_checkpoint += marked;
+}
+
+/* Fork `writers` children on one pipe (ordered reports); kill the first at
+ * a random point and the second a little later; read their reports. */
+static void run_round(const char *path, oracle *or, unsigned *rng, int writers, bool removes)
+{
+    int fds[2];
+    pid_t pids[2];
+    assert_int_equal(pipe(fds), 0);
+    for (int w = 0; w < writers; w++) {
+        *rng = *rng * 1103515245u + 12345u;
+        pids[w] = fork();
+        assert_true(pids[w] >= 0);
+        if (pids[w] == 0) {
+            close(fds[0]);
+            child(path, fds[1], *rng, removes);
+        }
+    }
+    close(fds[1]);
+    for (int w = 0; w < writers; w++) {
+        *rng = *rng * 1103515245u + 12345u;
+        usleep((w ? 10000 : 30000) + (*rng >> 8) % 200000); /* a random point */
+        kill(pids[w], SIGKILL);
+        int status;
+        assert_int_equal(waitpid(pids[w], &status, 0), pids[w]);
+        assert_true(WIFSIGNALED(status)); /* it was still running */
+    }
+    read_reports(or, fds[0]);
+    close(fds[0]);
+}
+
+/* Reopen and check every id against the oracle and l3fsck. */
+static void check_round(const char *path, const oracle *or, int round)
+{
+    json_int_t fsck_objects = fsck_served(path);
+    l3_slab_options o = crash_options(path);
+    l3_slabstore *s;
+    l3_error err;
+    if (l3_slabstore_open(&o, &s, &err) != L3_OK)
+        fail_msg("round %d: reopen: %s", round, err.msg);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.evictions, 0);
+    assert_int_equal((json_int_t)stats.objects, fsck_objects); /* l3fsck agrees */
+    uint8_t *pool = aligned_pool(65536), *want = aligned_pool(65536);
+    size_t present = 0;
+    for (uint32_t k = 1; k <= IDS; k++) {
+        char key[256];
+        key_of(k, key, sizeof key);
+        const char *kp = key;
+        bool ok = false, fail = false;
+        uint64_t size = group_bytes[k % 3];
+        assert_int_equal(get_keys(l3_slabstore_store(s), &kp, 1, pool, 65536, &(l3_range){ 0, size }, &ok, &fail),
+                         L3_OK);
+        if (ok) {
+            fill_pattern(want, size, k);
+            if (memcmp(pool, want, size) != 0)
+                fail_msg("round %d: object %u served with wrong bytes", round, k);
+            present++;
+        }
+        if (or->completed[k] && !ok)
+            fail_msg("round %d: object %u completed%s but is gone", round, k,
+                     or->checkpointed[k] ? " before a checkpoint" : "");
+        if (or->removed[k] && ok)
+            fail_msg("round %d: object %u was removed but came back", round, k);
+    }
+    assert_int_equal(present, stats.objects);
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.checksum_failures, 0);
+    free(pool);
+    free(want);
+    l3_slabstore_free(s);
+}
+
 static void killed_writers_never_lose_a_completed_put_nor_serve_wrong_bytes(void **state)
 {
     (void)state;
     char path[512];
     temp_store_path(path, sizeof path, "crash");
-    static bool completed[IDS + 1], checkpointed[IDS + 1], pending[IDS + 1];
+    static oracle or;
+    memset(&or, 0, sizeof or);
     /* A new seed each run (printed); L3_CRASH_SEED replays one. */
     unsigned rng = getenv("L3_CRASH_SEED") ? (unsigned)strtoul(getenv("L3_CRASH_SEED"), NULL, 10)
                                            : (unsigned)time(NULL);
     fprintf(stderr, "crash test seed %u (L3_CRASH_SEED replays it)\n", rng);
-    size_t total_completed = 0, rounds_with_checkpoint = 0;
+    size_t two_writer_rounds = 0;
     for (int round = 0; round < ROUNDS; round++) {
-        int fds[2];
-        assert_int_equal(pipe(fds), 0);
-        rng = rng * 1103515245u + 12345u;
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(fds[0]);
-            child(path, fds[1], rng);
-        }
-        close(fds[1]);
-        rng = rng * 1103515245u + 12345u;
-        usleep(30000 + (rng >> 8) % 200000); /* a random point */
-        kill(pid, SIGKILL);
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFSIGNALED(status)); /* it was still running */
-        uint32_t id;
-        memset(pending, 0, sizeof pending);
-        bool marked = false;
-        while (read(fds[0], &id, 4) == 4) {
-            if (id == CHECKPOINT) {
-                for (uint32_t k = 1; k <= IDS; k++)
-                    if (pending[k])
-                        checkpointed[k] = true;
-                memset(pending, 0, sizeof pending);
-                marked = true;
-                continue;
-            }
-            assert_true(id >= 1 && id <= IDS);
-            pending[id] = true;
-            if (!completed[id])
-                total_completed++;
-            completed[id] = true;
-        }
-        close(fds[0]);
-        rounds_with_checkpoint += marked;
-        json_int_t fsck_objects = fsck_served(path);
-        l3_slab_options o = crash_options(path);
-        l3_slabstore *s;
-        l3_error err;
-        if (l3_slabstore_open(&o, &s, &err) != L3_OK)
-            fail_msg("round %d: reopen: %s", round, err.msg);
-        l3_slab_stats stats;
-        l3_slabstore_stats(s, &stats);
-        assert_int_equal(stats.evictions, 0);
-        assert_int_equal((json_int_t)stats.objects, fsck_objects); /* l3fsck agrees */
-        uint8_t *pool = aligned_pool(65536), *want = aligned_pool(65536);
-        size_t present = 0;
-        for (uint32_t k = 1; k <= IDS; k++) {
-            char key[256];
-            key_of(k, key, sizeof key);
-            const char *kp = key;
-            bool ok = false, fail = false;
-            uint64_t size = group_bytes[k % 3];
-            assert_int_equal(get_keys(l3_slabstore_store(s), &kp, 1, pool, 65536,
-                                      &(l3_range){ 0, size }, &ok, &fail), L3_OK);
-            if (ok) {
-                fill_pattern(want, size, k);
-                if (memcmp(pool, want, size) != 0)
-                    fail_msg("round %d: object %u served with wrong bytes", round, k);
-                present++;
-            }
-            if (completed[k] && !ok)
-                fail_msg("round %d: object %u completed%s but is gone", round, k,
-                         checkpointed[k] ? " before a checkpoint" : "");
-        }
-        assert_int_equal(present, stats.objects);
-        l3_slabstore_stats(s, &stats);
-        assert_int_equal(stats.checksum_failures, 0);
-        free(pool);
-        free(want);
-        l3_slabstore_free(s);
+        /* Alternate: one writer that removes, then two that do not. */
+        int writers = round % 2 ? 2 : 1;
+        two_writer_rounds += writers == 2;
+        run_round(path, &or, &rng, writers, writers == 1);
+        check_round(path, &or, round);
     }
-    fprintf(stderr, "crash test: %zu objects completed, %zu rounds reached a checkpoint\n",
-            total_completed, rounds_with_checkpoint);
-    assert_true(total_completed > 0);
+    fprintf(stderr, "crash test: %zu objects completed, %zu rounds reached a checkpoint, %zu removals, "
+                    "%zu rounds of two writers\n", or.total_completed, or.rounds_with_checkpoint, or.removals,
+            two_writer_rounds);
+    assert_true(or.total_completed > 0);
     unlink(path);
 }
 

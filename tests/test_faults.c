@@ -112,13 +112,44 @@ static const char *health(env *v)
     return s.health_state;
 }
 
-static void eio_on_get_is_a_retired_failure_and_the_breaker_recovers_by_one_probe(void **state)
+/* A media error: EIO on one object's read fails that key alone, as an
+ * object failure (the object is dropped); the others are served and the
+ * breaker stays closed. */
+static void eio_on_one_objects_read_is_that_keys_object_failure(void **state)
 {
     env *v = start(*(l3_engine_kind *)*state, 10);
     l3_completion *c = op(v, L3_OP_PUT, 0, 4);
     for (int i = 0; i < 4; i++)
         assert_true(c->success[i]);
     l3_io_fault f = { .kind = L3_FAULT_EIO, .ops = 1, .count = 1 };
+    l3_slabstore_set_fault(v->store, &f);
+    c = op(v, L3_OP_GET, 0, 4);
+    assert_true(c->retired);
+    int failed = 0;
+    for (int i = 0; i < 4; i++) {
+        assert_true(c->success[i] != c->object_failures[i]);
+        failed += c->object_failures[i];
+    }
+    assert_int_equal(failed, 1);
+    assert_int_equal(check_pages(v, c, 0), 3);
+    assert_string_equal(health(v), "healthy");
+    l3_slab_stats st;
+    l3_slabstore_stats(v->store, &st);
+    assert_int_equal(st.io_faults, 1);
+    assert_int_equal(st.objects, 3); /* the unreadable one is gone */
+    stop(v);
+}
+
+/* A device that fails every read fails the batch (a backend failure, no
+ * object failure, nothing dropped); the breaker opens and, after its
+ * interval, one probe closes it. */
+static void a_device_failing_every_read_opens_the_breaker_and_one_probe_closes_it(void **state)
+{
+    env *v = start(*(l3_engine_kind *)*state, 10);
+    l3_completion *c = op(v, L3_OP_PUT, 0, 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(c->success[i]);
+    l3_io_fault f = { .kind = L3_FAULT_EIO, .ops = 1 };
     l3_slabstore_set_fault(v->store, &f);
     c = op(v, L3_OP_GET, 0, 4);
     assert_true(c->retired);
@@ -134,6 +165,7 @@ static void eio_on_get_is_a_retired_failure_and_the_breaker_recovers_by_one_prob
     l3_slab_stats st;
     l3_slabstore_stats(v->store, &st);
     uint64_t gets = st.gets;
+    l3_slabstore_set_fault(v->store, NULL);
     /* After the interval, one probe: it succeeds and closes the breaker. */
     fake_clock_set(v->clock, 12.0);
     c = op(v, L3_OP_GET, 0, 4);
@@ -141,7 +173,6 @@ static void eio_on_get_is_a_retired_failure_and_the_breaker_recovers_by_one_prob
     assert_string_equal(health(v), "healthy");
     l3_slabstore_stats(v->store, &st);
     assert_int_equal(st.gets, gets + 1);
-    assert_int_equal(st.io_faults, 1);
     /* The objects were never dropped: an I/O error is not corruption. */
     assert_int_equal(st.objects, 4);
     stop(v);
@@ -257,17 +288,74 @@ static void random_faults_never_serve_wrong_bytes(void **state)
     stop(v);
 }
 
+/* A device that acknowledges writes it did not make: torn (half landed)
+ * or misdirected (landed elsewhere). Every put "succeeds"; a get must
+ * never serve their bytes, nor let them damage what it serves. */
+static void torn_and_misdirected_writes_are_never_served(void **state)
+{
+    env *v = start(*(l3_engine_kind *)*state, 10);
+    l3_completion *c = op(v, L3_OP_PUT, 0, 8);
+    for (int i = 0; i < 8; i++)
+        assert_true(c->success[i]);
+    l3_io_fault torn = { .kind = L3_FAULT_TORN, .ops = 2 };
+    l3_slabstore_set_fault(v->store, &torn);
+    c = op(v, L3_OP_PUT, 8, 8);
+    l3_slab_stats st;
+    l3_slabstore_stats(v->store, &st);
+    assert_true(st.io_faults >= 8); /* every payload (headers are too small to tear) */
+    l3_io_fault away = { .kind = L3_FAULT_MISDIRECT, .ops = 2, .shift = 9 * (PAGE + 4096) };
+    l3_slabstore_set_fault(v->store, &away);
+    c = op(v, L3_OP_PUT, 16, 8);
+    l3_slabstore_stats(v->store, &st);
+    assert_true(st.io_faults >= 16);
+    l3_slabstore_set_fault(v->store, NULL);
+    int served = 0;
+    for (int first = 0; first < 24; first += 8) {
+        c = op(v, L3_OP_GET, first, 8);
+        assert_true(c->retired);
+        int hits = check_pages(v, c, first); /* every hit holds exactly its bytes */
+        if (first >= 8)
+            assert_int_equal(hits, 0); /* nothing the device lied about is served */
+        served += hits;
+    }
+    assert_true(served > 0); /* (what the misdirected writes hit is not served either) */
+    stop(v);
+}
+
+/* A wait for completions that fails with I/O still in flight: the batch
+ * is unretired (a read may still land in the pool), never retired. */
+static void a_failed_wait_with_io_in_flight_is_unretired(void **state)
+{
+    env *v = start(*(l3_engine_kind *)*state, 5);
+    l3_completion *c = op(v, L3_OP_PUT, 0, 4);
+    assert_true(c->success[0]);
+    l3_io_fault f = { .kind = L3_FAULT_WAIT_ERROR, .count = 1 };
+    l3_slabstore_set_fault(v->store, &f);
+    c = op(v, L3_OP_GET, 0, 4);
+    assert_false(c->retired);
+    for (int i = 0; i < 4; i++)
+        assert_false(c->success[i] || c->object_failures[i]);
+    l3_slab_stats stats;
+    l3_slabstore_stats(v->store, &stats);
+    assert_true(stats.broken);
+    assert_int_equal(harness_close(v->h, 1.0), L3_EUNRETIRED);
+    stop(v);
+}
+
 int main(void)
 {
     quiet_logs();
     static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
 #define ALL(k)                                                                                     \
     {                                                                                              \
-        cmocka_unit_test_prestate(eio_on_get_is_a_retired_failure_and_the_breaker_recovers_by_one_probe, k), \
+        cmocka_unit_test_prestate(eio_on_one_objects_read_is_that_keys_object_failure, k), \
         cmocka_unit_test_prestate(eio_on_put_publishes_nothing_and_a_later_put_succeeds, k),       \
         cmocka_unit_test_prestate(short_transfers_and_eagain_are_resubmitted_transparently, k),    \
         cmocka_unit_test_prestate(a_stall_is_unretired_and_the_executor_turns_unsafe, k),          \
         cmocka_unit_test_prestate(random_faults_never_serve_wrong_bytes, k),                       \
+        cmocka_unit_test_prestate(a_device_failing_every_read_opens_the_breaker_and_one_probe_closes_it, k), \
+        cmocka_unit_test_prestate(torn_and_misdirected_writes_are_never_served, k),                \
+        cmocka_unit_test_prestate(a_failed_wait_with_io_in_flight_is_unretired, k),                \
     }
     const struct CMUnitTest on_uring[] = ALL(&uring);
     const struct CMUnitTest on_aio[] = ALL(&aio);

@@ -302,7 +302,7 @@ static int check(fsck *f)
         return EXIT_OPERATIONAL;
     }
     char why[256];
-    if (!l3_geometry_from_sb(&f->sb, &f->geo, why, sizeof why)) {
+    if (!l3_geometry_from_sb(&f->sb, f->size, &f->geo, why, sizeof why)) {
         fsck_problem(f, false, "superblock geometry: %s", why);
         if (!f->json)
             printf("result: errors left uncorrected\n");

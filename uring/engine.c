@@ -189,6 +189,7 @@ l3_status l3_io_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, do
     for (size_t i = 0; i < n; i++) {
         reqs[i].done = 0;
         reqs[i].retries = 0;
+        reqs[i].fault = 0;
         reqs[i].res = 0;
         if (reqs[i].len == 0)
             reqs[i].res = 0;

@@ -35,9 +35,10 @@ typedef struct l3_io_req {
     void *buf;
     uint32_t len;
     int32_t res; /* out: len on success, or -errno */
-    /* Internal: bytes done so far and retries. */
+    /* Internal: bytes done so far, retries, and the fault applied to it. */
     uint32_t done;
     uint16_t retries;
+    uint8_t fault;
 } l3_io_req;
 
 /* Counters of an engine (monotonic, updated atomically). */
@@ -105,6 +106,10 @@ l3_status l3_io_run(l3_io_engine *engine, l3_io_ctx *ctx, l3_io_req *reqs, size_
 /* Install (or with NULL, remove) a fault (l3_io.h); resets its counters.
  * With none installed, submissions never look at the fault state. */
 void l3_io_engine_set_fault(l3_io_engine *engine, const l3_io_fault *fault);
+
+/* Whether the next synchronous metadata write of the store is to fail
+ * (an installed L3_FAULT_EIO with ops 3); free when no fault is installed. */
+bool l3_io_engine_meta_fault(l3_io_engine *engine);
 
 /* Requests a fault was applied to so far. */
 uint64_t l3_io_engine_faults(l3_io_engine *engine);

@@ -33,7 +33,8 @@ l3_fault_kind l3_io_fault_decide(l3_io_engine *e, const l3_io_req *r)
     pthread_mutex_lock(&e->fault_mu);
     l3_io_fault *f = &e->fault;
     l3_fault_kind kind = L3_FAULT_NONE;
-    if (f->kind != L3_FAULT_NONE && !(f->ops == 1 && r->write) && !(f->ops == 2 && !r->write)) {
+    if (f->kind != L3_FAULT_NONE && f->kind != L3_FAULT_WAIT_ERROR && f->ops != 3 && !(f->ops == 1 && r->write) &&
+        !(f->ops == 2 && !r->write)) {
         uint64_t n = e->fault_seen++;
         bool hit;
         if (f->permille) {
@@ -46,8 +47,10 @@ l3_fault_kind l3_io_fault_decide(l3_io_engine *e, const l3_io_req *r)
         }
         if (hit && f->kind == L3_FAULT_STALL && e->kind == L3_ENGINE_IO_URING && e->stall_pipe[0] < 0)
             hit = false;
-        if (hit && f->kind == L3_FAULT_SHORT && r->len <= e->options.alignment)
+        if (hit && (f->kind == L3_FAULT_SHORT || f->kind == L3_FAULT_TORN) && r->len <= e->options.alignment)
             hit = false; /* too small to split */
+        if (hit && (f->kind == L3_FAULT_TORN || f->kind == L3_FAULT_MISDIRECT) && !r->write)
+            hit = false; /* a device's lies about writes */
         if (hit) {
             kind = f->kind;
             e->fault_applied++;
@@ -64,4 +67,34 @@ void l3_io_fault_free(l3_io_engine *e)
         close(e->stall_pipe[1]);
     }
     pthread_mutex_destroy(&e->fault_mu);
+}
+
+bool l3_io_fault_wait(l3_io_engine *e)
+{
+    pthread_mutex_lock(&e->fault_mu);
+    l3_io_fault *f = &e->fault;
+    bool hit = false;
+    if (f->kind == L3_FAULT_WAIT_ERROR) {
+        uint64_t n = e->fault_seen++;
+        hit = n >= f->after && (f->count == 0 || n < f->after + f->count);
+        e->fault_applied += hit;
+    }
+    pthread_mutex_unlock(&e->fault_mu);
+    return hit;
+}
+
+bool l3_io_engine_meta_fault(l3_io_engine *e)
+{
+    if (!atomic_load_explicit(&e->fault_on, memory_order_relaxed))
+        return false;
+    pthread_mutex_lock(&e->fault_mu);
+    l3_io_fault *f = &e->fault;
+    bool hit = false;
+    if (f->kind == L3_FAULT_EIO && f->ops == 3) {
+        uint64_t n = e->fault_seen++;
+        hit = n >= f->after && (f->count == 0 || n < f->after + f->count);
+        e->fault_applied += hit;
+    }
+    pthread_mutex_unlock(&e->fault_mu);
+    return hit;
 }

@@ -76,6 +76,26 @@ static inline l3_fault_kind l3_io_fault_check(l3_io_engine *e, const l3_io_req *
     return l3_io_fault_decide(e, r);
 }
 
+/* Whether this wait for completions is to fail (L3_FAULT_WAIT_ERROR). */
+bool l3_io_fault_wait(l3_io_engine *e);
+static inline bool l3_io_fault_wait_check(l3_io_engine *e)
+{
+    return atomic_load_explicit(&e->fault_on, memory_order_relaxed) && l3_io_fault_wait(e);
+}
+
+/* Where and how much of a request to submit now, its fault applied. */
+static inline void l3_io_span(const l3_io_engine *e, const l3_io_req *r, l3_fault_kind fault, char **buf,
+                              uint32_t *len, uint64_t *off)
+{
+    *buf = (char *)r->buf + r->done;
+    *len = r->len - r->done;
+    *off = r->offset + r->done;
+    if (fault == L3_FAULT_SHORT || fault == L3_FAULT_TORN)
+        *len = (uint32_t)(*len / 2 / e->options.alignment * e->options.alignment);
+    if (fault == L3_FAULT_MISDIRECT)
+        *off += e->fault.shift;
+}
+
 /* Release what fault injection holds (fault.c). */
 void l3_io_fault_free(l3_io_engine *e);
 

@@ -62,14 +62,15 @@ static unsigned prep_iocbs(l3_io_engine *e, l3_io_ctx *c, aio_batch *b)
         }
         unsigned slot = b->free_list[--b->nfree];
         struct iocb *cb = &c->iocbs[slot];
-        char *buf = (char *)r->buf + r->done;
-        uint32_t len = r->len - r->done;
-        if (fault == L3_FAULT_SHORT)
-            len = (uint32_t)(len / 2 / e->options.alignment * e->options.alignment);
+        char *buf;
+        uint32_t len;
+        uint64_t off;
+        l3_io_span(e, r, fault, &buf, &len, &off);
+        r->fault = (uint8_t)fault;
         if (r->write)
-            io_prep_pwrite(cb, e->fd, buf, len, (long long)(r->offset + r->done));
+            io_prep_pwrite(cb, e->fd, buf, len, (long long)off);
         else
-            io_prep_pread(cb, e->fd, buf, len, (long long)(r->offset + r->done));
+            io_prep_pread(cb, e->fd, buf, len, (long long)off);
         cb->data = (void *)(uintptr_t)((uint64_t)c->gen << 32 | i);
         /* The slot is cb - iocbs: the kernel writes aio_key itself. */
         b->ptrs[batch++] = cb;
@@ -111,7 +112,7 @@ static l3_status submit_iocbs(l3_io_engine *e, l3_io_ctx *c, aio_batch *b, unsig
 
 /* Wait for completions (or, with only stalled requests left, for the
  * deadline); the count of events, 0 at the deadline, or -errno. */
-static int wait_events(l3_io_ctx *c, aio_batch *b, unsigned depth, double deadline)
+static int wait_events(l3_io_engine *e, l3_io_ctx *c, aio_batch *b, unsigned depth, double deadline)
 {
     for (;;) {
         double left = deadline - l3_monotonic_seconds();
@@ -119,6 +120,8 @@ static int wait_events(l3_io_ctx *c, aio_batch *b, unsigned depth, double deadli
             left = 0;
         struct timespec ts = { .tv_sec = (time_t)left, .tv_nsec = (long)((left - floor(left)) * 1e9) };
         int got = b->inflight ? io_getevents(c->aio, 1, (long)depth, c->events, &ts) : 0;
+        if (got >= 0 && b->inflight && l3_io_fault_wait_check(e))
+            got = -EIO; /* (the events it took are lost with the batch) */
         if (!b->inflight && left > 0)
             nanosleep(&ts, NULL); /* only stalled requests are left: wait out the timeout */
         if (got != -EINTR)
@@ -164,9 +167,9 @@ l3_status l3_aio_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, d
             st = submit_iocbs(e, c, &b, prep_iocbs(e, c, &b), err);
         if (st != L3_OK && b.inflight == 0)
             break;
-        if (st == L3_OK && b.inflight == 0 && b.npending)
-            continue;
-        int got = wait_events(c, &b, depth, deadline);
+        if (st == L3_OK && b.inflight == 0 && (b.npending || !b.stalled))
+            continue; /* more to submit, or (faults completed them all) done */
+        int got = wait_events(e, c, &b, depth, deadline);
         if (got <= 0) {
             *retired = false;
             st = got == 0 ? l3_fail(err, L3_ETIMEDOUT, "libaio: %zu I/Os not completed within the I/O timeout",

@@ -154,9 +154,11 @@ static void prep_io(l3_io_engine *e, l3_io_ctx *c, uring_batch *b, struct io_uri
                     uint32_t i, l3_fault_kind fault)
 {
     l3_io_req *r = &b->reqs[i];
-    char *buf = (char *)r->buf + r->done;
-    uint32_t len = r->len - r->done;
-    uint64_t off = r->offset + r->done;
+    char *buf;
+    uint32_t len;
+    uint64_t off;
+    l3_io_span(e, r, fault, &buf, &len, &off);
+    r->fault = (uint8_t)fault;
     if (fault == L3_FAULT_STALL) {
         /* A real SQE that never completes: a read of an empty pipe into
          * the request's buffer (as a hung device would). */
@@ -164,8 +166,6 @@ static void prep_io(l3_io_engine *e, l3_io_ctx *c, uring_batch *b, struct io_uri
         io_uring_sqe_set_data64(sqe, (uint64_t)c->gen << 32 | i);
         return;
     }
-    if (fault == L3_FAULT_SHORT)
-        len = (uint32_t)(len / 2 / e->options.alignment * e->options.alignment);
     int idx = fixed_index(c, buf, len);
     if (idx >= 0) {
         if (r->write)
@@ -207,9 +207,11 @@ static void fill_sq(l3_io_engine *e, l3_io_ctx *c, uring_batch *b)
 }
 
 /* Wait until a completion is ready or the deadline passes. */
-static int wait_cqe(struct io_uring *ring, double deadline)
+static int wait_cqe(l3_io_engine *e, struct io_uring *ring, double deadline)
 {
     struct io_uring_cqe *cqe;
+    if (l3_io_fault_wait_check(e))
+        return -EIO;
     for (;;) {
         double left = deadline - l3_monotonic_seconds();
         if (left < 0)
@@ -267,14 +269,21 @@ l3_status l3_uring_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n,
             return l3_fail(err, L3_EIO, "io_uring_submit: %s with %zu I/Os in flight",
                            strerror(-rc), b.inflight - unsent);
         }
-        rc = wait_cqe(&c->ring, deadline);
+        rc = wait_cqe(e, &c->ring, deadline);
         if (rc == -ETIME) {
             *retired = false;
             return l3_fail(err, L3_ETIMEDOUT,
                            "io_uring: %zu I/Os not completed within the I/O timeout", b.inflight);
         }
-        if (rc < 0 && rc != -EAGAIN && rc != -EBUSY)
-            return l3_fail(err, L3_EIO, "io_uring_wait_cqe: %s", strerror(-rc));
+        if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) {
+            /* Unreaped means unretired: I/O still in flight may yet land. */
+            if (b.inflight) {
+                atomic_store(&e->broken, true);
+                *retired = false;
+            }
+            return l3_fail(err, L3_EIO, "io_uring_wait_cqe: %s with %zu I/Os in flight", strerror(-rc),
+                           b.inflight);
+        }
         reap(e, c, &b);
     }
     return L3_OK;

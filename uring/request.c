@@ -12,6 +12,8 @@ bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
             return true;
         }
     } else if (res > 0) {
+        if (r->fault == L3_FAULT_TORN)
+            res = r->len - r->done; /* the device claims the whole write */
         r->done += (uint32_t)res;
         if (r->done < r->len) {
             /* A short transfer: resubmit the rest at offset + done. */
