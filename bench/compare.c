@@ -453,7 +453,63 @@ typedef struct recovery {
     size_t objects;
     double populate_s, clean_open_s, scan_open_s;
     uint64_t clean_objects, scan_objects;
+    double fsck_s, verify_s, verify_gbs; /* l3fsck -n, and -n --verify (0: no l3fsck) */
+    uint64_t fsck_objects;
 } recovery;
+
+/* l3fsck beside this l3bench (the build tree's tools/, or the same bin/),
+ * else on the PATH. */
+static void find_fsck(char *out, size_t len)
+{
+    char self[900];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    const char *tries[] = { "%s/../tools/l3fsck", "%s/l3fsck" };
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(out, len, tries[i], self);
+        if (access(out, X_OK) == 0)
+            return;
+    }
+    snprintf(out, len, "l3fsck");
+}
+
+/* Time `l3fsck -n [--verify] --json file`: its seconds, the objects it
+ * says the store serves and the bytes of its used slabs. */
+static bool time_fsck(const char *file, bool verify, double *seconds, uint64_t *objects, double *slab_bytes)
+{
+    char fsck[1000], cmd[2048];
+    find_fsck(fsck, sizeof fsck);
+    snprintf(cmd, sizeof cmd, "%s -n %s--json %s 2>/dev/null", fsck, verify ? "--verify " : "", file);
+    double t0 = l3_monotonic_seconds();
+    FILE *p = popen(cmd, "r");
+    json_t *root = p ? json_loadf(p, 0, NULL) : NULL;
+    bool ok = p && pclose(p) == 0 && root;
+    *seconds = l3_monotonic_seconds() - t0;
+    if (ok) {
+        json_t *sb = json_array_get(json_object_get(root, "superblocks"), 0);
+        *objects = (uint64_t)json_integer_value(json_object_get(json_object_get(root, "objects"), "served"));
+        *slab_bytes = (double)json_array_size(json_object_get(root, "slabs")) *
+                      (double)json_integer_value(json_object_get(sb, "slab_size"));
+    }
+    json_decref(root);
+    return ok;
+}
+
+/* l3fsck's rates on the recovery store (closed cleanly). */
+static void fsck_rates(const char *file, recovery *r)
+{
+    double bytes = 0;
+    if (!time_fsck(file, false, &r->fsck_s, &r->fsck_objects, &bytes)) {
+        r->fsck_s = 0;
+        return;
+    }
+    uint64_t objects;
+    if (time_fsck(file, true, &r->verify_s, &objects, &bytes) && r->verify_s > 0)
+        r->verify_gbs = bytes / r->verify_s / 1e9;
+}
 
 static bool run_recovery(const char *file, size_t n, recovery *r)
 {
@@ -510,6 +566,7 @@ static bool run_recovery(const char *file, size_t n, recovery *r)
         r->clean_objects = st.objects;
         good = st.opened_from_checkpoint;
         l3_slabstore_free(s);
+        fsck_rates(file, r);
     }
     good = good && crash_open(&so) && l3_slabstore_open(&so, &s, &err) == L3_OK;
     if (good) {
@@ -796,10 +853,13 @@ static void print_json_report(const compare *cx, const row *rows, const extras *
     json_object_set_new(root, "sizes", arr);
     json_object_set_new(root, "exists", json_pack("{s:f,s:f}", "store_keys_per_s", x->ex.store_keys_per_s,
                                                   "executor_keys_per_s", x->ex.executor_keys_per_s));
-    json_object_set_new(root, "recovery", json_pack("{s:I,s:f,s:f,s:I,s:I}", "objects", (json_int_t)x->rec.objects,
-                                                    "clean_open_s", x->rec.clean_open_s, "scan_open_s",
-                                                    x->rec.scan_open_s, "clean_objects", (json_int_t)x->rec.clean_objects,
-                                                    "scan_objects", (json_int_t)x->rec.scan_objects));
+    json_object_set_new(root, "recovery", json_pack("{s:I,s:f,s:f,s:I,s:I,s:f,s:f,s:f}", "objects",
+                                                    (json_int_t)x->rec.objects, "clean_open_s", x->rec.clean_open_s,
+                                                    "scan_open_s", x->rec.scan_open_s, "clean_objects",
+                                                    (json_int_t)x->rec.clean_objects, "scan_objects",
+                                                    (json_int_t)x->rec.scan_objects, "fsck_s", x->rec.fsck_s,
+                                                    "fsck_verify_s", x->rec.verify_s, "fsck_verify_gb_per_s",
+                                                    x->rec.verify_gbs));
     json_object_set_new(root, "steady_put", json_pack("{s:f,s:f,s:I}", "gb_per_s", x->sty.gbs, "first_fill_gb_per_s",
                                                       x->sty.fill_gbs, "evictions", (json_int_t)x->sty.evictions));
     char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
@@ -848,6 +908,12 @@ static void print_extras(const compare *cx, const extras *x)
                (unsigned long long)x->rec.scan_objects, x->rec.populate_s);
     else if (cx->o->recovery_objects)
         printf("recovery: failed\n");
+    if (x->rec_ok && x->rec.fsck_s > 0)
+        printf("l3fsck of those %llu objects: -n %.2f s (%.2f M objects/s); -n --verify %.2f s (%.2f GB/s of "
+               "used slabs)\n", (unsigned long long)x->rec.fsck_objects, x->rec.fsck_s,
+               (double)x->rec.fsck_objects / x->rec.fsck_s / 1e6, x->rec.verify_s, x->rec.verify_gbs);
+    else if (x->rec_ok)
+        printf("l3fsck: not found beside l3bench nor on the PATH\n");
     if (x->sty_ok)
         printf("steady-state puts under eviction (1 GiB store, 1 MiB pages, third round): %.3f GB/s, "
                "%llu slabs evicted, %llu puts rejected;\nthe first fill of that fresh, fallocated store "
@@ -875,6 +941,9 @@ static void print_targets(const compare *cx, const row *rows, const extras *x)
     if (x->rec_ok)
         printf("  clean reopen of %zu objects < 1 s: %s (%.3f s)\n", x->rec.objects,
                met(x->rec.objects >= 1000000 && x->rec.clean_open_s < 1.0), x->rec.clean_open_s);
+    if (x->rec_ok && x->rec.fsck_s > 0)
+        printf("  l3fsck -n of %llu objects < 10 s: %s (%.2f s)\n", (unsigned long long)x->rec.fsck_objects,
+               met(x->rec.fsck_objects >= 1000000 && x->rec.fsck_s < 10.0), x->rec.fsck_s);
 }
 
 static void compare_init(compare *cx, const l3_compare_options *o)

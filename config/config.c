@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MIB (1ull << 20)
 
@@ -171,6 +172,49 @@ static l3_status parse_namespace(const json_t *o, l3_config *c, l3_error *err)
     return L3_OK;
 }
 
+/* The store's geometry must plan; a failure is blamed on the field that
+ * causes it (max_objects when the capacity would do without it). */
+static l3_status check_geometry(const l3_config *c, l3_error *err)
+{
+    const l3_slab_options *o = &c->store;
+    l3_geometry g;
+    char why[256];
+    if (o->slab_size % o->block_size)
+        return l3_fail(err, L3_ECONFIG, "$.store.slab_size: not a multiple of block_size");
+    if (!o->capacity || l3_geometry_plan(o->capacity, o->slab_size, o->block_size, o->max_objects, &g, why, sizeof why))
+        return L3_OK;
+    if (o->max_objects && l3_geometry_plan(o->capacity, o->slab_size, o->block_size, 0, &g, why, sizeof why))
+        return l3_fail(err, L3_ECONFIG, "$.store.max_objects: %llu objects are too many for a capacity of %llu "
+                       "bytes: their index checkpoint (%llu bytes) leaves no room for a slab; the default "
+                       "(0) is %llu", (unsigned long long)o->max_objects, (unsigned long long)o->capacity,
+                       (unsigned long long)l3_checkpoint_bytes(o->max_objects, 1, o->block_size),
+                       (unsigned long long)g.max_objects);
+    return l3_fail(err, L3_ECONFIG, "$.store.capacity: %s", why);
+}
+
+/* The store's path must be a file or device that can be, or is, there: a
+ * directory, or a file in a missing directory, is refused now rather than
+ * at open. */
+static l3_status check_path(const char *path, l3_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        return S_ISDIR(st.st_mode) ? l3_fail(err, L3_ECONFIG, "$.store.path: %s is a directory (name a file "
+                                                         "in it, e.g. %s/l3cache.store)", path, path)
+                                   : L3_OK;
+    if (errno != ENOENT)
+        return l3_fail(err, L3_ECONFIG, "$.store.path: %s: %s", path, strerror(errno));
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return L3_OK; /* in the working directory */
+    *(slash == dir ? slash + 1 : slash) = '\0';
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return l3_fail(err, L3_ECONFIG, "$.store.path: %s: the directory %s does not exist", path, dir);
+    return L3_OK;
+}
+
 static l3_status parse_root(const json_t *root, l3_config *c, l3_error *err)
 {
     static const char *const known[] = { "store", "executor", "namespace", NULL };
@@ -192,17 +236,10 @@ static l3_status parse_root(const json_t *root, l3_config *c, l3_error *err)
                           prefix, &e2) != L3_OK)
             st = l3_fail(err, L3_ECONFIG, "$.namespace: %s", e2.msg);
     }
-    if (st == L3_OK) {
-        l3_slab_options o = l3_config_store_options(c);
-        l3_geometry g;
-        char why[256];
-        if (c->store.capacity &&
-            !l3_geometry_plan(c->store.capacity, o.slab_size, o.block_size, o.max_objects, &g, why,
-                              sizeof why))
-            st = l3_fail(err, L3_ECONFIG, "$.store.capacity: %s", why);
-        else if (c->store.slab_size % c->store.block_size)
-            st = l3_fail(err, L3_ECONFIG, "$.store.slab_size: not a multiple of block_size");
-    }
+    if (st == L3_OK)
+        st = check_geometry(c, err);
+    if (st == L3_OK)
+        st = check_path(c->store.path, err);
     return st;
 }
 

@@ -38,13 +38,49 @@ static void a_path_alone_takes_every_default(void **state)
     l3_config_free(&c);
 }
 
+/* Write `text` with every `from` replaced by `to` into a file; its path. */
+static const char *rewritten(const char *text, const char *from, const char *to)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/config.%d.json", L3_TEST_DIR_DEFAULT, (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (const char *p = text; *p;) {
+        const char *hit = from[0] ? strstr(p, from) : NULL;
+        size_t n = hit ? (size_t)(hit - p) : strlen(p);
+        fwrite(p, 1, n, f);
+        p += n;
+        if (hit) {
+            fputs(to, f);
+            p += strlen(from);
+        }
+    }
+    fclose(f);
+    return path;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The example, with its store directory (/var/lib/l3cache) made this
+ * test's: a config whose directory exists loads. */
 static void the_example_config_loads(void **state)
 {
     (void)state;
     l3_config c;
     l3_error err;
-    if (l3_config_load(L3_EXAMPLE_CONFIG, &c, &err) != L3_OK)
+    const char *file = rewritten(slurp(L3_EXAMPLE_CONFIG), "/var/lib/l3cache", L3_TEST_DIR_DEFAULT);
+    if (l3_config_load(file, &c, &err) != L3_OK)
         fail_msg("%s", err.msg);
+    unlink(file);
     assert_int_equal(c.store.capacity, 64ull << 30);
     assert_string_equal(c.deployment_id, "llama-70b-prod");
     char *json = l3_config_to_json(&c);
@@ -171,6 +207,26 @@ static void a_bad_config_creates_nothing_on_disk(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* Errors blamed on the field that causes them, before anything is opened:
+ * an index bound too large for the capacity, a path that is a directory
+ * or in a missing directory; a file's syntax error names the file. */
+static void errors_name_the_field_and_the_file_that_cause_them(void **state)
+{
+    (void)state;
+    expect_error("{\"store\": {" P ", \"capacity\": \"256MiB\", \"max_objects\": 8000000}}",
+                 "$.store.max_objects", "too many");
+    expect_error("{\"store\": {\"path\": \"" L3_TEST_DIR_DEFAULT "\"}}", "$.store.path", "is a directory");
+    expect_error("{\"store\": {\"path\": \"/nonexistent-l3/x.store\"}}", "$.store.path",
+                 "directory /nonexistent-l3 does not exist");
+    const char *file = rewritten("{\"store\": {\"path\": \"x.store\",\n \"capacity\": }}", "", "");
+    l3_config c;
+    l3_error err;
+    assert_int_equal(l3_config_load(file, &c, &err), L3_ECONFIG);
+    if (!strstr(err.msg, file) || !strstr(err.msg, "line 2"))
+        fail_msg("message \"%s\" lacks the file and line", err.msg);
+    unlink(file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +237,7 @@ int main(void)
         cmocka_unit_test(wrong_types_are_errors_that_name_their_path),
         cmocka_unit_test(out_of_range_values_are_errors),
         cmocka_unit_test(a_missing_path_bad_json_and_duplicates_are_errors),
+        cmocka_unit_test(errors_name_the_field_and_the_file_that_cause_them),
         cmocka_unit_test(a_bad_config_creates_nothing_on_disk),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);

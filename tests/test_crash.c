@@ -299,6 +299,10 @@ static void killed_writers_never_lose_a_completed_put_nor_serve_wrong_bytes(void
                                            : (unsigned)time(NULL);
     fprintf(stderr, "crash test seed %u (L3_CRASH_SEED replays it)\n", rng);
     size_t two_writer_rounds = 0;
+    l3_slab_options o = crash_options(path);
+    l3_slabstore *made;
+    assert_int_equal(l3_slabstore_open(&o, &made, NULL), L3_OK); /* formatted before any kill */
+    l3_slabstore_free(made);
     for (int round = 0; round < ROUNDS; round++) {
         /* Alternate: one writer that removes, then two that do not. */
         int writers = round % 2 ? 2 : 1;

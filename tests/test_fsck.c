@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +22,10 @@
 
 #define MIB (1ull << 20)
 #define N 40
+
+/* When not 0: the file size l3fsck may write up to (RLIMIT_FSIZE), so
+ * that its writes past it fail. */
+static rlim_t fsck_fsize;
 
 /* Run l3fsck with `args` (NULL-terminated); its stdout goes to `out`. */
 static int fsck(char *out, size_t out_len, ...)
@@ -40,6 +46,11 @@ static int fsck(char *out, size_t out_len, ...)
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 2);
         close(pipefd[0]);
+        if (fsck_fsize) {
+            struct rlimit lim = { fsck_fsize, fsck_fsize };
+            signal(SIGXFSZ, SIG_IGN); /* a write past it fails with EFBIG instead */
+            setrlimit(RLIMIT_FSIZE, &lim);
+        }
         execv(argv[0], argv);
         _exit(127);
     }
@@ -268,6 +279,110 @@ static void not_a_store_and_a_store_in_use_are_operational_errors(void **state)
     unlink(path);
 }
 
+static l3_superblock read_sb(const char *path)
+{
+    l3_superblock sb;
+    peek_file(path, 0, &sb, sizeof sb);
+    return sb;
+}
+
+/* Put the store in the state a crash leaves: a child opens it and exits
+ * without closing. */
+static void crash_open(const char *path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+        l3_slabstore *s;
+        _exit(l3_slabstore_open(&o, &s, NULL) == L3_OK ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A flipped bit in a namespace journal record: an error (not exit 0), and
+ * the repair keeps the removed objects removed, even after a crash. */
+static void a_corrupt_journal_record_is_found_and_its_removal_kept(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-journal");
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    l3_slabstore *s;
+    assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
+    assert_true(l3_store_remove_by_prefix(l3_slabstore_store(s), "ns1_"));
+    l3_slabstore_free(s);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
+    assert_int_equal(served(path), N / 2);
+    l3_superblock sb = read_sb(path);
+    uint8_t byte;
+    peek_file(path, sb.journal_off + 40, &byte, 1); /* inside record 0's prefix */
+    byte ^= 0x10;
+    poke_file(path, sb.journal_off + 40, &byte, 1);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4);
+    assert_non_null(strstr(out, "namespace journal record 0 is corrupt"));
+    assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 1);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
+    assert_int_equal(store_serves(path), N / 2);
+    crash_open(path); /* the next open rebuilds from the headers */
+    assert_int_equal(store_serves(path), N / 2); /* the removed ones stay removed */
+    unlink(path);
+}
+
+/* A repair whose write fails is not counted as a correction. */
+static void a_repair_that_cannot_be_written_leaves_the_error(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-nowrite");
+    uint64_t off = header_offset(path, 9);
+    uint8_t byte;
+    peek_file(path, off + 40, &byte, 1);
+    byte ^= 0x01;
+    poke_file(path, off + 40, &byte, 1);
+    fsck_fsize = off; /* writes at the header fail */
+    int code = fsck(out, sizeof out, "-y", path, NULL);
+    fsck_fsize = 0;
+    assert_int_equal(code, 4);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4); /* still there */
+    assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 1);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
+    unlink(path);
+}
+
+/* 2^31 slabs, the areas laid out consistently for them (as a crafted
+ * image would): only the image's size shows it is absurd. */
+static void forge_slab_count(l3_superblock *sb)
+{
+    uint64_t shift = (1ull << 31) * L3_SLAB_RECORD_BYTES - sb->slab_table_len;
+    sb->num_slabs = 1u << 31;
+    sb->slab_table_len += shift;
+    sb->journal_off += shift;
+    sb->checkpoint_off += shift;
+    sb->data_off += shift;
+    sb->capacity = (uint64_t)sb->num_slabs * sb->slab_size + sb->data_off;
+}
+
+/* A superblock whose checksum holds but whose geometry is absurd: an
+ * error, never a crash or a huge allocation. */
+static void an_absurd_superblock_is_an_error_not_a_crash(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-absurd");
+    for (int c = 0; c < 2; c++) {
+        l3_superblock sb;
+        peek_file(path, (uint64_t)c * 4096, &sb, sizeof sb);
+        forge_slab_count(&sb);
+        l3_sb_seal(&sb);
+        poke_file(path, (uint64_t)c * 4096, &sb, sizeof sb);
+    }
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4);
+    assert_non_null(strstr(out, "geometry"));
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +392,9 @@ int main(void)
         cmocka_unit_test(a_broken_superblock_copy_is_rewritten_from_the_good_one),
         cmocka_unit_test(a_truncated_image_is_reported_and_extended_by_repair),
         cmocka_unit_test(not_a_store_and_a_store_in_use_are_operational_errors),
+        cmocka_unit_test(a_corrupt_journal_record_is_found_and_its_removal_kept),
+        cmocka_unit_test(a_repair_that_cannot_be_written_leaves_the_error),
+        cmocka_unit_test(an_absurd_superblock_is_an_error_not_a_crash),
     };
     return cmocka_run_group_tests_name("fsck", tests, NULL, NULL);
 }
