@@ -234,17 +234,28 @@ typedef struct scan_state {
     l3_io_ctx *ctx;
 } scan_state;
 
-/* With verify_checksums off nothing checks a payload later: check it now. */
-static bool payload_checks(l3_slabstore *s, const l3_object_header *h, uint64_t slot_off)
+/* Whether the `size` payload bytes of the slot at `slot_off` match `crc`. */
+static bool payload_checks(l3_slabstore *s, uint64_t slot_off, uint32_t size, uint32_t crc)
 {
     uint32_t b = s->geo.block_size;
-    uint32_t len = (uint32_t)l3_round_up(h->size, b);
+    uint32_t len = (uint32_t)l3_round_up(size, b);
     uint8_t *tmp = l3_meta_alloc(b, len);
     l3_error perr;
     bool ok = tmp && l3_meta_rw(s->fd, s->path, false, tmp, len, slot_off + s->geo.header_bytes, &perr) == L3_OK &&
-              l3_crc32c(0, tmp, h->size) == h->payload_crc;
+              l3_crc32c(0, tmp, size) == crc;
     free(tmp);
     return ok;
+}
+
+/* Whether header h (at slot_off) is served over the indexed copy `old` of
+ * its key, by the rules: the higher sequence unless its payload is torn. */
+static bool beats(l3_slabstore *s, const l3_object_header *h, uint64_t slot_off, l3_index_entry old)
+{
+    bool mine = h->seq > old.seq;
+    bool higher_checks = mine ? payload_checks(s, slot_off, h->size, h->payload_crc)
+                              : payload_checks(s, l3_slot_offset(&s->geo, old.slab, s->slabs[old.slab].payload_blocks,
+                                                                 old.slot), old.size, old.crc);
+    return l3_dup_wins(h->seq, old.seq, higher_checks);
 }
 
 /* Index one slot's header if the rules say it is live and it beats any
@@ -257,29 +268,28 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
         ss->dropped++;
     if (v != L3_SLOT_LIVE)
         return;
-    if (s->opt.no_verify_checksums && !payload_checks(s, h, slot_off)) {
+    if (h->seq > ss->max_seq)
+        ss->max_seq = h->seq; /* later puts go above every live header, served or not */
+    /* With verify_checksums off nothing checks a payload later: now. */
+    if (s->opt.no_verify_checksums && !payload_checks(s, slot_off, h->size, h->payload_crc)) {
         ss->dropped++;
         return;
     }
     l3_key_id id = l3_key_identity(h->key, h->key_len);
     l3_slab_lock(s);
-    l3_index_entry *old = l3_index_find(&s->index, id);
-    if (old && !l3_seq_wins(h->seq, old->seq)) {
-        l3_slab_unlock(s);
+    l3_index_entry *old = l3_index_find(&s->index, id), copy = old ? *old : (l3_index_entry){ 0 };
+    l3_slab_unlock(s);
+    if (old && !beats(s, h, slot_off, copy))
         return;
-    }
-    if (old)
+    l3_slab_lock(s);
+    if ((old = l3_index_find(&s->index, id)))
         l3_alloc_unpublish(s, old);
     int ns = l3_alloc_ns_intern(s, h->key, h->key_len);
     l3_index_entry e = { .hash = id.hash, .seq = h->seq, .check = id.check, .crc = h->payload_crc,
                          .slab = i, .slot = k, .size = h->size, .gen = (uint32_t)h->slab_gen,
                          .ns = (uint16_t)(ns < 0 ? 0 : ns), .key_len = id.len };
-    if (ns >= 0 && l3_alloc_publish(s, &e)) {
-        if (h->seq > ss->max_seq)
-            ss->max_seq = h->seq;
-    } else {
+    if (ns < 0 || !l3_alloc_publish(s, &e))
         ss->dropped++;
-    }
     l3_slab_unlock(s);
 }
 

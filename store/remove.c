@@ -105,7 +105,7 @@ static void drop_namespaces(l3_slabstore *s, const bool *match)
     for (uint64_t i = 0; i <= s->index.meta->mask;) {
         l3_index_entry *e = &s->index.table[i];
         if (e->hash && match[e->ns])
-            l3_alloc_unpublish(s, e); /* backward shift may move another entry here */
+            l3_alloc_unpublish(s, e); /* the run shifts back: look at this slot again */
         else
             i++;
     }

@@ -55,9 +55,13 @@ l3_slot_verdict l3_slot_judge(const l3_geometry *g, uint64_t epoch, const l3_sla
                               uint32_t slab, uint32_t slot, const l3_object_header *h,
                               const l3_journal_record *journal);
 
-/* Of two live headers of one key, whether the one with sequence `a` wins
- * over the one with `b`. */
-static inline bool l3_seq_wins(uint64_t a, uint64_t b) { return a > b; }
+/* Of two live headers of one key, whether the one with sequence `a` is
+ * served over the one with `b`: the higher sequence, unless its payload
+ * does not check (`higher_checks` false: a torn write of a put killed
+ * mid-way, or of a second concurrent put of the key), then the lower. Two
+ * processes may write one key at once; only the first to publish is in
+ * the index, and a torn copy must never shadow a whole one. */
+static inline bool l3_dup_wins(uint64_t a, uint64_t b, bool higher_checks) { return (a > b) == higher_checks; }
 
 /* Whether a checkpoint header belongs to superblock `sb` (clean) and fits
  * geometry `g`; false with the reason in `why`. */

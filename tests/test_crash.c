@@ -31,6 +31,7 @@
 #define KEYS 16
 #define CHECKPOINT 0xffffffffu
 #define REMOVED 0xfffffffeu    /* the namespace was removed: everything before is gone */
+#define REMOVING 0xfffffffdu   /* a removal starts: a kill before REMOVED leaves it unknown */
 #define SUBMITTED 0x80000000u  /* | id: a put of id is about to be submitted */
 
 /* Three groups side by side in a padded LCM block: an aligned page, a
@@ -90,6 +91,7 @@ static void maybe_remove(l3_executor *ex, int fd, bool removes, unsigned *seed)
     *seed = *seed * 1103515245u + 12345u;
     if (!removes || (*seed >> 8) % 16 != 0)
         return;
+    report(fd, REMOVING);
     if (l3_executor_delete_namespace(ex))
         report(fd, REMOVED);
 }
@@ -187,10 +189,13 @@ typedef struct oracle {
 static void read_reports(oracle *or, int fd)
 {
     uint32_t w;
-    bool marked = false;
+    bool marked = false, removing = false;
     memset(or->pending, 0, sizeof or->pending);
     while (read(fd, &w, 4) == 4) {
-        if (w == CHECKPOINT) {
+        removing = (removing || w == REMOVING) && w != REMOVED;
+        if (w == REMOVING) {
+            continue;
+        } else if (w == CHECKPOINT) {
             for (uint32_t k = 1; k <= IDS; k++)
                 or->checkpointed[k] |= or->pending[k];
             memset(or->pending, 0, sizeof or->pending);
@@ -213,6 +218,12 @@ static void read_reports(oracle *or, int fd)
         }
     }
     or->rounds_with_checkpoint += marked;
+    if (removing) {
+        /* Killed inside a removal: it may or may not have happened. What
+         * was completed may be gone; nothing may come back wrong. */
+        memset(or->completed, 0, sizeof or->completed);
+        memset(or->checkpointed, 0, sizeof or->checkpointed);
+    }
 }
 
 /* Fork `writers` children on one pipe (ordered reports); kill the first at
@@ -279,9 +290,11 @@ static void check_round(const char *path, const oracle *or, int round)
         if (or->removed[k] && ok)
             fail_msg("round %d: object %u was removed but came back", round, k);
     }
-    assert_int_equal(present, stats.objects);
+    /* A kill may leave a torn object (its header landed, its payload
+     * not): it is indexed, never served, and dropped at its first get. */
+    uint64_t indexed = stats.objects;
     l3_slabstore_stats(s, &stats);
-    assert_int_equal(stats.checksum_failures, 0);
+    assert_int_equal(indexed - present, stats.checksum_failures);
     free(pool);
     free(want);
     l3_slabstore_free(s);

@@ -333,6 +333,24 @@ static uint64_t used_slots(fsck *f)
     return n;
 }
 
+/* Whether an object's payload matches its crc (read from the image). */
+static bool object_checks(fsck *f, const fsck_object *o)
+{
+    size_t len = l3_round_up(o->size, f->geo.block_size);
+    uint8_t *buf = malloc(len ? len : 1);
+    bool ok = buf && fsck_read(f, buf, len, o->offset + f->geo.header_bytes) == 0 &&
+              l3_crc32c(0, buf, o->size) == o->crc;
+    free(buf);
+    return ok;
+}
+
+/* Of two live objects x (indexed) and o of one key, the one the rules
+ * serve: the higher sequence unless its payload is torn. */
+static bool o_beats_x(fsck *f, const fsck_object *o, const fsck_object *x)
+{
+    return l3_dup_wins(o->seq, x->seq, object_checks(f, o->seq > x->seq ? o : x));
+}
+
 /* Open addressing over object indices by key: of two live objects of one
  * key, the rules' winner stays live. O(objects). */
 static void supersede(fsck *f)
@@ -353,7 +371,7 @@ static void supersede(fsck *f)
             fsck_object *x = &f->objects[slots[p]];
             if (x->hash != o->hash || x->key_len != o->key_len || memcmp(x->key, o->key, o->key_len) != 0)
                 continue;
-            fsck_object *loser = l3_seq_wins(o->seq, x->seq) ? x : o;
+            fsck_object *loser = o_beats_x(f, o, x) ? x : o;
             loser->live = false;
             f->stale++;
             if (loser == x)
@@ -400,8 +418,8 @@ void fsck_objects(fsck *f)
 
 /* ---- the checkpoint ---- */
 
-/* The live object at (slab, slot), by a map over the slots of used slabs;
- * build with map_slots, free() the two arrays. */
+/* The object at (slab, slot) whose header the rules call live, by a map
+ * over the slots of used slabs; build with map_slots, free() the arrays. */
 typedef struct slot_map {
     uint64_t *base;   /* per slab: its first slot's place in `at`, or UINT64_MAX */
     size_t *at;       /* per slot: the object's index, or SIZE_MAX */
@@ -421,13 +439,14 @@ static bool map_slots(fsck *f, slot_map *m)
         return false;
     memset(m->at, 0xff, (total ? total : 1) * sizeof *m->at);
     for (size_t k = 0; k < f->num_objects; k++)
-        if (f->objects[k].live)
-            m->at[m->base[f->objects[k].slab] + f->objects[k].slot] = k;
+        m->at[m->base[f->objects[k].slab] + f->objects[k].slot] = k;
     return true;
 }
 
-/* Keep live only the objects the checkpoint lists; count entries that
- * name no such object. */
+/* Keep live only the objects the checkpoint lists (a clean store serves
+ * exactly those: of two headers of one key, the one a put published, which
+ * need not be the one with the higher sequence); count entries that name
+ * no object live by its header. */
 static uint64_t match_entries(fsck *f, const l3_checkpoint_header *h, const uint8_t *body)
 {
     slot_map m = { 0 };
