@@ -173,9 +173,12 @@ static bool run_fio(const char *file, uint64_t total, uint64_t bs, size_t depth,
 
 /* ---- l3cache through the executor ---- */
 
+/* A store and executor config: `qd` operations of `keys` keys in flight,
+ * with a worker per operation up to the executor's 64. */
 static void config_text(char *out, size_t len, const char *file, uint64_t capacity, size_t keys, size_t qd,
                         bool verify, uint64_t max_objects, uint32_t block)
 {
+    size_t workers = qd < 64 ? qd : 64;
     snprintf(out, len,
              "{\"store\": {\"path\": \"%s\", \"capacity\": %llu, \"verify_checksums\": %s,"
              " \"max_objects\": %llu, \"block_size\": %u},"
@@ -183,7 +186,7 @@ static void config_text(char *out, size_t len, const char *file, uint64_t capaci
              " \"query_workers\": 2, \"read_workers\": %zu, \"write_workers\": %zu},"
              " \"namespace\": {\"deployment_id\": \"l3bench-compare\"}}",
              file, (unsigned long long)capacity, verify ? "true" : "false",
-             (unsigned long long)max_objects, block, qd, keys, qd, qd);
+             (unsigned long long)max_objects, block, qd, keys, workers, workers);
 }
 
 static result of_phase(const wl_phase *p)
@@ -982,7 +985,7 @@ int l3_compare_run(const l3_compare_options *o)
     for (size_t i = 0; i < o->num_sizes; i++) {
         rows[i].size = o->sizes[i];
         run_size(&cx, &rows[i]);
-        if (i == 0)
+        if (i == 0 && cx.l3[0].open)
             l3_exists(&cx.l3[0], &x.ex);
         for (int j = 0; j < 2; j++) {
             l3_sys_close(&cx.l3[j]);
