@@ -58,11 +58,25 @@ l3_status l3_config_set_path(l3_config *c, const char *path, l3_error *err)
     return L3_OK;
 }
 
+/* store.mode: octal text, "0600" (the default), "0640" or "0660". */
+static l3_status parse_mode(const json_t *v, uint32_t *mode, l3_error *err)
+{
+    const char *t = json_is_string(v) ? json_string_value(v) : "";
+    char *end = NULL;
+    unsigned long m = strtoul(t, &end, 8);
+    if (!t[0] || *end || strlen(t) > 4 || !l3_slab_mode_valid((uint32_t)m))
+        return l3_fail(err, L3_ECONFIG, "$.store.mode: expected \"0600\", \"0640\" or \"0660\" (the owner "
+                       "reads and writes, a group may too, nobody else), got %s%s%s",
+                       json_is_string(v) ? "\"" : l3_json_type_name(v), t, json_is_string(v) ? "\"" : "");
+    *mode = (uint32_t)m;
+    return L3_OK;
+}
+
 static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
 {
     static const char *const known[] = { "path", "capacity", "slab_size", "block_size", "max_objects",
                                          "engine", "io_timeout", "verify_checksums",
-                                         "register_buffers", "lock_timeout", NULL };
+                                         "register_buffers", "lock_timeout", "mode", NULL };
     l3_status st = l3_json_section(o, "$.store", known, err);
     if (st != L3_OK)
         return st;
@@ -105,6 +119,8 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
             return st;
         c->store.no_verify_checksums = !b;
     }
+    if ((v = json_object_get(o, "mode")) && (st = parse_mode(v, &c->store.mode, err)) != L3_OK)
+        return st;
     if ((v = json_object_get(o, "register_buffers"))) {
         if ((st = l3_json_bool(v, "$.store.register_buffers", &b, err)) != L3_OK)
             return st;
@@ -331,6 +347,9 @@ char *l3_config_to_json(const l3_config *c)
     json_object_set_new(s, "verify_checksums", json_boolean(!c->store.no_verify_checksums));
     json_object_set_new(s, "register_buffers", json_boolean(!c->store.no_register_buffers));
     json_object_set_new(s, "lock_timeout", json_real(c->store.lock_timeout));
+    char mode[8];
+    snprintf(mode, sizeof mode, "%04o", c->store.mode ? c->store.mode : L3_DEFAULT_MODE);
+    json_object_set_new(s, "mode", json_string(mode));
     json_object_set_new(x, "max_operations", json_integer((json_int_t)c->executor.max_operations));
     json_object_set_new(x, "max_keys_per_operation", json_integer((json_int_t)c->executor.max_keys_per_operation));
     json_object_set_new(x, "query_workers", json_integer((json_int_t)c->executor.query_workers));

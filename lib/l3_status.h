@@ -23,7 +23,8 @@ typedef enum l3_status {
     L3_ENOTFOUND,   /* a named thing does not exist */
     L3_ECLOSED,     /* the object was closed, or refuses I/O */
     L3_EUNSUPPORTED,/* the kernel, device or format lacks a feature */
-    L3_ETIMEDOUT    /* an I/O did not complete in time */
+    L3_ETIMEDOUT,   /* an I/O did not complete in time */
+    L3_EPERM        /* not allowed: a shared object or file that is not the store's own */
 } l3_status;
 
 #define L3_ERROR_MSG_MAX 512

@@ -24,6 +24,7 @@ const char *l3_status_name(l3_status code)
     case L3_ECLOSED: return "L3_ECLOSED";
     case L3_EUNSUPPORTED: return "L3_EUNSUPPORTED";
     case L3_ETIMEDOUT: return "L3_ETIMEDOUT";
+    case L3_EPERM: return "L3_EPERM";
     }
     return "L3_UNKNOWN";
 }

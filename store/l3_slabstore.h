@@ -32,6 +32,9 @@ typedef struct l3_slab_options {
     bool create;               /* create or format a missing or empty file */
     bool format;               /* format even over existing data */
     bool read_only;            /* never write (for inspection) */
+    uint32_t mode;             /* permission bits of the files l3cache creates and of the
+                                  shared mapping: 0600 (the default, 0: default), or 0640 /
+                                  0660 for ranks that run as several users of one group */
     double lock_timeout;       /* seconds to wait for another opener (or a dead one's
                                   rings, which the kernel tears down late); default 5 */
 } l3_slab_options;
@@ -76,6 +79,13 @@ typedef struct l3_slabstore l3_slabstore;
  * once (a header, a payload and a tail block each): 3 x keys, rounded up
  * to a power of two, at most 4096. */
 unsigned l3_slab_queue_depth(unsigned batch_keys);
+
+/* The default mode of what l3cache creates: the owner alone. */
+#define L3_DEFAULT_MODE 0600u
+
+/* Whether `mode` is one l3cache creates files with: the owner reads and
+ * writes, a group may too, nobody else (0600, 0640, 0660). */
+bool l3_slab_mode_valid(uint32_t mode);
 
 /* Fill `o` with the defaults for `path`. */
 void l3_slab_options_default(l3_slab_options *o, const char *path);

@@ -191,8 +191,8 @@ void l3_shm_name_of(const struct stat *st, char *name, size_t len)
 static bool nobody_attached(int fd)
 {
     struct stat st;
-    if (fstat(fd, &st) != 0)
-        return false;
+    if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 0007u))
+        return false; /* not ours to judge (nor to map) */
     if (st.st_size == 0)
         return true;
     if ((size_t)st.st_size < sizeof(shared))
@@ -241,6 +241,70 @@ static bool still_named(int fd, const char *name)
     return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
 }
 
+bool l3_shm_trusted(const struct stat *object, const struct stat *file, uint32_t mode)
+{
+    bool group = (mode & 0060u) != 0;
+    bool owner = object->st_uid == geteuid() ||
+                 (group && object->st_uid == file->st_uid && object->st_gid == file->st_gid);
+    return owner && (object->st_mode & 07777u & ~mode) == 0;
+}
+
+/* Refuse an object that is not the store's own: it may be another user's
+ * attempt to read or steer this cache. Names it, its owner and mode. */
+static l3_status untrusted(const l3_slabstore *s, const struct stat *st, l3_error *err)
+{
+    return l3_fail(err, L3_EPERM, "the shared object /dev/shm%s is owned by uid %u (gid %u) with mode %04o; "
+                   "%s expects one of its own (uid %u%s, at most mode %04o). Refusing to attach: it may be "
+                   "another user's attempt to read or steer this cache. If no l3cache process uses %s, "
+                   "remove it: rm /dev/shm%s", s->shm_name, (unsigned)st->st_uid, (unsigned)st->st_gid,
+                   (unsigned)(st->st_mode & 07777u), s->path, (unsigned)geteuid(),
+                   s->opt.mode & 0060u ? ", or the store file's owner and group" : "", s->opt.mode,
+                   s->path, s->shm_name);
+}
+
+/* Open the store's shared object: an existing one (checked by the caller),
+ * or a new one, created exclusively with exactly the store's mode. */
+static int open_object(l3_slabstore *s)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        int fd = shm_open(s->shm_name, O_RDWR | O_CLOEXEC, 0);
+        if (fd >= 0 || errno != ENOENT)
+            return fd;
+        fd = shm_open(s->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, s->opt.mode);
+        if (fd >= 0 && fchmod(fd, s->opt.mode) == 0)
+            return fd;
+        if (fd >= 0 || errno != EEXIST) {
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+    }
+    errno = EAGAIN;
+    return -1;
+}
+
+/* Open the store's shared object and check it is the store's own. */
+static l3_status open_trusted(l3_slabstore *s, const struct stat *file, l3_error *err)
+{
+    char path[160];
+    struct stat st;
+    snprintf(path, sizeof path, "/dev/shm%s", s->shm_name);
+    s->shm_fd = open_object(s);
+    if (s->shm_fd < 0) {
+        int e = errno;
+        if (e == EACCES && stat(path, &st) == 0)
+            return untrusted(s, &st, err);
+        return l3_fail(err, L3_EIO, "shm_open %s: %s", s->shm_name, strerror(e));
+    }
+    if (fstat(s->shm_fd, &st) != 0 || !l3_shm_trusted(&st, file, s->opt.mode)) {
+        l3_status rc = untrusted(s, &st, err);
+        close(s->shm_fd);
+        s->shm_fd = -1;
+        return rc;
+    }
+    return L3_OK;
+}
+
 l3_status l3_shm_open_locked(l3_slabstore *s, l3_error *err)
 {
     struct stat st;
@@ -249,9 +313,9 @@ l3_status l3_shm_open_locked(l3_slabstore *s, l3_error *err)
     l3_shm_name_of(&st, s->shm_name, sizeof s->shm_name);
     reclaim_stale(s->shm_name);
     for (int tries = 0;; tries++) {
-        s->shm_fd = shm_open(s->shm_name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (s->shm_fd < 0)
-            return l3_fail(err, L3_EIO, "shm_open %s: %s", s->shm_name, strerror(errno));
+        l3_status rc = open_trusted(s, &st, err);
+        if (rc != L3_OK)
+            return rc;
         /* Opening, attaching and detaching take turns. */
         while (flock(s->shm_fd, LOCK_EX) != 0 && errno == EINTR)
             ;
@@ -278,14 +342,42 @@ void l3_shm_open_unlock(l3_slabstore *s, bool failed)
     }
 }
 
+/* An existing object of another size: rebuilt only when it is not an
+ * l3cache mapping anyone alive might use (another build's layout, or this
+ * one's with a process attached, is refused). */
+static l3_status other_layout(l3_slabstore *s, size_t size, size_t need, l3_error *err)
+{
+    if (size < sizeof(uint64_t) + sizeof(uint32_t))
+        return L3_OK;
+    shared *h = mmap(NULL, size < sizeof(shared) ? size : sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED,
+                     s->shm_fd, 0);
+    if (h == MAP_FAILED)
+        return l3_fail(err, L3_EIO, "mapping %s: %s", s->shm_name, strerror(errno));
+    bool ours = h->magic == L3_SHM_MAGIC, same = ours && h->version == L3_SHM_VERSION && size >= sizeof(shared);
+    int alive = 0;
+    for (int p = 0; same && p < L3_MAX_PROCS; p++)
+        alive += h->procs[p].used && probe(&h->procs[p]);
+    uint32_t version = ours ? h->version : 0;
+    munmap(h, size < sizeof(shared) ? size : sizeof(shared));
+    if (!ours || (same && !alive))
+        return L3_OK; /* nobody's, or nobody alive: rebuilt */
+    return l3_fail(err, L3_EBUSY, "the shared object /dev/shm%s is %zu bytes of layout version %u, not the %zu "
+                   "bytes of version %u this store needs%s; if no l3cache process uses %s, remove it: "
+                   "rm /dev/shm%s", s->shm_name, size, version, need, L3_SHM_VERSION,
+                   same ? " and a live process is attached to it" : " (another l3cache build?)", s->path,
+                   s->shm_name);
+}
+
 /* Map an existing mapping of `need` bytes if it is this store's, loaded,
  * and someone alive is attached to it: *joined then says so. */
 static l3_status join_existing(l3_slabstore *s, size_t need, bool formatted, bool *joined, l3_error *err)
 {
     struct stat mst;
     *joined = false;
-    if (fstat(s->shm_fd, &mst) != 0 || (size_t)mst.st_size != need)
+    if (fstat(s->shm_fd, &mst) != 0 || mst.st_size == 0)
         return L3_OK;
+    if ((size_t)mst.st_size != need)
+        return other_layout(s, (size_t)mst.st_size, need, err);
     void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
     if (m == MAP_FAILED)
         return L3_OK;
@@ -457,7 +549,11 @@ int l3_slabstore_attached_at(const char *path, int32_t *pids, int max)
         return errno == ENOENT ? 0 : -1;
     struct stat mst;
     int n = 0;
-    if (fstat(fd, &mst) == 0 && (size_t)mst.st_size >= sizeof(shared)) {
+    /* Only an object of the store's owner (or ours) is mapped and read. */
+    bool owned = fstat(fd, &mst) == 0 && (mst.st_uid == geteuid() || mst.st_uid == st.st_uid);
+    if (!owned)
+        n = -1;
+    else if ((size_t)mst.st_size >= sizeof(shared)) {
         shared *h = mmap(NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (h != MAP_FAILED) {
             if (h->magic == L3_SHM_MAGIC && h->version == L3_SHM_VERSION)

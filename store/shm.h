@@ -118,6 +118,11 @@ int l3_shm_reap_dead(l3_slabstore *s);
 /* The attached processes: pids into `pids` (up to max), their count. */
 int l3_shm_attached(l3_slabstore *s, int32_t *pids, int max);
 
+/* Whether a shared object (`object`) may be attached for the store file
+ * (`file`) with permission bits `mode`: owned by this user, or in a group
+ * mode by the store file's owner and group, and no bits beyond `mode`. */
+bool l3_shm_trusted(const struct stat *object, const struct stat *file, uint32_t mode);
+
 /* The name of the shared object of the store file `st` describes. */
 void l3_shm_name_of(const struct stat *st, char *name, size_t len);
 

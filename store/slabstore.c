@@ -31,6 +31,8 @@ unsigned l3_slab_queue_depth(unsigned batch_keys)
     return d;
 }
 
+bool l3_slab_mode_valid(uint32_t mode) { return !(mode & ~0660u) && (mode & 0600u) == 0600u; }
+
 void l3_slab_options_default(l3_slab_options *o, const char *path)
 {
     memset(o, 0, sizeof *o);
@@ -43,12 +45,18 @@ void l3_slab_options_default(l3_slab_options *o, const char *path)
     o->batch_keys = 256;
     o->create = true;
     o->lock_timeout = 5.0;
+    o->mode = L3_DEFAULT_MODE;
 }
 
 static l3_status check_options(l3_slab_options *o, l3_error *err)
 {
     if (!o->path || !o->path[0])
         return l3_fail(err, L3_ECONFIG, "the store needs a path");
+    if (!o->mode)
+        o->mode = L3_DEFAULT_MODE;
+    if (!l3_slab_mode_valid(o->mode))
+        return l3_fail(err, L3_ECONFIG, "mode %04o: the owner reads and writes (0600), a group may too "
+                       "(0640, 0660), nobody else", o->mode);
     if (!o->slab_size)
         o->slab_size = 64 * MIB;
     if (!o->block_size)
@@ -186,14 +194,16 @@ static l3_status open_file(const l3_slab_options *opt, opened_file *f, l3_error 
     int flags = (opt->read_only ? O_RDONLY : O_RDWR) | O_DIRECT | O_CLOEXEC;
     if (!f->existed)
         flags |= O_CREAT | O_EXCL;
-    f->fd = open(opt->path, flags | (f->blockdev ? O_EXCL : 0), 0644);
+    f->fd = open(opt->path, flags | (f->blockdev ? O_EXCL : 0), opt->mode);
+    if (f->fd >= 0 && !f->existed && fchmod(f->fd, opt->mode) != 0) /* exactly the mode, whatever the umask */
+        l3_log("warning", "%s: setting mode %04o: %s", opt->path, opt->mode, strerror(errno));
     if (f->fd < 0 && errno == EEXIST && !f->existed) {
         f->existed = true; /* another process created it meanwhile: open what it made */
         flags &= ~(O_CREAT | O_EXCL);
-        f->fd = open(opt->path, flags, 0644);
+        f->fd = open(opt->path, flags);
     }
     if (f->fd < 0 && errno == EBUSY && f->blockdev) {
-        f->fd = open(opt->path, flags, 0644);
+        f->fd = open(opt->path, flags);
         f->shared_dev = f->fd >= 0;
     }
     if (f->fd >= 0)

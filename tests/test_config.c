@@ -218,6 +218,12 @@ static void errors_name_the_field_and_the_file_that_cause_them(void **state)
     expect_error("{\"store\": {\"path\": \"" L3_TEST_DIR_DEFAULT "\"}}", "$.store.path", "is a directory");
     expect_error("{\"store\": {\"path\": \"/nonexistent-l3/x.store\"}}", "$.store.path",
                  "directory /nonexistent-l3 does not exist");
+    expect_error("{\"store\": {" P ", \"mode\": \"0644\"}}", "$.store.mode", "nobody else");
+    expect_error("{\"store\": {" P ", \"mode\": 420}}", "$.store.mode", "an integer");
+    l3_config g;
+    assert_int_equal(l3_config_parse("{\"store\": {" P ", \"mode\": \"0660\"}}", &g, NULL), L3_OK);
+    assert_int_equal(g.store.mode, 0660);
+    l3_config_free(&g);
     const char *file = rewritten("{\"store\": {\"path\": \"x.store\",\n \"capacity\": }}", "", "");
     l3_config c;
     l3_error err;

@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hash.h"
 #include "index.h"
 #include "l3_crc32c.h"
+#include "shm.h"
 
 void fsck_problem(fsck *f, bool fixable, const char *fmt, ...)
 {
@@ -552,4 +554,44 @@ void fsck_journal_repair(fsck *f)
         uint64_t blk = (uint64_t)j * L3_JOURNAL_RECORD_BYTES / b * b;
         repair(f, (uint8_t *)f->journal + blk, b, f->geo.journal_off + blk, "a corrupt journal record zeroed");
     }
+}
+
+/* ---- permissions ---- */
+
+/* One file's mode: anything for other users is an error (a KV cache holds
+ * what reconstructs its prompts); -y takes it away. */
+static void check_mode(fsck *f, const char *what, const char *path, int fd)
+{
+    struct stat st;
+    if ((fd >= 0 ? fstat(fd, &st) : stat(path, &st)) != 0 || !(st.st_mode & 0007u))
+        return;
+    fsck_problem(f, true, "%s %s is open to other users (mode %04o)", what, path, (unsigned)(st.st_mode & 07777u));
+    if (!f->repair)
+        return;
+    mode_t tight = st.st_mode & 0770u;
+    if ((fd >= 0 ? fchmod(fd, tight) : chmod(path, tight)) != 0) {
+        fprintf(stderr, "l3fsck: chmod %s: %s\n", path, strerror(errno));
+        f->left++;
+        return;
+    }
+    fsck_fixed(f, "permissions for other users removed");
+}
+
+void fsck_permissions(fsck *f)
+{
+    struct stat file, shm;
+    char name[96], path[160];
+    if (fstat(f->fd, &file) != 0)
+        return;
+    check_mode(f, "the store", f->path, f->blockdev ? -1 : f->fd);
+    l3_shm_name_of(&file, name, sizeof name);
+    snprintf(path, sizeof path, "/dev/shm%s", name);
+    if (stat(path, &shm) != 0)
+        return;
+    if (shm.st_uid != file.st_uid && shm.st_uid != geteuid())
+        fsck_problem(f, false, "the shared object %s is owned by uid %u, not the store's owner (uid %u): it may be "
+                     "another user's; with no l3cache process running, remove it: rm %s", path,
+                     (unsigned)shm.st_uid, (unsigned)file.st_uid, path);
+    else
+        check_mode(f, "the shared object", path, -1);
 }

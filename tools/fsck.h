@@ -68,6 +68,7 @@ bool fsck_superblocks(fsck *f);   /* false: no store to check */
 void fsck_tables(fsck *f);        /* truncation, slab records, journal records */
 void fsck_objects(fsck *f);       /* every slot of every used slab */
 void fsck_checkpoint(fsck *f);    /* a clean store serves only its checkpoint */
+void fsck_permissions(fsck *f);  /* the store and its shared object: no access for others */
 void fsck_journal_repair(fsck *f);   /* -y: what a corrupt journal record removed stays removed */
 void fsck_write_superblocks(fsck *f); /* -y: both copies from the good one */
 

@@ -314,6 +314,7 @@ static int check(fsck *f)
     fsck_objects(f);
     fsck_checkpoint(f);
     fsck_journal_repair(f);
+    fsck_permissions(f);
     if (f->repair && (f->found || f->mark_dirty || f->sync_copies))
         fsck_write_superblocks(f);
     summary sm;

@@ -25,7 +25,7 @@ __all__ = ["L3Error", "Pool", "Store", "Executor", "library_path"]
 _STATUS = [
     "L3_OK", "L3_EINVAL", "L3_ELAYOUT", "L3_ECREDITS", "L3_EBUSY", "L3_EUNRETIRED", "L3_ENOMEM",
     "L3_EIO", "L3_ENOSPC", "L3_ECORRUPT", "L3_ECONFIG", "L3_ENOTFOUND", "L3_ECLOSED",
-    "L3_EUNSUPPORTED", "L3_ETIMEDOUT",
+    "L3_EUNSUPPORTED", "L3_ETIMEDOUT", "L3_EPERM",
 ]
 
 
