@@ -2,6 +2,7 @@
 #ifndef L3CACHE_H
 #define L3CACHE_H
 
+#include "l3_async.h"
 #include "l3_binding.h"
 #include "l3_clock.h"
 #include "l3_config.h"

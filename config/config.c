@@ -347,7 +347,7 @@ char *l3_config_to_json(const l3_config *c)
     json_object_set_new(s, "verify_checksums", json_boolean(!c->store.no_verify_checksums));
     json_object_set_new(s, "register_buffers", json_boolean(!c->store.no_register_buffers));
     json_object_set_new(s, "lock_timeout", json_real(c->store.lock_timeout));
-    char mode[8];
+    char mode[16];
     snprintf(mode, sizeof mode, "%04o", c->store.mode ? c->store.mode : L3_DEFAULT_MODE);
     json_object_set_new(s, "mode", json_string(mode));
     json_object_set_new(x, "max_operations", json_integer((json_int_t)c->executor.max_operations));

@@ -150,6 +150,15 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     return true;
 }
 
+void l3_alloc_pin(l3_slabstore *s, uint32_t v)
+{
+    slab *sl = &s->slabs[v];
+    sl->inflight++;
+    sl->proc_inflight[s->me]++;
+    s->sh->reserved++;
+    s->sh->procs[s->me].reserved++;
+}
+
 /* Take the next slot of slab `v` for this process. */
 static void reserve(l3_slabstore *s, uint32_t v, uint32_t *out_slab, uint32_t *out_slot)
 {
@@ -157,10 +166,7 @@ static void reserve(l3_slabstore *s, uint32_t v, uint32_t *out_slab, uint32_t *o
     L3_ASSERT(sl->state == S_OPEN && sl->next_slot < sl->nslots);
     *out_slab = v;
     *out_slot = sl->next_slot++;
-    sl->inflight++;
-    sl->proc_inflight[s->me]++;
-    s->sh->reserved++;
-    s->sh->procs[s->me].reserved++;
+    l3_alloc_pin(s, v);
 }
 
 bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot)

@@ -32,6 +32,10 @@ l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l
  * record is on disk (slab.record_gen), whichever process opened it. */
 bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot);
 
+/* Hold slab `slab` as a reservation does (it cannot be evicted or
+ * reopened) without taking a slot; l3_alloc_release gives it back. */
+void l3_alloc_pin(l3_slabstore *s, uint32_t slab);
+
 /* Give back this process's reservation of a slot in `slab` (published or
  * not). */
 void l3_alloc_release(l3_slabstore *s, uint32_t slab);

@@ -53,5 +53,6 @@ l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_b
 l3_status l3_slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                       const l3_range *ranges, l3_io_result *res, l3_error *err);
 bool l3_slab_remove(l3_store *st, const char *prefix);
+l3_status l3_slab_delete(l3_store *st, const char *const *keys, size_t n, bool *deleted, l3_error *err);
 
 #endif

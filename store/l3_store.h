@@ -64,6 +64,11 @@ typedef struct l3_store_ops {
      * that stays mapped until it is replaced or cleared with a NULL base;
      * a disk store registers it for zero-copy fixed-buffer I/O. */
     l3_status (*register_host)(l3_store *store, l3_host_buffer host, l3_error *err);
+    /* Optional (may be NULL): delete each key's object; deleted[i] says it
+     * was there. A disk store makes the deletion durable (the object does
+     * not come back after a crash). */
+    l3_status (*batch_delete)(l3_store *store, const char *const *keys, size_t n, bool *deleted,
+                              l3_error *err);
 } l3_store_ops;
 
 /* A store: embed this as the first member of a concrete store. */
@@ -82,6 +87,9 @@ l3_status l3_store_batch_put_from(l3_store *store, const char *const *keys, size
                                   l3_host_buffer host, const l3_range *ranges, l3_io_result *result,
                                   l3_error *err);
 bool l3_store_remove_by_prefix(l3_store *store, const char *prefix);
+/* Delete keys (see batch_delete); L3_EUNSUPPORTED for stores without it. */
+l3_status l3_store_batch_delete(l3_store *store, const char *const *keys, size_t n, bool *deleted,
+                                l3_error *err);
 /* Register the Host pool (NULL base: unregister); L3_OK for stores without it. */
 l3_status l3_store_register_host(l3_store *store, l3_host_buffer host, l3_error *err);
 /* Close, then free, a store. */

@@ -161,6 +161,29 @@ static bool mem_remove(l3_store *s, const char *prefix)
     return true;
 }
 
+static l3_status mem_delete(l3_store *s, const char *const *keys, size_t n, bool *deleted, l3_error *err)
+{
+    l3_memstore *m = (l3_memstore *)s;
+    l3_status st = check_keys(keys, n, err);
+    if (st != L3_OK)
+        return st;
+    pthread_rwlock_wrlock(&m->lock);
+    for (size_t i = 0; i < n; i++) {
+        entry **slot = find(m, keys[i], l3_hash64(keys[i], strlen(keys[i])));
+        entry *e = *slot;
+        deleted[i] = e != NULL;
+        if (!e)
+            continue;
+        *slot = e->next;
+        free(e->key);
+        free(e->bytes);
+        free(e);
+        m->count--;
+    }
+    pthread_rwlock_unlock(&m->lock);
+    return L3_OK;
+}
+
 static void mem_close(l3_store *s) { (void)s; }
 static bool mem_failures_retire(l3_store *s) { (void)s; return true; }
 static void mem_destroy(l3_store *s) { l3_memstore_free((l3_memstore *)s); }
@@ -170,6 +193,7 @@ static const l3_store_ops mem_ops = {
     .batch_get_into = mem_get,
     .batch_put_from = mem_put,
     .remove_by_prefix = mem_remove,
+    .batch_delete = mem_delete,
     .close = mem_close,
     .failures_retire = mem_failures_retire,
     .destroy = mem_destroy,

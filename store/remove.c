@@ -156,3 +156,64 @@ bool l3_slab_remove(l3_store *st, const char *prefix)
     free(match);
     return ok;
 }
+
+/* One wave of a delete: unpublish the keys found (their slabs pinned, so
+ * that no slot is reused under the header write), then zero their headers
+ * on disk so that they do not come back after a crash. */
+static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n, bool *deleted, uint8_t *zero,
+                             l3_io_req *reqs, uint32_t *pinned, l3_error *err)
+{
+    size_t r = 0;
+    l3_slab_lock(s);
+    for (size_t i = 0; i < n; i++) {
+        l3_index_entry *e = l3_index_find(&s->index, l3_key_identity(keys[i], strlen(keys[i])));
+        deleted[i] = e != NULL;
+        if (!e)
+            continue;
+        uint32_t slab = e->slab;
+        reqs[r] = (l3_io_req){ .write = true, .buf = zero, .len = s->geo.header_bytes,
+                               .offset = l3_slot_offset(&s->geo, slab, s->slabs[slab].payload_blocks, e->slot) };
+        pinned[r++] = slab;
+        l3_alloc_pin(s, slab);
+        l3_alloc_unpublish(s, e);
+    }
+    l3_slab_unlock(s);
+    l3_io_ctx *ctx = l3_io_acquire(s->engine);
+    bool retired = true;
+    l3_status st = l3_io_run(s->engine, ctx, reqs, r, s->opt.io_timeout, &retired, err);
+    l3_io_release(s->engine, ctx);
+    for (size_t k = 0; k < r && st == L3_OK; k++)
+        if (reqs[k].res != (int32_t)reqs[k].len)
+            st = l3_fail(err, L3_EIO, "zeroing a deleted object's header in %s: %s", s->path,
+                         strerror(reqs[k].res < 0 ? -reqs[k].res : EIO));
+    if (!retired)
+        atomic_store(&s->fatal, true); /* (the zero block stays allocated) */
+    l3_slab_lock(s);
+    for (size_t k = 0; k < r; k++)
+        l3_alloc_release(s, pinned[k]);
+    l3_slab_unlock(s);
+    return retired ? st : l3_fail(err, L3_ETIMEDOUT, "deleting in %s: I/O not reaped", s->path);
+}
+
+l3_status l3_slab_delete(l3_store *st, const char *const *keys, size_t n, bool *deleted, l3_error *err)
+{
+    l3_slabstore *s = (l3_slabstore *)st;
+    l3_status rc = l3_batch_check(s, keys, n, (l3_host_buffer){ 0 }, NULL, deleted, false, err);
+    if (rc == L3_OK && s->opt.read_only)
+        rc = l3_fail(err, L3_ECLOSED, "the store is open read-only");
+    if (rc != L3_OK)
+        return rc;
+    size_t w = s->wave_keys;
+    uint8_t *zero = l3_meta_alloc(s->geo.block_size, s->geo.header_bytes);
+    l3_io_req *reqs = calloc(w, sizeof *reqs);
+    uint32_t *pinned = calloc(w, sizeof *pinned);
+    if (!zero || !reqs || !pinned)
+        rc = l3_fail(err, L3_ENOMEM, "allocating a delete batch");
+    for (size_t base = 0; base < n && rc == L3_OK; base += w)
+        rc = delete_wave(s, keys + base, n - base < w ? n - base : w, deleted + base, zero, reqs, pinned, err);
+    if (rc != L3_ETIMEDOUT)
+        free(zero);
+    free(reqs);
+    free(pinned);
+    return rc;
+}

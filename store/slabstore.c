@@ -154,6 +154,7 @@ static const l3_store_ops slab_ops = {
     .failures_retire = slab_failures_retire,
     .destroy = slab_destroy_op,
     .register_host = slab_register_host,
+    .batch_delete = l3_slab_delete,
 };
 
 l3_store *l3_slabstore_store(l3_slabstore *s) { return &s->base; }

@@ -58,6 +58,14 @@ l3_status l3_store_batch_put_from(l3_store *s, const char *const *keys, size_t n
     return s->ops->batch_put_from(s, keys, n, host, ranges, result, err);
 }
 
+l3_status l3_store_batch_delete(l3_store *s, const char *const *keys, size_t n, bool *deleted, l3_error *err)
+{
+    if (!s->ops->batch_delete)
+        return l3_fail(err, L3_EUNSUPPORTED, "this store cannot delete single keys");
+    l3_status st = l3_check_batch_args(keys, n, deleted, NULL, false, err);
+    return st != L3_OK ? st : s->ops->batch_delete(s, keys, n, deleted, err);
+}
+
 bool l3_store_remove_by_prefix(l3_store *s, const char *prefix) { return s->ops->remove_by_prefix(s, prefix); }
 
 l3_status l3_store_register_host(l3_store *s, l3_host_buffer host, l3_error *err)

@@ -20,9 +20,9 @@ import re
 import subprocess
 import sys
 
-FLOORS = {"lib": 0, "uring": 1, "store": 2, "executor": 3, "config": 4, "api": 5,
+FLOORS = {"lib": 0, "uring": 1, "store": 2, "executor": 3, "async": 3, "config": 4, "api": 5,
           "tools": 6, "bench": 6, "tests": 7}
-LIBRARY = ("lib", "uring", "store", "executor", "config", "api")
+LIBRARY = ("lib", "uring", "store", "executor", "async", "config", "api")
 MAX_FUNCTION_LINES = 100
 
 problems = []
