@@ -37,6 +37,13 @@ l3_status l3_batch_check(l3_slabstore *s, const char *const *keys, size_t n, l3_
     return L3_OK;
 }
 
+l3_status l3_batch_check_io(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
+                            const l3_range *ranges, const l3_io_result *res, l3_error *err)
+{
+    const void *arrays = res && res->success && res->object_failures ? res->success : NULL;
+    return l3_batch_check(s, keys, n, host, ranges, arrays, true, err);
+}
+
 void l3_batch_result_clear(l3_io_result *res, size_t n)
 {
     memset(res->success, 0, n * sizeof *res->success);

@@ -16,6 +16,11 @@
 l3_status l3_batch_check(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
                          const l3_range *ranges, const void *per_key, bool need_ranges, l3_error *err);
 
+/* The same for a get or put: its ranges and both result arrays are
+ * required (none for an empty batch). */
+l3_status l3_batch_check_io(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
+                            const l3_range *ranges, const l3_io_result *res, l3_error *err);
+
 /* Every key failed (not an object failure), all retired: what a batch
  * reports until a key proves otherwise. */
 void l3_batch_result_clear(l3_io_result *res, size_t n);

@@ -221,8 +221,7 @@ l3_status l3_slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_b
                       const l3_range *ranges, l3_io_result *res, l3_error *err)
 {
     l3_slabstore *s = (l3_slabstore *)st;
-    const void *arrays = res && res->success && res->object_failures ? res->success : NULL;
-    l3_status rc = l3_batch_check(s, keys, n, host, ranges, arrays, true, err);
+    l3_status rc = l3_batch_check_io(s, keys, n, host, ranges, res, err);
     if (rc != L3_OK || !res)
         return rc; /* (no result arrays: an empty batch) */
     if (s->opt.read_only)

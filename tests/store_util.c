@@ -1,5 +1,7 @@
 #include "store_util.h"
 
+#include "format.h"
+
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -101,4 +103,15 @@ void peek_file(const char *path, uint64_t off, void *bytes, size_t len)
     assert_true(fd >= 0);
     assert_int_equal(pread(fd, bytes, len, (off_t)off), (ssize_t)len);
     close(fd);
+}
+
+void forge_absurd_slab_count(l3_superblock *sb)
+{
+    uint64_t shift = (1ull << 31) * L3_SLAB_RECORD_BYTES - sb->slab_table_len;
+    sb->num_slabs = 1u << 31;
+    sb->slab_table_len += shift;
+    sb->journal_off += shift;
+    sb->checkpoint_off += shift;
+    sb->data_off += shift;
+    sb->capacity = (uint64_t)sb->num_slabs * sb->slab_size + sb->data_off;
 }

@@ -33,4 +33,10 @@ bool exists_key(l3_store *s, const char *key);
 void poke_file(const char *path, uint64_t off, const void *bytes, size_t len);
 void peek_file(const char *path, uint64_t off, void *bytes, size_t len);
 
+/* Make a superblock claim 2^31 slabs, its areas laid out consistently for
+ * them (as a crafted image would): only the image's size shows it is
+ * absurd. The caller seals it. */
+struct l3_superblock;
+void forge_absurd_slab_count(struct l3_superblock *sb);
+
 #endif

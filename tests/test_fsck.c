@@ -351,19 +351,6 @@ static void a_repair_that_cannot_be_written_leaves_the_error(void **state)
     unlink(path);
 }
 
-/* 2^31 slabs, the areas laid out consistently for them (as a crafted
- * image would): only the image's size shows it is absurd. */
-static void forge_slab_count(l3_superblock *sb)
-{
-    uint64_t shift = (1ull << 31) * L3_SLAB_RECORD_BYTES - sb->slab_table_len;
-    sb->num_slabs = 1u << 31;
-    sb->slab_table_len += shift;
-    sb->journal_off += shift;
-    sb->checkpoint_off += shift;
-    sb->data_off += shift;
-    sb->capacity = (uint64_t)sb->num_slabs * sb->slab_size + sb->data_off;
-}
-
 /* A superblock whose checksum holds but whose geometry is absurd: an
  * error, never a crash or a huge allocation. */
 static void an_absurd_superblock_is_an_error_not_a_crash(void **state)
@@ -374,7 +361,7 @@ static void an_absurd_superblock_is_an_error_not_a_crash(void **state)
     for (int c = 0; c < 2; c++) {
         l3_superblock sb;
         peek_file(path, (uint64_t)c * 4096, &sb, sizeof sb);
-        forge_slab_count(&sb);
+        forge_absurd_slab_count(&sb);
         l3_sb_seal(&sb);
         poke_file(path, (uint64_t)c * 4096, &sb, sizeof sb);
     }
