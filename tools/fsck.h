@@ -29,6 +29,7 @@ typedef struct fsck_object {
 typedef struct fsck {
     const char *path;
     int fd;
+    int dfd;                     /* the image opened O_DIRECT for bulk reads, or -1 */
     bool repair, verify, list, json, slabs_verbose, tty;
     const char *prefix;
     uint64_t size;

@@ -337,7 +337,7 @@ static int check(fsck *f)
 
 int main(int argc, char **argv)
 {
-    fsck f = { .fd = -1, .errors = json_array(), .repairs = json_array() };
+    fsck f = { .fd = -1, .dfd = -1, .errors = json_array(), .repairs = json_array() };
     int code = !parse_args(&f, argc, argv) ? usage() : !open_image(&f) ? EXIT_OPERATIONAL : check(&f);
     for (size_t i = 0; i < f.num_objects; i++)
         free(f.objects[i].key);
@@ -349,5 +349,7 @@ int main(int argc, char **argv)
     json_decref(f.attached);
     if (f.fd >= 0)
         close(f.fd);
+    if (f.dfd >= 0)
+        close(f.dfd);
     return code;
 }
