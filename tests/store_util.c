@@ -115,3 +115,14 @@ void forge_absurd_slab_count(l3_superblock *sb)
     sb->data_off += shift;
     sb->capacity = (uint64_t)sb->num_slabs * sb->slab_size + sb->data_off;
 }
+
+void forge_superblock(const char *path, void (*edit)(l3_superblock *sb))
+{
+    for (int c = 0; c < 2; c++) {
+        l3_superblock sb;
+        peek_file(path, (uint64_t)c * 4096, &sb, sizeof sb);
+        edit(&sb);
+        l3_sb_seal(&sb);
+        poke_file(path, (uint64_t)c * 4096, &sb, sizeof sb);
+    }
+}

@@ -39,4 +39,8 @@ void peek_file(const char *path, uint64_t off, void *bytes, size_t len);
 struct l3_superblock;
 void forge_absurd_slab_count(struct l3_superblock *sb);
 
+/* Rewrite both superblock copies (4 KiB slots) of the store at `path`
+ * through `edit`, resealed. */
+void forge_superblock(const char *path, void (*edit)(struct l3_superblock *sb));
+
 #endif

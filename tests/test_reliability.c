@@ -249,17 +249,6 @@ static void concurrent_namespaces_are_removed_exactly(void **state)
     unlink(path);
 }
 
-/* Make a store and rewrite both superblock copies through `edit`. */
-static void forge_superblock(const char *path, void (*edit)(l3_superblock *sb))
-{
-    for (int c = 0; c < 2; c++) {
-        l3_superblock sb;
-        peek_file(path, (uint64_t)c * 4096, &sb, sizeof sb);
-        edit(&sb);
-        l3_sb_seal(&sb);
-        poke_file(path, (uint64_t)c * 4096, &sb, sizeof sb);
-    }
-}
 
 static void huge_index(l3_superblock *sb) { sb->max_objects = 1ull << 30; }
 
