@@ -7,10 +7,13 @@
 #include <string.h>
 
 #include "l3_keys.h"
+#include "l3_crc32c.h"
 #include "meta.h"
+#include "policy.h"
 
 l3_status l3_batch_check(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
-                         const l3_range *ranges, const void *per_key, bool need_ranges, l3_error *err)
+                         const l3_range *ranges, size_t k, const void *per_key, bool need_ranges,
+                         l3_error *err)
 {
     l3_status args = l3_check_batch_args(keys, n, per_key, ranges, need_ranges, err);
     if (args != L3_OK)
@@ -28,20 +31,72 @@ l3_status l3_batch_check(l3_slabstore *s, const char *const *keys, size_t n, l3_
     }
     if (!ranges)
         return L3_OK;
-    l3_status st = l3_check_ranges(host, ranges, n, err);
+    l3_status st = l3_check_ranges(host, ranges, n * k, err);
     if (st != L3_OK)
         return st;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n * k; i++)
         if (ranges[i].size > UINT32_MAX)
             return l3_fail(err, L3_EINVAL, "range %zu is over 4 GiB", i);
+    for (size_t i = 0; k > 1 && i < n; i++)
+        if (l3_ranges_disk_len(&ranges[i * k], k, s->geo.block_size) > UINT32_MAX)
+            return l3_fail(err, L3_EINVAL, "key %zu's ranges are over 4 GiB", i);
     return L3_OK;
 }
 
 l3_status l3_batch_check_io(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
-                            const l3_range *ranges, const l3_io_result *res, l3_error *err)
+                            const l3_range *ranges, size_t k, const l3_io_result *res, l3_error *err)
 {
     const void *arrays = res && res->success && res->object_failures ? res->success : NULL;
-    return l3_batch_check(s, keys, n, host, ranges, arrays, true, err);
+    if (k == 0 || k > L3_OBJ_MAX_SEGMENTS)
+        return l3_fail(err, L3_EINVAL, "%zu ranges per key: 1 to %u are allowed", k, L3_OBJ_MAX_SEGMENTS);
+    return l3_batch_check(s, keys, n, host, ranges, k, arrays, true, err);
+}
+
+uint64_t l3_ranges_disk_len(const l3_range *ranges, size_t k, uint32_t block)
+{
+    uint64_t len = 0;
+    for (size_t j = 0; j < k; j++)
+        len += j + 1 < k ? l3_round_up(ranges[j].size, block) : ranges[j].size;
+    return len;
+}
+
+uint32_t l3_ranges_crc(const uint8_t *base, const l3_range *ranges, size_t k, uint32_t block)
+{
+    static const uint8_t zeros[4096];
+    uint32_t crc = 0;
+    for (size_t j = 0; j < k; j++) {
+        crc = l3_crc32c(crc, base + ranges[j].offset, ranges[j].size);
+        uint64_t pad = j + 1 < k ? l3_round_up(ranges[j].size, block) - ranges[j].size : 0;
+        for (; pad; pad -= pad < sizeof zeros ? pad : sizeof zeros)
+            crc = l3_crc32c(crc, zeros, pad < sizeof zeros ? pad : sizeof zeros);
+    }
+    return crc;
+}
+
+void l3_header_set_shape(l3_object_header *h, const l3_range *ranges, size_t k)
+{
+    if (k < 2)
+        return;
+    h->flags |= L3_OBJ_SEGMENTED;
+    l3_segment_table *t = l3_object_segments(h);
+    t->count = (uint32_t)k;
+    for (size_t j = 0; j < k; j++)
+        t->size[j] = (uint32_t)ranges[j].size;
+}
+
+bool l3_header_has_shape(const l3_object_header *h, const l3_range *ranges, size_t k)
+{
+    if (k < 2)
+        return !(h->flags & L3_OBJ_SEGMENTED);
+    if (!(h->flags & L3_OBJ_SEGMENTED))
+        return false;
+    const l3_segment_table *t = l3_object_segments((l3_object_header *)h);
+    if (t->count != k)
+        return false;
+    for (size_t j = 0; j < k; j++)
+        if (t->size[j] != ranges[j].size)
+            return false;
+    return true;
 }
 
 void l3_batch_result_clear(l3_io_result *res, size_t n)
@@ -54,8 +109,14 @@ void l3_batch_result_clear(l3_io_result *res, size_t n)
 
 l3_status l3_slab_exists(l3_store *st, const char *const *keys, size_t n, bool *flags, l3_error *err)
 {
+    return l3_slab_lease(st, keys, n, 0, flags, err);
+}
+
+l3_status l3_slab_lease(l3_store *st, const char *const *keys, size_t n, double seconds, bool *flags,
+                        l3_error *err)
+{
     l3_slabstore *s = (l3_slabstore *)st;
-    l3_status rc = l3_batch_check(s, keys, n, (l3_host_buffer){ 0 }, NULL, flags, false, err);
+    l3_status rc = l3_batch_check(s, keys, n, (l3_host_buffer){ 0 }, NULL, 1, flags, false, err);
     if (rc != L3_OK)
         return rc;
     l3_key_id ids[64];
@@ -63,9 +124,14 @@ l3_status l3_slab_exists(l3_store *st, const char *const *keys, size_t n, bool *
         size_t m = n - base < 64 ? n - base : 64;
         for (size_t i = 0; i < m; i++)
             ids[i] = l3_key_identity(keys[base + i], strlen(keys[base + i]));
+        uint64_t until = seconds > 0 ? l3_policy_clock_ns() + (uint64_t)(seconds * 1e9) : 0;
         l3_slab_lock(s);
-        for (size_t i = 0; i < m; i++)
-            flags[base + i] = l3_index_find(&s->index, ids[i]) != NULL;
+        for (size_t i = 0; i < m; i++) {
+            l3_index_entry *e = l3_index_find(&s->index, ids[i]);
+            flags[base + i] = e != NULL;
+            if (e && until)
+                l3_policy_lease(s, e->slab, until);
+        }
         l3_slab_unlock(s);
     }
     return L3_OK;
@@ -95,7 +161,8 @@ int l3_plan_slot(l3_slabstore *s, l3_plan *p, bool write, uint8_t *header, l3_io
 {
     uint32_t b = s->geo.block_size, hb = s->geo.header_bytes;
     p->first_req = r;
-    reqs[r++] = (l3_io_req){ .write = write, .offset = p->dev - hb, .buf = header, .len = hb };
+    if (header)
+        reqs[r++] = (l3_io_req){ .write = write, .offset = p->dev - hb, .buf = header, .len = hb };
     if (p->size && ((uintptr_t)p->host & (b - 1)) != 0) {
         r = plan_temp(s, p, write, reqs, r);
     } else if (p->size) {
@@ -103,6 +170,8 @@ int l3_plan_slot(l3_slabstore *s, l3_plan *p, bool write, uint8_t *header, l3_io
         p->tail = p->size - p->direct;
         if (p->direct)
             reqs[r++] = (l3_io_req){ .write = write, .offset = p->dev, .buf = p->host, .len = p->direct };
+        if (p->tail && !p->tail_buf && !(p->tail_buf = p->own_tail = l3_meta_alloc(b, b)))
+            return -1;
         if (p->tail) {
             if (write) {
                 memcpy(p->tail_buf, p->host + p->direct, p->tail);
@@ -116,6 +185,27 @@ int l3_plan_slot(l3_slabstore *s, l3_plan *p, bool write, uint8_t *header, l3_io
         return -1;
     p->num_reqs = r - p->first_req;
     return r;
+}
+
+int l3_plan_object(l3_slabstore *s, l3_plan *plans, size_t k, uint64_t dev, uint8_t *base,
+                   const l3_range *ranges, bool write, uint8_t *header, uint8_t *tail_buf, l3_io_req *reqs,
+                   int r)
+{
+    for (size_t j = 0; j < k && r >= 0; j++) {
+        plans[j] = (l3_plan){ .dev = dev, .host = base + ranges[j].offset, .size = (uint32_t)ranges[j].size,
+                              .tail_buf = j == 0 ? tail_buf : NULL };
+        r = l3_plan_slot(s, &plans[j], write, j == 0 ? header : NULL, reqs, r);
+        dev += l3_round_up(ranges[j].size, s->geo.block_size);
+    }
+    return r;
+}
+
+bool l3_plans_ok(const l3_io_req *reqs, const l3_plan *plans, size_t k, int *error)
+{
+    bool ok = true;
+    for (size_t j = 0; j < k && ok; j++)
+        ok = l3_plan_ok(reqs, &plans[j], error);
+    return ok;
 }
 
 bool l3_plan_ok(const l3_io_req *reqs, const l3_plan *p, int *error)
@@ -135,6 +225,7 @@ void l3_plan_free(l3_plan *plans, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         free(plans[k].temp);
-        plans[k].temp = NULL;
+        free(plans[k].own_tail);
+        plans[k].temp = plans[k].own_tail = NULL;
     }
 }

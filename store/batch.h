@@ -14,12 +14,27 @@
  * keys or ranges are missing or malformed (l3_check_batch_args); an
  * existence batch needs no ranges. */
 l3_status l3_batch_check(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
-                         const l3_range *ranges, const void *per_key, bool need_ranges, l3_error *err);
+                         const l3_range *ranges, size_t k, const void *per_key, bool need_ranges,
+                         l3_error *err);
 
-/* The same for a get or put: its ranges and both result arrays are
- * required (none for an empty batch). */
+/* The same for a get or put of `k` ranges per key (1 to
+ * L3_OBJ_MAX_SEGMENTS): its ranges and both result arrays are required
+ * (none for an empty batch). */
 l3_status l3_batch_check_io(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
-                            const l3_range *ranges, const l3_io_result *res, l3_error *err);
+                            const l3_range *ranges, size_t k, const l3_io_result *res, l3_error *err);
+
+/* The on-disk payload length of an object of `k` ranges (format.h: each
+ * but the last padded to the block). */
+uint64_t l3_ranges_disk_len(const l3_range *ranges, size_t k, uint32_t block);
+
+/* The payload crc32c of an object of `k` ranges of `base`: over its disk
+ * image, padding as zeros. */
+uint32_t l3_ranges_crc(const uint8_t *base, const l3_range *ranges, size_t k, uint32_t block);
+
+/* Record the shape of `k` ranges in a header (nothing for one range), and
+ * whether a header has that shape. */
+void l3_header_set_shape(l3_object_header *h, const l3_range *ranges, size_t k);
+bool l3_header_has_shape(const l3_object_header *h, const l3_range *ranges, size_t k);
 
 /* Every key failed (not an object failure), all retired: what a batch
  * reports until a key proves otherwise. */
@@ -36,6 +51,7 @@ typedef struct l3_plan {
     uint32_t tail;      /* bytes through the bounce block */
     uint8_t *tail_buf;  /* the bounce block */
     uint8_t *temp;      /* misaligned: the whole payload's buffer */
+    uint8_t *own_tail;  /* a bounce block of its own (a later segment's) */
     int first_req, num_reqs;
 } l3_plan;
 
@@ -44,19 +60,36 @@ typedef struct l3_plan {
  * next free request index, or -1 when a temporary buffer cannot be had. */
 int l3_plan_slot(l3_slabstore *s, l3_plan *p, bool write, uint8_t *header, l3_io_req *reqs, int r);
 
+/* Plan an object of `k` ranges of `base` whose payload starts at `dev`:
+ * plans[0..k), one per segment, the header (when not NULL) with the
+ * first; `tail_buf` is the first segment's bounce block, later ones get
+ * their own. Returns the next request index, or -1. */
+int l3_plan_object(l3_slabstore *s, l3_plan *plans, size_t k, uint64_t dev, uint8_t *base,
+                   const l3_range *ranges, bool write, uint8_t *header, uint8_t *tail_buf, l3_io_req *reqs,
+                   int r);
+
 /* Whether every request of a plan moved all its bytes; the first error
  * goes into *error. */
 bool l3_plan_ok(const l3_io_req *reqs, const l3_plan *p, int *error);
+
+/* The same for an object's `k` plans. */
+bool l3_plans_ok(const l3_io_req *reqs, const l3_plan *plans, size_t k, int *error);
 
 /* Free the plans' temporary buffers. */
 void l3_plan_free(l3_plan *plans, size_t n);
 
 /* The store operations (l3_store.h). */
 l3_status l3_slab_exists(l3_store *st, const char *const *keys, size_t n, bool *flags, l3_error *err);
+l3_status l3_slab_lease(l3_store *st, const char *const *keys, size_t n, double seconds, bool *flags,
+                        l3_error *err);
 l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                       const l3_range *ranges, l3_io_result *res, l3_error *err);
 l3_status l3_slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                       const l3_range *ranges, l3_io_result *res, l3_error *err);
+l3_status l3_slab_get_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                        const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err);
+l3_status l3_slab_put_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                        const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err);
 bool l3_slab_remove(l3_store *st, const char *prefix);
 l3_status l3_slab_delete(l3_store *st, const char *const *keys, size_t n, bool *deleted, l3_error *err);
 

@@ -171,12 +171,49 @@ bool l3_slab_record_valid(const l3_slab_record *r, uint32_t slab)
     return l3_crc32c(0, &c, sizeof c) == r->crc;
 }
 
+uint64_t l3_segments_disk_len(const uint32_t *sizes, uint32_t count, uint32_t block)
+{
+    uint64_t len = 0;
+    for (uint32_t j = 0; j < count; j++)
+        len += j + 1 < count ? l3_round_up(sizes[j], block) : sizes[j];
+    return len;
+}
+
+/* The bytes of a header's segment table (0 for a single-range object). */
+static size_t segment_table_bytes(const l3_object_header *h)
+{
+    if (!(h->flags & L3_OBJ_SEGMENTED))
+        return 0;
+    const l3_segment_table *t = l3_object_segments((l3_object_header *)h);
+    return sizeof t->count + (size_t)t->count * sizeof t->size[0];
+}
+
 static uint32_t header_crc(const l3_object_header *h)
 {
     l3_object_header fixed = *h;
     fixed.header_crc = 0;
     uint32_t crc = l3_crc32c(0, &fixed, sizeof fixed);
-    return l3_crc32c(crc, h->key, h->key_len);
+    crc = l3_crc32c(crc, h->key, h->key_len);
+    if (h->flags & L3_OBJ_SEGMENTED)
+        crc = l3_crc32c(crc, (const uint8_t *)h + L3_OBJ_SEGMENT_TABLE, segment_table_bytes(h));
+    return crc;
+}
+
+/* Whether a segmented header's table is whole: 2 to the most segments,
+ * inside `avail`, their sum within the payload. */
+static bool segments_sane(const l3_object_header *h, size_t avail)
+{
+    if (!(h->flags & L3_OBJ_SEGMENTED))
+        return h->flags == 0;
+    if (h->flags != L3_OBJ_SEGMENTED || avail < L3_OBJ_SEGMENT_TABLE + sizeof(uint32_t))
+        return false;
+    const l3_segment_table *t = l3_object_segments((l3_object_header *)h);
+    if (t->count < 2 || t->count > L3_OBJ_MAX_SEGMENTS || L3_OBJ_SEGMENT_TABLE + segment_table_bytes(h) > avail)
+        return false;
+    uint64_t sum = 0;
+    for (uint32_t j = 0; j < t->count; j++)
+        sum += t->size[j];
+    return sum <= h->size;
 }
 
 void l3_object_header_seal(l3_object_header *h)
@@ -192,7 +229,7 @@ bool l3_object_header_valid(const l3_object_header *h, size_t avail)
         return false;
     if (h->key_len == 0 || h->key_len > L3_OBJECT_KEY_MAX || L3_OBJ_HEADER_FIXED + h->key_len > avail)
         return false;
-    if (memchr(h->key, '\0', h->key_len))
+    if (memchr(h->key, '\0', h->key_len) || !segments_sane(h, avail))
         return false;
     return header_crc(h) == h->header_crc;
 }

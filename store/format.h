@@ -97,6 +97,31 @@ typedef struct l3_object_header {
 } l3_object_header;
 _Static_assert(sizeof(l3_object_header) == L3_OBJ_HEADER_FIXED, "object header size");
 
+/* Object header flags. */
+#define L3_OBJ_SEGMENTED 1u   /* a multi-range object: its segment table follows */
+
+/* A multi-range object's segment table, at L3_OBJ_SEGMENT_TABLE in its
+ * header: `count` sizes (2 to L3_OBJ_MAX_SEGMENTS). On disk each segment
+ * but the last is padded with zeros to the block size, so that every
+ * segment starts on a block; the header's `size` is the padded length
+ * and `payload_crc` covers it, padding included. */
+#define L3_OBJ_SEGMENT_TABLE (L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX)
+#define L3_OBJ_MAX_SEGMENTS 64u
+typedef struct l3_segment_table {
+    uint32_t count;
+    uint32_t size[L3_OBJ_MAX_SEGMENTS];
+} l3_segment_table;
+
+/* The segment table of a header (valid only with L3_OBJ_SEGMENTED set). */
+static inline l3_segment_table *l3_object_segments(l3_object_header *h)
+{
+    return (l3_segment_table *)((uint8_t *)h + L3_OBJ_SEGMENT_TABLE);
+}
+
+/* The on-disk payload length of segments of `sizes`: each but the last
+ * rounded up to `block`. */
+uint64_t l3_segments_disk_len(const uint32_t *sizes, uint32_t count, uint32_t block);
+
 /* A namespace deletion: objects whose key starts with `prefix` and whose
  * sequence is below `seq` are dead. */
 typedef struct l3_journal_record {

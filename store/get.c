@@ -15,6 +15,8 @@ typedef struct get_key {
     l3_key_id id;
     uint64_t seq, gen;
     uint32_t slab, slot, crc;
+    uint64_t dev;       /* its payload's device offset */
+    const l3_range *ranges; /* its k ranges */
     uint8_t *header;    /* its header block, read with the payload */
 } get_key;
 
@@ -30,6 +32,8 @@ typedef struct get_wave {
     l3_io_req *reqs;
     dev_order *order;
     size_t nk;
+    size_t k;           /* ranges per key: key j's plans are plans[j * k ...] */
+    uint8_t *base;      /* the Host buffer */
 } get_wave;
 
 static int cmp_dev_order(const void *a, const void *b)
@@ -51,8 +55,8 @@ static bool header_matches(const l3_slabstore *s, const get_key *g, const char *
 
 /* Look the wave's keys up (under the lock) and plan a read for each found
  * one of the right size; the others are object failures. */
-static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m,
-                      l3_host_buffer host, const l3_range *ranges, uint8_t *bounce, l3_io_result *res)
+static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const l3_range *ranges,
+                      uint8_t *bounce, l3_io_result *res)
 {
     uint32_t b = s->geo.block_size, hb = s->geo.header_bytes;
     w->nk = 0;
@@ -64,7 +68,8 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m,
             l3_alloc_unpublish(s, e); /* left behind by a process that died mid-update */
             e = NULL;
         }
-        if (!e || e->size != ranges[pos].size) {
+        const l3_range *kr = &ranges[pos * w->k];
+        if (!e || e->size != l3_ranges_disk_len(kr, w->k, b)) {
             res->object_failures[pos] = true; /* missing or of another size */
             atomic_fetch_add(&s->get_misses, 1);
             continue;
@@ -72,12 +77,9 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m,
         slab *sl = &s->slabs[e->slab];
         get_key *g = &w->keys[w->nk];
         *g = (get_key){ .pos = pos, .id = w->keys[i].id, .seq = e->seq, .gen = sl->gen, .slab = e->slab,
-                        .slot = e->slot, .crc = e->crc, .header = bounce + w->nk * (hb + b) };
-        w->plans[w->nk] = (l3_plan){ .dev = l3_slot_offset(&s->geo, e->slab, sl->payload_blocks, e->slot) + hb,
-                                     .host = host.base + ranges[pos].offset,
-                                     .size = e->size,
-                                     .tail_buf = g->header + hb };
-        w->order[w->nk] = (dev_order){ w->plans[w->nk].dev, (uint32_t)w->nk };
+                        .slot = e->slot, .crc = e->crc, .ranges = kr, .header = bounce + w->nk * (hb + b),
+                        .dev = l3_slot_offset(&s->geo, e->slab, sl->payload_blocks, e->slot) + hb };
+        w->order[w->nk] = (dev_order){ g->dev, (uint32_t)w->nk };
         w->nk++;
     }
     l3_slab_unlock(s);
@@ -91,22 +93,34 @@ static int build_reads(l3_slabstore *s, get_wave *w)
     qsort(w->order, w->nk, sizeof *w->order, cmp_dev_order);
     int r = 0;
     for (size_t o = 0; o < w->nk && r >= 0; o++) {
-        size_t k = w->order[o].k;
-        r = l3_plan_slot(s, &w->plans[k], false, w->keys[k].header, w->reqs, r);
+        get_key *g = &w->keys[w->order[o].k];
+        r = l3_plan_object(s, &w->plans[w->order[o].k * w->k], w->k, g->dev, w->base, g->ranges, false, g->header,
+                           g->header + s->geo.header_bytes, w->reqs, r);
     }
     return r;
 }
 
 /* Judge one read key: serve it, or count it stale or corrupt (and drop a
  * corrupt one from the index). */
-static void finish_key(l3_slabstore *s, get_key *g, l3_plan *p, const char *key, l3_io_result *res)
+static void finish_key(l3_slabstore *s, get_wave *w, get_key *g, l3_plan *plans, const char *key,
+                       l3_io_result *res)
 {
-    if (p->temp)
-        memcpy(p->host, p->temp, p->size);
-    else if (p->tail)
-        memcpy(p->host + p->direct, p->tail_buf, p->tail);
-    bool crc_ok = header_matches(s, g, key, p->size) &&
-                  (s->opt.no_verify_checksums || l3_crc32c(0, p->host, p->size) == g->crc);
+    uint32_t b = s->geo.block_size;
+    for (size_t j = 0; j < w->k; j++) {
+        l3_plan *p = &plans[j];
+        if (p->temp)
+            memcpy(p->host, p->temp, p->size);
+        else if (p->tail)
+            memcpy(p->host + p->direct, p->tail_buf, p->tail);
+    }
+    uint32_t size = (uint32_t)l3_ranges_disk_len(g->ranges, w->k, b);
+    bool header_ok = header_matches(s, g, key, size);
+    if (header_ok && !l3_header_has_shape((const l3_object_header *)g->header, g->ranges, w->k)) {
+        res->object_failures[g->pos] = true; /* asked as ranges of other sizes: the object stays */
+        atomic_fetch_add(&s->get_misses, 1);
+        return;
+    }
+    bool crc_ok = header_ok && (s->opt.no_verify_checksums || l3_ranges_crc(w->base, g->ranges, w->k, b) == g->crc);
     l3_slab_lock(s);
     l3_index_entry *e = l3_index_find(&s->index, g->id);
     bool current = e && e->seq == g->seq && s->slabs[g->slab].gen == g->gen;
@@ -155,13 +169,13 @@ static void drop_failed(l3_slabstore *s, const get_io *io, l3_io_result *res)
 
 /* Run one wave of keys [base, base + m). */
 static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *keys, size_t base,
-                              size_t m, l3_host_buffer host, const l3_range *ranges, l3_io_result *res,
-                              get_io *io, l3_error *err)
+                              size_t m, const l3_range *ranges, l3_io_result *res, get_io *io,
+                              l3_error *err)
 {
     for (size_t i = 0; i < m; i++)
         w->keys[i].id = l3_key_identity(keys[base + i], strlen(keys[base + i]));
     l3_io_ctx *ctx = l3_io_acquire(s->engine);
-    plan_wave(s, w, base, m, host, ranges, l3_io_bounce(ctx, NULL), res);
+    plan_wave(s, w, base, m, ranges, l3_io_bounce(ctx, NULL), res);
     int r = build_reads(s, w);
     bool retired = true;
     l3_status rc = r < 0 ? l3_fail(err, L3_ENOMEM, "allocating a bounce buffer")
@@ -173,35 +187,42 @@ static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *k
         rc = L3_OK;
     }
     for (size_t k = 0; k < w->nk && rc == L3_OK && retired; k++) {
-        if (l3_plan_ok(w->reqs, &w->plans[k], &io->error)) {
+        if (l3_plans_ok(w->reqs, &w->plans[k * w->k], w->k, &io->error)) {
             io->ok++;
-            finish_key(s, &w->keys[k], &w->plans[k], keys[w->keys[k].pos], res);
+            finish_key(s, w, &w->keys[k], &w->plans[k * w->k], keys[w->keys[k].pos], res);
         } else {
             io->lost[io->failed++] = w->keys[k];
         }
     }
     l3_io_release(s->engine, ctx);
-    l3_plan_free(w->plans, w->nk);
+    l3_plan_free(w->plans, w->nk * w->k);
     return rc;
 }
 
 l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                       const l3_range *ranges, l3_io_result *res, l3_error *err)
 {
+    return l3_slab_get_v(st, keys, n, host, ranges, 1, res, err);
+}
+
+l3_status l3_slab_get_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                        const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err)
+{
     l3_slabstore *s = (l3_slabstore *)st;
-    l3_status rc = l3_batch_check_io(s, keys, n, host, ranges, res, err);
+    l3_status rc = l3_batch_check_io(s, keys, n, host, ranges, k, res, err);
     if (rc != L3_OK || !res)
         return rc; /* (no result arrays: an empty batch) */
     atomic_fetch_add(&s->gets, 1);
     l3_batch_result_clear(res, n);
     size_t wk = s->wave_keys;
-    get_wave w = { .keys = calloc(wk, sizeof(get_key)), .plans = calloc(wk, sizeof(l3_plan)),
-                   .reqs = calloc(3 * wk, sizeof(l3_io_req)), .order = calloc(wk, sizeof(dev_order)) };
+    get_wave w = { .keys = calloc(wk, sizeof(get_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
+                   .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .order = calloc(wk, sizeof(dev_order)),
+                   .k = k, .base = host.base };
     get_io io = { .lost = calloc(n ? n : 1, sizeof(get_key)) };
     if (!w.keys || !w.plans || !w.reqs || !w.order || !io.lost)
         rc = l3_fail(err, L3_ENOMEM, "allocating a get batch");
     for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk)
-        rc = get_wave_run(s, &w, keys, base, n - base < wk ? n - base : wk, host, ranges, res, &io, err);
+        rc = get_wave_run(s, &w, keys, base, n - base < wk ? n - base : wk, ranges, res, &io, err);
     free(w.keys);
     free(w.plans);
     free(w.reqs);

@@ -69,7 +69,26 @@ typedef struct l3_store_ops {
      * not come back after a crash). */
     l3_status (*batch_delete)(l3_store *store, const char *const *keys, size_t n, bool *deleted,
                               l3_error *err);
+    /* Optional (may be NULL): batch_get_into and batch_put_from for
+     * multi-range objects. Key i's object is the concatenation of its
+     * `per_key` ranges, ranges[i * per_key] to ranges[i * per_key +
+     * per_key - 1]; a get succeeds only into ranges of the same sizes, in
+     * the same order, as the put that stored it. */
+    l3_status (*batch_get_into_v)(l3_store *store, const char *const *keys, size_t n, l3_host_buffer host,
+                                  const l3_range *ranges, size_t per_key, l3_io_result *result,
+                                  l3_error *err);
+    l3_status (*batch_put_from_v)(l3_store *store, const char *const *keys, size_t n, l3_host_buffer host,
+                                  const l3_range *ranges, size_t per_key, l3_io_result *result,
+                                  l3_error *err);
+    /* Optional (may be NULL): batch_exists that also leases each found
+     * object for `seconds`: until then eviction keeps it (an expired lease
+     * is simply gone). */
+    l3_status (*batch_lease)(l3_store *store, const char *const *keys, size_t n, double seconds,
+                             bool *flags, l3_error *err);
 } l3_store_ops;
+
+/* The most ranges one object may have. */
+#define L3_MAX_RANGES_PER_KEY 64u
 
 /* A store: embed this as the first member of a concrete store. */
 struct l3_store {
@@ -90,6 +109,19 @@ bool l3_store_remove_by_prefix(l3_store *store, const char *prefix);
 /* Delete keys (see batch_delete); L3_EUNSUPPORTED for stores without it. */
 l3_status l3_store_batch_delete(l3_store *store, const char *const *keys, size_t n, bool *deleted,
                                 l3_error *err);
+/* Multi-range gets and puts (see batch_get_into_v): `per_key` ranges per
+ * key, 1 to L3_MAX_RANGES_PER_KEY; with 1 they are batch_get_into and
+ * batch_put_from. L3_EUNSUPPORTED for a store without them. */
+l3_status l3_store_batch_get_into_v(l3_store *store, const char *const *keys, size_t n,
+                                    l3_host_buffer host, const l3_range *ranges, size_t per_key,
+                                    l3_io_result *result, l3_error *err);
+l3_status l3_store_batch_put_from_v(l3_store *store, const char *const *keys, size_t n,
+                                    l3_host_buffer host, const l3_range *ranges, size_t per_key,
+                                    l3_io_result *result, l3_error *err);
+/* batch_exists that leases what it finds for `seconds` (see batch_lease);
+ * a store without leases answers as batch_exists. */
+l3_status l3_store_batch_lease(l3_store *store, const char *const *keys, size_t n, double seconds,
+                               bool *flags, l3_error *err);
 /* Register the Host pool (NULL base: unregister); L3_OK for stores without it. */
 l3_status l3_store_register_host(l3_store *store, l3_host_buffer host, l3_error *err);
 /* Close, then free, a store. */

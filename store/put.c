@@ -28,6 +28,7 @@ typedef struct put_wave {
     l3_io_req *reqs;
     uint32_t *slabs;    /* the distinct slabs the wave writes into */
     size_t m, num_slabs, np;
+    size_t k;           /* ranges per key: a key's plans are plans[j * k ...] */
 } put_wave;
 
 static bool same_key(const put_key *a, const put_key *b)
@@ -81,12 +82,11 @@ static void reserve_key(l3_slabstore *s, put_wave *w, size_t i, const char *key,
 /* Seal key i's header into `hdr` and plan its writes at reqs[r]; returns
  * the next request index, or -1. */
 static int plan_write(l3_slabstore *s, put_wave *w, put_key *p, const char *key, l3_host_buffer host,
-                      const l3_range *range, uint8_t *hdr, int r)
+                      const l3_range *ranges, uint8_t *hdr, int r)
 {
-    uint32_t hb = s->geo.header_bytes;
-    uint8_t *src = host.base + range->offset;
-    uint32_t size = (uint32_t)range->size;
-    p->crc = l3_crc32c(0, src, size);
+    uint32_t hb = s->geo.header_bytes, b = s->geo.block_size;
+    uint32_t size = (uint32_t)l3_ranges_disk_len(ranges, w->k, b);
+    p->crc = l3_ranges_crc(host.base, ranges, w->k, b);
     memset(hdr, 0, hb);
     l3_object_header *h = (l3_object_header *)hdr;
     l3_slab_lock(s);
@@ -101,10 +101,10 @@ static int plan_write(l3_slabstore *s, put_wave *w, put_key *p, const char *key,
     h->payload_crc = p->crc;
     h->key_len = p->id.len;
     memcpy(h->key, key, p->id.len);
+    l3_header_set_shape(h, ranges, w->k);
     l3_object_header_seal(h);
-    l3_plan *pl = &w->plans[w->np++];
-    *pl = (l3_plan){ .dev = slot_off + hb, .host = src, .size = size, .tail_buf = hdr + hb };
-    return l3_plan_slot(s, pl, true, hdr, w->reqs, r);
+    l3_plan *pl = &w->plans[w->np++ * w->k];
+    return l3_plan_object(s, pl, w->k, slot_off + hb, host.base, ranges, true, hdr, hdr + hb, w->reqs, r);
 }
 
 /* Publish what was written and give every reservation back (under the
@@ -112,16 +112,18 @@ static int plan_write(l3_slabstore *s, put_wave *w, put_key *p, const char *key,
 static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, bool ran,
                          l3_io_result *res, int *io_error)
 {
+    uint32_t b = s->geo.block_size;
     l3_slab_lock(s);
     for (size_t i = 0, k = 0; i < w->m; i++) {
         put_key *p = &w->keys[i];
         if (p->state != PUT_WRITE)
             continue;
-        l3_plan *pl = &w->plans[k++];
-        bool written = ran && k <= w->np && l3_plan_ok(w->reqs, pl, io_error);
+        l3_plan *pl = &w->plans[k++ * w->k];
+        bool written = ran && k <= w->np && l3_plans_ok(w->reqs, pl, w->k, io_error);
         if (written && !l3_index_find(&s->index, p->id)) {
+            uint32_t size = (uint32_t)l3_ranges_disk_len(&ranges[p->pos * w->k], w->k, b);
             l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .check = p->id.check, .crc = p->crc,
-                                 .slab = p->slab, .slot = p->slot, .size = (uint32_t)ranges[p->pos].size,
+                                 .slab = p->slab, .slot = p->slot, .size = size,
                                  .gen = (uint32_t)p->gen, .ns = (uint16_t)p->ns, .key_len = p->id.len };
             written = l3_alloc_publish(s, &e);
             l3_policy_touch(s, p->slab);
@@ -182,7 +184,7 @@ static l3_status write_wave(l3_slabstore *s, put_wave *w, const char *const *key
         put_key *p = &w->keys[i];
         if (p->state != PUT_WRITE)
             continue;
-        r = plan_write(s, w, p, keys[p->pos], host, &ranges[p->pos], bounce + w->np * slot_scratch, r);
+        r = plan_write(s, w, p, keys[p->pos], host, &ranges[p->pos * w->k], bounce + w->np * slot_scratch, r);
         if (r < 0)
             rc = l3_fail(err, L3_ENOMEM, "allocating a bounce buffer");
     }
@@ -203,7 +205,8 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
     w->num_slabs = 0;
     l3_slab_lock(s);
     for (size_t i = 0; i < w->m; i++)
-        reserve_key(s, w, i, keys[base + i], ranges[base + i].size, res);
+        reserve_key(s, w, i, keys[base + i],
+                    l3_ranges_disk_len(&ranges[(base + i) * w->k], w->k, s->geo.block_size), res);
     l3_slab_unlock(s);
     bool retired = true;
     l3_status rc = write_wave(s, w, keys, host, ranges, &retired, err);
@@ -213,15 +216,21 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
         rc = L3_OK;
     }
     publish_wave(s, w, ranges, rc == L3_OK && retired, res, io_error);
-    l3_plan_free(w->plans, w->np);
+    l3_plan_free(w->plans, w->np * w->k);
     return rc;
 }
 
 l3_status l3_slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                       const l3_range *ranges, l3_io_result *res, l3_error *err)
 {
+    return l3_slab_put_v(st, keys, n, host, ranges, 1, res, err);
+}
+
+l3_status l3_slab_put_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                        const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err)
+{
     l3_slabstore *s = (l3_slabstore *)st;
-    l3_status rc = l3_batch_check_io(s, keys, n, host, ranges, res, err);
+    l3_status rc = l3_batch_check_io(s, keys, n, host, ranges, k, res, err);
     if (rc != L3_OK || !res)
         return rc; /* (no result arrays: an empty batch) */
     if (s->opt.read_only)
@@ -229,8 +238,9 @@ l3_status l3_slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_b
     atomic_fetch_add(&s->puts, 1);
     l3_batch_result_clear(res, n);
     size_t wk = s->wave_keys;
-    put_wave w = { .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk, sizeof(l3_plan)),
-                   .reqs = calloc(3 * wk, sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)) };
+    put_wave w = { .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
+                   .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)),
+                   .k = k };
     int io_error = 0;
     if (!w.keys || !w.plans || !w.reqs || !w.slabs)
         rc = l3_fail(err, L3_ENOMEM, "allocating a put batch");

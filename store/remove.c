@@ -198,7 +198,7 @@ static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n,
 l3_status l3_slab_delete(l3_store *st, const char *const *keys, size_t n, bool *deleted, l3_error *err)
 {
     l3_slabstore *s = (l3_slabstore *)st;
-    l3_status rc = l3_batch_check(s, keys, n, (l3_host_buffer){ 0 }, NULL, deleted, false, err);
+    l3_status rc = l3_batch_check(s, keys, n, (l3_host_buffer){ 0 }, NULL, 1, deleted, false, err);
     if (rc == L3_OK && s->opt.read_only)
         rc = l3_fail(err, L3_ECLOSED, "the store is open read-only");
     if (rc != L3_OK)

@@ -21,7 +21,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 2
+#define L3_SHM_VERSION 3
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2 };
 
@@ -40,6 +40,7 @@ typedef struct slab {
     uint64_t record_gen;     /* the generation whose slab record is on disk (0: none yet) */
     uint64_t live_bytes;
     _Atomic uint64_t last_access;
+    uint64_t lease_until;    /* CLOCK_MONOTONIC ns: readers hold it until then (0: none) */
     uint32_t proc_inflight[L3_MAX_PROCS]; /* inflight, by process slot */
 } slab;
 

@@ -155,6 +155,9 @@ static const l3_store_ops slab_ops = {
     .destroy = slab_destroy_op,
     .register_host = slab_register_host,
     .batch_delete = l3_slab_delete,
+    .batch_get_into_v = l3_slab_get_v,
+    .batch_put_from_v = l3_slab_put_v,
+    .batch_lease = l3_slab_lease,
 };
 
 l3_store *l3_slabstore_store(l3_slabstore *s) { return &s->base; }

@@ -58,6 +58,55 @@ l3_status l3_store_batch_put_from(l3_store *s, const char *const *keys, size_t n
     return s->ops->batch_put_from(s, keys, n, host, ranges, result, err);
 }
 
+/* Check a multi-range batch's shape before it reaches the store. */
+static l3_status check_v(const char *const *keys, size_t n, const l3_range *ranges,
+                         size_t per_key, l3_io_result *result, bool has_op, l3_error *err)
+{
+    if (per_key == 0 || per_key > L3_MAX_RANGES_PER_KEY)
+        return l3_fail(err, L3_EINVAL, "%zu ranges per key: 1 to %u are allowed", per_key,
+                       L3_MAX_RANGES_PER_KEY);
+    if (!has_op && per_key > 1)
+        return l3_fail(err, L3_EUNSUPPORTED, "this store has no multi-range objects");
+    l3_status st = l3_check_batch_args(keys, n, result_arrays(result), ranges, true, err);
+    if (st == L3_OK)
+        result->success_len = result->object_failures_len = 0;
+    return st;
+}
+
+l3_status l3_store_batch_get_into_v(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
+                                    const l3_range *ranges, size_t per_key, l3_io_result *result,
+                                    l3_error *err)
+{
+    l3_status st = check_v(keys, n, ranges, per_key, result, s->ops->batch_get_into_v != NULL, err);
+    if (st != L3_OK)
+        return st;
+    return s->ops->batch_get_into_v ? s->ops->batch_get_into_v(s, keys, n, host, ranges, per_key, result, err)
+                                    : s->ops->batch_get_into(s, keys, n, host, ranges, result, err);
+}
+
+l3_status l3_store_batch_put_from_v(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
+                                    const l3_range *ranges, size_t per_key, l3_io_result *result,
+                                    l3_error *err)
+{
+    l3_status st = check_v(keys, n, ranges, per_key, result, s->ops->batch_put_from_v != NULL, err);
+    if (st != L3_OK)
+        return st;
+    return s->ops->batch_put_from_v ? s->ops->batch_put_from_v(s, keys, n, host, ranges, per_key, result, err)
+                                    : s->ops->batch_put_from(s, keys, n, host, ranges, result, err);
+}
+
+l3_status l3_store_batch_lease(l3_store *s, const char *const *keys, size_t n, double seconds, bool *flags,
+                               l3_error *err)
+{
+    l3_status st = l3_check_batch_args(keys, n, flags, NULL, false, err);
+    if (st != L3_OK)
+        return st;
+    if (!(seconds >= 0 && seconds <= 3600))
+        return l3_fail(err, L3_EINVAL, "a lease of %g seconds: 0 to 3600 are allowed", seconds);
+    return s->ops->batch_lease ? s->ops->batch_lease(s, keys, n, seconds, flags, err)
+                               : s->ops->batch_exists(s, keys, n, flags, err);
+}
+
 l3_status l3_store_batch_delete(l3_store *s, const char *const *keys, size_t n, bool *deleted, l3_error *err)
 {
     if (!s->ops->batch_delete)

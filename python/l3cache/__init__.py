@@ -126,6 +126,11 @@ def _load():
                                                     ctypes.POINTER(_IoResult), E]),
         "l3_store_batch_put_from": (ctypes.c_int, [P, keys_t, S, _Host, ctypes.POINTER(_Range),
                                                     ctypes.POINTER(_IoResult), E]),
+        "l3_store_batch_get_into_v": (ctypes.c_int, [P, keys_t, S, _Host, ctypes.POINTER(_Range), S,
+                                                      ctypes.POINTER(_IoResult), E]),
+        "l3_store_batch_put_from_v": (ctypes.c_int, [P, keys_t, S, _Host, ctypes.POINTER(_Range), S,
+                                                      ctypes.POINTER(_IoResult), E]),
+        "l3_store_batch_lease": (ctypes.c_int, [P, keys_t, S, ctypes.c_double, ctypes.POINTER(B), E]),
         "l3_store_remove_by_prefix": (B, [P, ctypes.c_char_p]),
         "l3_store_register_host": (ctypes.c_int, [P, _Host, E]),
         "l3_metrics_of": (P, [P, P]),
@@ -279,6 +284,49 @@ class Store:
     def batch_put_from(self, keys, host_ptr, offsets, sizes, host_len=None):
         """Store each range under its key, create-only; per key, success."""
         return self._batch(_load().l3_store_batch_put_from, keys, host_ptr, offsets, sizes, host_len)[0]
+
+    def batch_lease(self, keys, seconds):
+        """Per key, whether the store holds it; each found object is kept
+        from eviction for `seconds` (a read lease, across processes)."""
+        lib, store = _load(), self._live()
+        n = len(keys)
+        flags = (ctypes.c_bool * max(n, 1))()
+        err = _Error()
+        _check(lib.l3_store_batch_lease(store, _encode_keys(keys), n, float(seconds), flags,
+                                        ctypes.byref(err)), err)
+        return [bool(flags[i]) for i in range(n)]
+
+    def _batch_v(self, fn, keys, host_ptr, host_len, offsets, sizes, per_key):
+        store = self._live()
+        n = len(keys)
+        if len(offsets) != n * per_key or len(sizes) != n * per_key:
+            raise ValueError("%d keys of %d ranges need %d offsets and sizes, not %d and %d"
+                             % (n, per_key, n * per_key, len(offsets), len(sizes)))
+        count = max(n * per_key, 1)
+        ranges = (_Range * count)()
+        for i, (o, s) in enumerate(zip(offsets, sizes)):
+            ranges[i].offset = int(o)
+            ranges[i].size = int(s)
+        success = (ctypes.c_bool * max(n, 1))()
+        failures = (ctypes.c_bool * max(n, 1))()
+        result = _IoResult(success, 0, failures, 0, True)
+        err = _Error()
+        _check(fn(store, _encode_keys(keys), n, _Host(host_ptr, host_len), ranges, per_key,
+                  ctypes.byref(result), ctypes.byref(err)), err)
+        return [bool(success[i]) for i in range(n)], bool(result.retired)
+
+    def batch_get_into_v(self, keys, host_ptr, host_len, offsets, sizes, per_key):
+        """Multi-range get: key i's object lands in its `per_key` ranges
+        offsets[i * per_key + j], sizes[...] of [host_ptr, + host_len); per
+        key, whether it arrived whole (the sizes must be the put's)."""
+        return self._batch_v(_load().l3_store_batch_get_into_v, keys, host_ptr, host_len, offsets, sizes,
+                             per_key)[0]
+
+    def batch_put_from_v(self, keys, host_ptr, host_len, offsets, sizes, per_key):
+        """Multi-range put: key i's object is the concatenation of its
+        `per_key` ranges, one object with one header and one crc32c."""
+        return self._batch_v(_load().l3_store_batch_put_from_v, keys, host_ptr, host_len, offsets, sizes,
+                             per_key)[0]
 
     def register_host(self, host_ptr, host_len):
         """Register the Host pool for zero-copy fixed-buffer I/O (keep it
