@@ -72,11 +72,25 @@ static l3_status parse_mode(const json_t *v, uint32_t *mode, l3_error *err)
     return L3_OK;
 }
 
+/* "eviction": "fifo-reinsert" (the default) or "lru-slab". */
+static l3_status parse_eviction(const json_t *v, l3_eviction *out, l3_error *err)
+{
+    const char *t = json_is_string(v) ? json_string_value(v) : "";
+    if (strcmp(t, "fifo-reinsert") == 0)
+        *out = L3_EVICT_FIFO_REINSERT;
+    else if (strcmp(t, "lru-slab") == 0)
+        *out = L3_EVICT_LRU_SLAB;
+    else
+        return l3_fail(err, L3_ECONFIG, "$.store.eviction: expected \"fifo-reinsert\" or \"lru-slab\", got %s%s%s",
+                       json_is_string(v) ? "\"" : l3_json_type_name(v), t, json_is_string(v) ? "\"" : "");
+    return L3_OK;
+}
+
 static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
 {
     static const char *const known[] = { "path", "capacity", "slab_size", "block_size", "max_objects",
                                          "engine", "io_timeout", "verify_checksums",
-                                         "register_buffers", "lock_timeout", "mode", NULL };
+                                         "register_buffers", "lock_timeout", "mode", "eviction", NULL };
     l3_status st = l3_json_section(o, "$.store", known, err);
     if (st != L3_OK)
         return st;
@@ -120,6 +134,8 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
         c->store.no_verify_checksums = !b;
     }
     if ((v = json_object_get(o, "mode")) && (st = parse_mode(v, &c->store.mode, err)) != L3_OK)
+        return st;
+    if ((v = json_object_get(o, "eviction")) && (st = parse_eviction(v, &c->store.eviction, err)) != L3_OK)
         return st;
     if ((v = json_object_get(o, "register_buffers"))) {
         if ((st = l3_json_bool(v, "$.store.register_buffers", &b, err)) != L3_OK)
@@ -339,7 +355,8 @@ char *l3_config_to_json(const l3_config *c)
     json_t *root = json_object(), *s = json_object(), *x = json_object(), *n = json_object();
     json_object_set_new(s, "path", json_string(c->store.path ? c->store.path : ""));
     json_object_set_new(s, "capacity", json_integer((json_int_t)c->store.capacity));
-    json_object_set_new(s, "slab_size", json_integer((json_int_t)c->store.slab_size));
+    if (c->store.slab_size) /* (0: by the capacity) */
+        json_object_set_new(s, "slab_size", json_integer((json_int_t)c->store.slab_size));
     json_object_set_new(s, "block_size", json_integer(c->store.block_size));
     json_object_set_new(s, "max_objects", json_integer((json_int_t)c->store.max_objects));
     json_object_set_new(s, "engine", json_string(l3_engine_name(c->store.engine)));
@@ -350,6 +367,8 @@ char *l3_config_to_json(const l3_config *c)
     char mode[16];
     snprintf(mode, sizeof mode, "%04o", c->store.mode ? c->store.mode : L3_DEFAULT_MODE);
     json_object_set_new(s, "mode", json_string(mode));
+    json_object_set_new(s, "eviction",
+                        json_string(c->store.eviction == L3_EVICT_LRU_SLAB ? "lru-slab" : "fifo-reinsert"));
     json_object_set_new(x, "max_operations", json_integer((json_int_t)c->executor.max_operations));
     json_object_set_new(x, "max_keys_per_operation", json_integer((json_int_t)c->executor.max_keys_per_operation));
     json_object_set_new(x, "query_workers", json_integer((json_int_t)c->executor.query_workers));

@@ -89,8 +89,7 @@ l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l
     return L3_OK;
 }
 
-/* Drop every object of slab v and free it. */
-static void evict(l3_slabstore *s, uint32_t v)
+void l3_alloc_evict(l3_slabstore *s, uint32_t v)
 {
     slab *sl = &s->slabs[v];
     uint64_t dropped = 0, *ids = l3_slab_slot_ids(s, v);
@@ -126,7 +125,7 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     uint32_t nslots = l3_slots_per_slab(&s->geo, payload_blocks);
     if (nslots > s->sh->max_slots)
         return false;
-    evict(s, v);
+    l3_alloc_evict(s, v);
     memset(l3_slab_slot_ids(s, v), 0, (size_t)nslots * sizeof(uint64_t));
     sl->gen++;
     sl->record_gen = 0; /* the first writer into it writes its record */
@@ -136,7 +135,7 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     sl->nslots = nslots;
     sl->state = S_OPEN;
     sl->disk_used = 1;
-    l3_policy_touch(s, v);
+    l3_policy_written(s, v);
     s->class_open[payload_blocks] = (int32_t)v;
     l3_slab_record *r = &s->table[v];
     memset(r, 0, sizeof *r);
@@ -176,7 +175,7 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *o
         int32_t v = l3_policy_victim(s, true);
         if (v < 0)
             return false;
-        evict(s, (uint32_t)v);
+        l3_alloc_evict(s, (uint32_t)v);
     }
     int32_t cur = s->class_open[pb];
     if (cur >= 0 && s->slabs[cur].next_slot < s->slabs[cur].nslots) {

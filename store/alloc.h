@@ -26,6 +26,9 @@ void l3_alloc_unpublish(l3_slabstore *s, l3_index_entry *e);
 /* Set up slab `i` from a valid record of this epoch, sealed and empty. */
 l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l3_error *err);
 
+/* Drop every object of slab `v` (no writes in flight) and free it. */
+void l3_alloc_evict(l3_slabstore *s, uint32_t v);
+
 /* Reserve a slot of class `pb`: *out_slab, *out_slot. False when none can
  * be had. A slab it reopens gets a new generation whose record is set in
  * the table's image only: whoever writes into a slab first makes sure its

@@ -78,6 +78,20 @@ bool l3_plans_ok(const l3_io_req *reqs, const l3_plan *plans, size_t k, int *err
 /* Free the plans' temporary buffers. */
 void l3_plan_free(l3_plan *plans, size_t n);
 
+/* A reinsertion: the object `header` describes (its copy of sequence
+ * `old_seq`) is written anew and replaces that copy if it is still the
+ * current one. */
+typedef struct l3_move {
+    uint64_t old_seq;
+    const l3_object_header *header;
+} l3_move;
+
+/* The put path (put.c) after the batch's checks: waves of keys, each
+ * reserving, writing and publishing; with `moves` (one per key) the keys
+ * are reinsertions (reinsert.c) rather than create-only puts. */
+l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
+                     const l3_range *ranges, size_t k, const l3_move *moves, l3_io_result *res, l3_error *err);
+
 /* The store operations (l3_store.h). */
 l3_status l3_slab_exists(l3_store *st, const char *const *keys, size_t n, bool *flags, l3_error *err);
 l3_status l3_slab_lease(l3_store *st, const char *const *keys, size_t n, double seconds, bool *flags,

@@ -14,10 +14,20 @@ uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t 
     return l3_round_up(block_size + body, 1u << 20);
 }
 
+uint64_t l3_default_slab_size(uint64_t capacity)
+{
+    uint64_t size = 1u << 20;
+    while (size < (64u << 20) && size * 2 <= capacity / 64)
+        size *= 2;
+    return size;
+}
+
 bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size,
                       uint64_t max_objects, l3_geometry *g, char *why, size_t why_len)
 {
     memset(g, 0, sizeof *g);
+    if (!slab_size)
+        slab_size = l3_default_slab_size(capacity);
     if (block_size < 512 || block_size > 65536 || (block_size & (block_size - 1))) {
         snprintf(why, why_len, "block_size %u is not a power of two from 512 to 65536", block_size);
         return false;
@@ -47,11 +57,13 @@ bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size
         g->data_off = l3_round_up(g->checkpoint_off + g->checkpoint_len, 1u << 20);
         guess = capacity > g->data_off ? (capacity - g->data_off) / slab_size : 0;
     }
-    if (guess < 1) {
+    if (guess < L3_MIN_SLABS) {
         snprintf(why, why_len,
-                 "capacity %llu bytes holds no %llu-byte slab after %llu bytes of metadata",
-                 (unsigned long long)capacity, (unsigned long long)slab_size,
-                 (unsigned long long)g->data_off);
+                 "capacity %llu holds %llu slab(s) of %llu after %llu of metadata; a store needs %u "
+                 "(so that a batch can evict): capacity %llu or more, or smaller slabs",
+                 (unsigned long long)capacity, (unsigned long long)guess, (unsigned long long)slab_size,
+                 (unsigned long long)g->data_off, L3_MIN_SLABS,
+                 (unsigned long long)(g->data_off + (uint64_t)L3_MIN_SLABS * slab_size));
         return false;
     }
     if (guess > UINT32_MAX) {

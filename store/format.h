@@ -172,8 +172,19 @@ typedef struct l3_geometry {
 /* Round up to a multiple of a power of two. */
 static inline uint64_t l3_round_up(uint64_t x, uint64_t align) { return (x + align - 1) & ~(align - 1); }
 
-/* Lay out a store of `capacity` bytes; false (with a reason in `why`)
- * when the numbers do not make a store of at least one slab. */
+/* The fewest slabs a store may have: a batch can always evict (one slab
+ * being filled, one being reused, others to choose from). */
+#define L3_MIN_SLABS 4u
+
+/* The slab size a store of `capacity` bytes gets by default: 1/64 of it,
+ * a power of two from 1 MiB to 64 MiB, so that eviction, a slab at a
+ * time, stays fine-grained (enough slabs for a FIFO of slabs to keep an
+ * object LRU's hits, bench/results) while big stores keep big slabs. */
+uint64_t l3_default_slab_size(uint64_t capacity);
+
+/* Lay out a store of `capacity` bytes (`slab_size` 0: the default); false
+ * (with a reason in `why`) when the numbers do not make a store of at
+ * least L3_MIN_SLABS slabs. */
 bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size,
                       uint64_t max_objects, l3_geometry *g, char *why, size_t why_len);
 

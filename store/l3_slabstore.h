@@ -15,11 +15,17 @@
 #include "l3_io.h"
 #include "l3_store.h"
 
+/* Which objects a full store gives up (store/policy.h). */
+typedef enum l3_eviction {
+    L3_EVICT_FIFO_REINSERT = 0, /* slabs reused in the order written; what was read is kept */
+    L3_EVICT_LRU_SLAB = 1       /* the least recently used slab goes whole */
+} l3_eviction;
+
 /* How to open (or create) a store. Zero fields take the defaults. */
 typedef struct l3_slab_options {
     const char *path;          /* file or block device (required) */
     uint64_t capacity;         /* bytes; 0: a block device's size, an existing file's size */
-    uint64_t slab_size;        /* default 64 MiB */
+    uint64_t slab_size;        /* default 1/64 of the capacity, a power of two from 1 to 64 MiB */
     uint32_t block_size;       /* logical block, default 4096 */
     uint64_t max_objects;      /* index bound; default data bytes / 64 KiB */
     l3_engine_kind engine;     /* default auto */
@@ -37,6 +43,7 @@ typedef struct l3_slab_options {
                                   0660 for ranks that run as several users of one group */
     double lock_timeout;       /* seconds to wait for another opener (or a dead one's
                                   rings, which the kernel tears down late); default 5 */
+    l3_eviction eviction;      /* default L3_EVICT_FIFO_REINSERT */
 } l3_slab_options;
 
 /* Counters and state of a store. */
@@ -54,6 +61,7 @@ typedef struct l3_slab_stats {
     uint64_t gets, get_hits, get_misses;
     uint64_t bytes_written, bytes_read;
     uint64_t evictions, evicted_objects;
+    uint64_t reinserted_objects, reinserted_bytes; /* kept from slabs being reused */
     uint64_t checksum_failures, stale_reads;
     uint64_t unaligned_ios;      /* payloads moved through a temporary buffer */
     uint64_t io_fixed, io_unfixed; /* engine submissions on registered / other memory */

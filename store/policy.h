@@ -1,10 +1,21 @@
 /* l3cache: the slab store's eviction policy (internal; not installed).
  *
- * The one room that decides which slab is reused next. It sees the slabs'
- * state in the shared mapping and is told of every access; it never
- * evicts itself (alloc.c does). Swap it by replacing these functions. The
- * policy today: free slabs first, then empty ones, else the least
- * recently read or written slab (a tick per access). */
+ * The one room that decides which slab is reused next and which of its
+ * objects are worth keeping. It sees the slabs' state in the shared
+ * mapping and is told of every read and write; it never evicts itself
+ * (alloc.c does, reinsert.c moves what it keeps). Swap it by replacing
+ * these functions. Two policies (store option `eviction`):
+ *
+ * - L3_EVICT_FIFO_REINSERT (default): slabs are reused in the order they
+ *   were opened (a log: writes stay whole-slab and sequential); before a
+ *   slab is reused, its objects read since they were written are
+ *   reinserted (rewritten at the head), as CacheLib Navy does. Close to an
+ *   exact object LRU's hits at a small write cost (bench/results).
+ * - L3_EVICT_LRU_SLAB: the least recently read or written slab goes
+ *   whole, nothing is kept (the policy before; for comparison).
+ *
+ * Both use free slabs first, then empty ones, and pass over slabs with
+ * writes in flight or under a read lease. */
 #ifndef L3_POLICY_H
 #define L3_POLICY_H
 
@@ -13,8 +24,8 @@
 
 #include "slab.h"
 
-/* Note that slab `slab` was read or written (any lock, or none). */
-void l3_policy_touch(l3_slabstore *s, uint32_t slab);
+/* Index entry flag (in l3_index_entry.pad): read since it was written. */
+#define L3_ENTRY_READ 1u
 
 /* CLOCK_MONOTONIC in nanoseconds: one clock for every process. */
 uint64_t l3_policy_clock_ns(void);
@@ -23,9 +34,22 @@ uint64_t l3_policy_clock_ns(void);
  * the lock: the victim choice passes it over until then. */
 void l3_policy_lease(l3_slabstore *s, uint32_t slab, uint64_t until);
 
+/* Note a read of the object of entry `e` (under the lock). */
+void l3_policy_read(l3_slabstore *s, l3_index_entry *e);
+
+/* Note a write into slab `slab` (any lock, or none). */
+void l3_policy_written(l3_slabstore *s, uint32_t slab);
+
+/* Whether the object of `e` is to be kept when its slab is reused. */
+bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e);
+
 /* The slab to reuse, under the lock: with `need_live` false a free or
  * empty slab first, else the victim among slabs with live objects; never
  * a slab with writes in flight or a read lease. -1 when none qualifies. */
 int32_t l3_policy_victim(l3_slabstore *s, bool need_live);
+
+/* How many slabs are free or empty (reusable without evicting anything),
+ * under the lock. */
+uint32_t l3_policy_clean_slabs(const l3_slabstore *s);
 
 #endif

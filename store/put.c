@@ -14,6 +14,7 @@ enum { PUT_SKIP = 0, PUT_WRITE = 1, PUT_TWIN = 2 };
 
 typedef struct put_key {
     size_t pos;
+    const l3_move *move; /* a reinsertion: the copy it replaces */
     l3_key_id id;
     int state;          /* PUT_SKIP (exists or failed), PUT_WRITE, PUT_TWIN (a key twice) */
     int ns;
@@ -29,6 +30,9 @@ typedef struct put_wave {
     uint32_t *slabs;    /* the distinct slabs the wave writes into */
     size_t m, num_slabs, np;
     size_t k;           /* ranges per key: a key's plans are plans[j * k ...] */
+    const l3_move *moves; /* reinsertions (NULL for puts) */
+    uint64_t orphans[64]; /* offsets of written headers a move could not publish */
+    size_t num_orphans;
 } put_wave;
 
 static bool same_key(const put_key *a, const put_key *b)
@@ -43,7 +47,11 @@ static void reserve_key(l3_slabstore *s, put_wave *w, size_t i, const char *key,
 {
     put_key *p = &w->keys[i];
     uint32_t b = s->geo.block_size;
-    if (l3_index_find(&s->index, p->id)) {
+    if (p->move) {
+        const l3_index_entry *cur = l3_index_find(&s->index, p->id);
+        if (!cur || cur->seq != p->move->old_seq)
+            return; /* deleted or replaced meanwhile: nothing to move */
+    } else if (l3_index_find(&s->index, p->id)) {
         res->success[p->pos] = true; /* create-only: already there */
         atomic_fetch_add(&s->put_existing, 1);
         return;
@@ -101,10 +109,41 @@ static int plan_write(l3_slabstore *s, put_wave *w, put_key *p, const char *key,
     h->payload_crc = p->crc;
     h->key_len = p->id.len;
     memcpy(h->key, key, p->id.len);
-    l3_header_set_shape(h, ranges, w->k);
+    if (p->move && (p->move->header->flags & L3_OBJ_SEGMENTED)) {
+        h->flags = p->move->header->flags; /* the same shape as the copy it replaces */
+        memcpy(l3_object_segments(h), l3_object_segments((l3_object_header *)p->move->header),
+               sizeof(l3_segment_table));
+    } else {
+        l3_header_set_shape(h, ranges, w->k);
+    }
     l3_object_header_seal(h);
     l3_plan *pl = &w->plans[w->np++ * w->k];
     return l3_plan_object(s, pl, w->k, slot_off + hb, host.base, ranges, true, hdr, hdr + hb, w->reqs, r);
+}
+
+/* Publish a moved copy in place of the one it replaces, if that is still
+ * current (under the lock); otherwise its header must not outlive a
+ * crash (the key was deleted or replaced): note it for zeroing. */
+static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const l3_plan *pl)
+{
+    l3_index_entry *cur = l3_index_find(&s->index, p->id);
+    if (cur && cur->seq == p->move->old_seq) {
+        l3_index_entry e = *cur;
+        l3_alloc_unpublish(s, cur);
+        e.seq = p->seq;
+        e.slab = p->slab;
+        e.slot = p->slot;
+        e.gen = (uint32_t)p->gen;
+        e.pad = 0; /* not read since this write */
+        if (l3_alloc_publish(s, &e)) {
+            atomic_fetch_add(&s->reinserted_objects, 1);
+            atomic_fetch_add(&s->reinserted_bytes, e.size);
+            return true;
+        }
+    }
+    if (w->num_orphans < sizeof w->orphans / sizeof w->orphans[0])
+        w->orphans[w->num_orphans++] = pl->dev - s->geo.header_bytes;
+    return false;
 }
 
 /* Publish what was written and give every reservation back (under the
@@ -120,13 +159,15 @@ static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, b
             continue;
         l3_plan *pl = &w->plans[k++ * w->k];
         bool written = ran && k <= w->np && l3_plans_ok(w->reqs, pl, w->k, io_error);
-        if (written && !l3_index_find(&s->index, p->id)) {
+        if (written && p->move)
+            written = replace_moved(s, w, p, pl);
+        else if (written && !l3_index_find(&s->index, p->id)) {
             uint32_t size = (uint32_t)l3_ranges_disk_len(&ranges[p->pos * w->k], w->k, b);
             l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .check = p->id.check, .crc = p->crc,
                                  .slab = p->slab, .slot = p->slot, .size = size,
                                  .gen = (uint32_t)p->gen, .ns = (uint16_t)p->ns, .key_len = p->id.len };
             written = l3_alloc_publish(s, &e);
-            l3_policy_touch(s, p->slab);
+            l3_policy_written(s, p->slab);
         }
         if (written) {
             res->success[p->pos] = true;
@@ -194,14 +235,47 @@ static l3_status write_wave(l3_slabstore *s, put_wave *w, const char *const *key
     return rc;
 }
 
+/* Zero the headers of moved copies that were written but not published:
+ * they must not come back after a crash. */
+static void zero_orphans(l3_slabstore *s, put_wave *w)
+{
+    uint32_t hb = s->geo.header_bytes;
+    uint8_t *zero = w->num_orphans ? l3_meta_alloc(s->geo.block_size, hb) : NULL;
+    if (w->num_orphans && !zero) {
+        l3_log("error", "%zu moved objects could not be unwritten (out of memory)", w->num_orphans);
+        return;
+    }
+    for (size_t i = 0; i < w->num_orphans; i++) {
+        memset(zero, 0, hb);
+        l3_error e;
+        if (l3_meta_rw(s->fd, s->path, true, zero, hb, w->orphans[i], &e) != L3_OK)
+            l3_log("error", "zeroing an unpublished moved object: %s", e.msg);
+    }
+    free(zero);
+    w->num_orphans = 0;
+}
+
+/* The device bytes a wave of keys may take. */
+static uint64_t wave_bytes(const l3_slabstore *s, const put_wave *w, const l3_range *ranges)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < w->m; i++)
+        bytes += s->geo.header_bytes +
+                 l3_round_up(l3_ranges_disk_len(&ranges[w->keys[i].pos * w->k], w->k, s->geo.block_size),
+                             s->geo.block_size);
+    return bytes;
+}
+
 /* Run one wave of keys [base, base + m). */
 static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *keys, size_t base,
                               l3_host_buffer host, const l3_range *ranges, l3_io_result *res,
                               int *io_error, l3_error *err)
 {
     for (size_t i = 0; i < w->m; i++)
-        w->keys[i] = (put_key){ .pos = base + i,
+        w->keys[i] = (put_key){ .pos = base + i, .move = w->moves ? &w->moves[base + i] : NULL,
                                 .id = l3_key_identity(keys[base + i], strlen(keys[base + i])) };
+    if (!w->moves && s->make_room)
+        s->make_room(s, wave_bytes(s, w, ranges)); /* keeps what the policy keeps */
     w->num_slabs = 0;
     l3_slab_lock(s);
     for (size_t i = 0; i < w->m; i++)
@@ -217,6 +291,7 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
     }
     publish_wave(s, w, ranges, rc == L3_OK && retired, res, io_error);
     l3_plan_free(w->plans, w->np * w->k);
+    zero_orphans(s, w);
     return rc;
 }
 
@@ -236,11 +311,18 @@ l3_status l3_slab_put_v(l3_store *st, const char *const *keys, size_t n, l3_host
     if (s->opt.read_only)
         return l3_fail(err, L3_ECLOSED, "the store is open read-only");
     atomic_fetch_add(&s->puts, 1);
+    return l3_put_run(s, keys, n, host, ranges, k, NULL, res, err);
+}
+
+l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
+                     const l3_range *ranges, size_t k, const l3_move *moves, l3_io_result *res, l3_error *err)
+{
+    l3_status rc = L3_OK;
     l3_batch_result_clear(res, n);
     size_t wk = s->wave_keys;
     put_wave w = { .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
                    .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)),
-                   .k = k };
+                   .k = k, .moves = moves };
     int io_error = 0;
     if (!w.keys || !w.plans || !w.reqs || !w.slabs)
         rc = l3_fail(err, L3_ENOMEM, "allocating a put batch");

@@ -19,6 +19,7 @@
 #include "l3_pool.h"
 #include "meta.h"
 #include "recovery.h"
+#include "reinsert.h"
 #include "rules.h"
 
 #define MIB (1ull << 20)
@@ -37,7 +38,7 @@ void l3_slab_options_default(l3_slab_options *o, const char *path)
 {
     memset(o, 0, sizeof *o);
     o->path = path;
-    o->slab_size = 64 * MIB;
+    o->slab_size = 0; /* by the capacity: l3_default_slab_size */
     o->block_size = 4096;
     o->engine = L3_ENGINE_AUTO;
     o->io_timeout = 30.0;
@@ -57,8 +58,6 @@ static l3_status check_options(l3_slab_options *o, l3_error *err)
     if (!l3_slab_mode_valid(o->mode))
         return l3_fail(err, L3_ECONFIG, "mode %04o: the owner reads and writes (0600), a group may too "
                        "(0640, 0660), nobody else", o->mode);
-    if (!o->slab_size)
-        o->slab_size = 64 * MIB;
     if (!o->block_size)
         o->block_size = 4096;
     if (!(o->io_timeout > 0))
@@ -292,6 +291,7 @@ static l3_status read_or_format(l3_slabstore *s, const opened_file *f, uint64_t 
 static l3_status open_engine(l3_slabstore *s, l3_error *err)
 {
     s->wave_keys = s->opt.batch_keys;
+    s->make_room = l3_reinsert_make_room;
     l3_io_options io = {
         .kind = s->opt.engine,
         .contexts = s->opt.io_contexts,
@@ -485,6 +485,8 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
         o->engine = "closed";
     o->evictions = atomic_load(&s->evictions);
     o->evicted_objects = atomic_load(&s->evicted_objects);
+    o->reinserted_objects = atomic_load(&s->reinserted_objects);
+    o->reinserted_bytes = atomic_load(&s->reinserted_bytes);
     o->checksum_failures = atomic_load(&s->checksum_failures);
     o->stale_reads = atomic_load(&s->stale_reads);
     o->unaligned_ios = atomic_load(&s->unaligned_ios);
@@ -501,7 +503,7 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     U(slabs_total); U(slabs_free); U(slabs_open); U(slabs_sealed); U(max_objects); U(index_bytes);
     U(puts); U(put_keys_written); U(put_keys_existing); U(put_keys_rejected);
     U(gets); U(get_hits); U(get_misses); U(bytes_written); U(bytes_read);
-    U(evictions); U(evicted_objects); U(checksum_failures); U(stale_reads); U(unaligned_ios);
+    U(evictions); U(evicted_objects); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
     U(recovered_objects); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments);

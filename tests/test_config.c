@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "format.h"
 #include "l3_config.h"
 
 static void a_path_alone_takes_every_default(void **state)
@@ -19,7 +20,11 @@ static void a_path_alone_takes_every_default(void **state)
     assert_int_equal(l3_config_parse("{\"store\": {\"path\": \"x.store\"}}", &c, NULL), L3_OK);
     assert_string_equal(c.store.path, "x.store");
     assert_int_equal(c.store.capacity, 1ull << 30);
-    assert_int_equal(c.store.slab_size, 64ull << 20);
+    assert_int_equal(c.store.slab_size, 0); /* by the capacity: 16 MiB for 1 GiB */
+    assert_int_equal(l3_default_slab_size(c.store.capacity), 16ull << 20);
+    assert_int_equal(l3_default_slab_size(1ull << 40), 64ull << 20);
+    assert_int_equal(l3_default_slab_size(64ull << 20), 1ull << 20);
+    assert_int_equal(c.store.eviction, L3_EVICT_FIFO_REINSERT);
     assert_int_equal(c.store.block_size, 4096);
     assert_int_equal(c.store.engine, L3_ENGINE_AUTO);
     assert_false(c.store.no_verify_checksums);
@@ -167,7 +172,11 @@ static void out_of_range_values_are_errors(void **state)
     expect_error("{\"store\": {" P ", \"slab_size\": \"3MiB\"}}", "$.store.slab_size", "power of two");
     expect_error("{\"store\": {" P ", \"slab_size\": \"64KiB\"}}", "$.store.slab_size", "out of range");
     expect_error("{\"store\": {" P ", \"block_size\": 1000}}", "$.store.block_size", "power of two");
-    expect_error("{\"store\": {" P ", \"capacity\": \"1MiB\"}}", "$.store.capacity", "holds no");
+    expect_error("{\"store\": {" P ", \"capacity\": \"1MiB\"}}", "$.store.capacity", "a store needs 4");
+    /* One slab is too few (a batch could not evict): the message names the minimum. */
+    expect_error("{\"store\": {" P ", \"capacity\": \"8MiB\", \"slab_size\": \"4MiB\"}}", "$.store.capacity",
+                 "capacity 18874368 or more");
+    expect_error("{\"store\": {" P ", \"eviction\": \"random\"}}", "$.store.eviction", "fifo-reinsert");
     expect_error("{\"store\": {" P ", \"capacity\": -5}}", "$.store.capacity", "negative");
     expect_error("{\"store\": {" P ", \"io_timeout\": 0}}", "$.store.io_timeout", "out of range");
     expect_error("{\"store\": {" P "}, \"executor\": {\"max_operations\": 0}}",

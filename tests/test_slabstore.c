@@ -439,6 +439,7 @@ static void a_full_store_evicts_the_least_recently_used_slab(void **state)
     temp_store_path(path, sizeof path, "evict");
     /* A few 1 MiB slabs, each holding 14 slots of 64 KiB + header. */
     l3_slab_options o = test_options(path, 0, KIND(state));
+    o.eviction = L3_EVICT_LRU_SLAB;
     l3_geometry g;
     char why[128];
     assert_true(l3_geometry_plan(16 * MIB, MIB, 4096, 0, &g, why, sizeof why));
@@ -469,6 +470,43 @@ static void a_full_store_evicts_the_least_recently_used_slab(void **state)
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal((uint64_t)sb.st_size, o.capacity);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
+/* The default policy: slabs are reused oldest first, and what was read
+ * since it was written moves to the head before its slab goes. */
+static void a_full_store_reuses_the_oldest_slab_and_keeps_what_was_read(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "fifo");
+    l3_slab_options o = test_options(path, 0, KIND(state));
+    l3_geometry g;
+    char why[128];
+    assert_true(l3_geometry_plan(16 * MIB, MIB, 4096, 0, &g, why, sizeof why));
+    o.capacity = g.data_off + 6 * MIB;
+    l3_slabstore *s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    uint32_t per_slab = (uint32_t)(MIB / (65536 + 4096));
+    put_many(st, "ff", 0, 3 * per_slab, 2);                              /* slabs 0, 1, 2 */
+    assert_int_equal(check_many(st, "ff", 0, per_slab, 2), per_slab);  /* read slab 0's */
+    put_many(st, "ff", 3 * per_slab, 4 * per_slab, 2); /* needs four slabs: two go */
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.put_keys_rejected, 0);
+    assert_int_equal(stats.reinserted_objects, per_slab);
+    assert_int_equal(stats.reinserted_bytes, (uint64_t)per_slab * 65536);
+    /* Slab 0 was oldest but read: its objects moved, byte-exact. Slab 1
+     * was next and unread: gone. Slab 2 and the new ones stay. */
+    assert_int_equal(check_many(st, "ff", 0, per_slab, 2), per_slab);
+    assert_int_equal(check_many(st, "ff", per_slab, per_slab, 2), 0);
+    assert_int_equal(check_many(st, "ff", 2 * per_slab, 5 * per_slab, 2), 5 * per_slab);
+    assert_int_equal(stats.objects, 6 * per_slab);
+    /* The moved copies are what a restart finds (the old ones are dead). */
+    l3_slabstore_free(s);
+    s = open_store(&o);
+    st = l3_slabstore_store(s);
+    assert_int_equal(check_many(st, "ff", 0, per_slab, 2), per_slab);
     l3_slabstore_free(s);
     unlink(path);
 }
@@ -970,6 +1008,7 @@ int main(void)
         cmocka_unit_test_prestate(a_flipped_payload_bit_is_an_object_failure_and_is_dropped, k),  \
         cmocka_unit_test_prestate(a_header_that_is_not_the_index_s_is_an_object_failure, k),       \
         cmocka_unit_test_prestate(a_full_store_evicts_the_least_recently_used_slab, k),           \
+        cmocka_unit_test_prestate(a_full_store_reuses_the_oldest_slab_and_keeps_what_was_read, k), \
         cmocka_unit_test_prestate(the_index_bound_evicts_instead_of_growing, k),                  \
         cmocka_unit_test_prestate(removing_a_namespace_survives_a_crash, k),                      \
         cmocka_unit_test_prestate(a_broken_superblock_copy_is_repaired_from_the_other, k),        \

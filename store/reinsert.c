@@ -1,0 +1,170 @@
+/* Reinsertion ahead of eviction (reinsert.h). */
+#include "reinsert.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "batch.h"
+#include "l3_crc32c.h"
+#include "meta.h"
+#include "policy.h"
+
+/* The objects of one victim to move: their index entries (copied under
+ * the lock) and, after the read, their slot images (header, then payload)
+ * at off[i] of one buffer; ok[i] when the image checked. */
+typedef struct evacuation {
+    uint32_t slab;
+    size_t n;
+    l3_index_entry *entries;
+    uint8_t *buf;
+    uint64_t *off;
+    bool *ok;
+} evacuation;
+
+/* Take the policy's victim and pin it (under the lock), sealed so that no
+ * writer takes its slots; copy the entries of what it keeps. False when
+ * there is no victim. */
+static bool pick(l3_slabstore *s, evacuation *ev)
+{
+    int32_t v = l3_policy_victim(s, true);
+    if (v < 0)
+        return false;
+    slab *sl = &s->slabs[v];
+    uint64_t *ids = l3_slab_slot_ids(s, (uint32_t)v);
+    ev->slab = (uint32_t)v;
+    ev->entries = calloc(sl->nslots ? sl->nslots : 1, sizeof *ev->entries);
+    for (uint32_t k = 0; ev->entries && k < sl->next_slot && k < sl->nslots; k++) {
+        l3_index_entry *e = ids[k] ? l3_index_find_at(&s->index, ids[k], (uint32_t)v, k) : NULL;
+        if (e && l3_policy_reinserts(s, e))
+            ev->entries[ev->n++] = *e;
+    }
+    if (sl->state == S_OPEN && s->class_open[sl->payload_blocks] == v)
+        s->class_open[sl->payload_blocks] = -1;
+    sl->state = S_SEALED;
+    l3_alloc_pin(s, (uint32_t)v);
+    return true;
+}
+
+/* Whether a slot image read back is the object its entry describes. */
+static bool image_checks(const l3_slabstore *s, const l3_index_entry *e, const uint8_t *img)
+{
+    const l3_object_header *h = (const l3_object_header *)img;
+    if (!l3_object_header_valid(h, s->geo.header_bytes) || h->seq != e->seq || h->slab != e->slab ||
+        h->slot != e->slot || h->size != e->size || h->payload_crc != e->crc || h->key_len != e->key_len)
+        return false;
+    l3_key_id id = l3_key_identity(h->key, h->key_len);
+    return id.hash == e->hash && id.check == e->check &&
+           (s->opt.no_verify_checksums || l3_crc32c(0, img + s->geo.header_bytes, e->size) == e->crc);
+}
+
+/* Read the kept objects' slot images into one buffer (one I/O each); an
+ * object that cannot be read or does not check is not moved. */
+static void read_images(l3_slabstore *s, evacuation *ev)
+{
+    uint32_t b = s->geo.block_size, hb = s->geo.header_bytes, pb = s->slabs[ev->slab].payload_blocks;
+    uint64_t total = 0;
+    ev->off = calloc(ev->n, sizeof *ev->off);
+    ev->ok = calloc(ev->n, sizeof *ev->ok);
+    l3_io_req *reqs = calloc(ev->n, sizeof *reqs);
+    for (size_t i = 0; ev->off && i < ev->n; i++) {
+        ev->off[i] = total;
+        total += hb + l3_round_up(ev->entries[i].size, b);
+    }
+    ev->buf = ev->off && ev->ok && reqs ? l3_meta_alloc(b, total) : NULL;
+    if (!ev->buf) {
+        free(reqs);
+        return;
+    }
+    for (size_t i = 0; i < ev->n; i++)
+        reqs[i] = (l3_io_req){ .offset = l3_slot_offset(&s->geo, ev->slab, pb, ev->entries[i].slot),
+                               .buf = ev->buf + ev->off[i], .len = hb + (uint32_t)l3_round_up(ev->entries[i].size, b) };
+    bool retired = true;
+    l3_error err;
+    l3_io_ctx *ctx = l3_io_acquire(s->engine);
+    l3_status rc = l3_io_run(s->engine, ctx, reqs, ev->n, s->opt.io_timeout, &retired, &err);
+    l3_io_release(s->engine, ctx);
+    if (!retired)
+        atomic_store(&s->fatal, true); /* the buffer may still be written: keep it */
+    for (size_t i = 0; i < ev->n; i++)
+        ev->ok[i] = rc == L3_OK && retired && reqs[i].res == (int32_t)reqs[i].len &&
+                    image_checks(s, &ev->entries[i], ev->buf + ev->off[i]);
+    if (!retired)
+        ev->buf = NULL; /* leaked on purpose: late completions may land in it */
+    free(reqs);
+}
+
+/* Write the images that checked as moves, in one put run (put.c publishes
+ * each in place of its old copy if that is still current). */
+static void move_images(l3_slabstore *s, evacuation *ev)
+{
+    size_t n = 0, hb = s->geo.header_bytes;
+    char **keys = calloc(ev->n, sizeof *keys);
+    l3_move *moves = calloc(ev->n, sizeof *moves);
+    l3_range *ranges = calloc(ev->n, sizeof *ranges);
+    bool *res_arrays = calloc(ev->n, 2 * sizeof *res_arrays);
+    uint64_t total = 0;
+    for (size_t i = 0; keys && moves && ranges && res_arrays && i < ev->n; i++) {
+        const l3_object_header *h = (const l3_object_header *)(ev->buf + ev->off[i]);
+        total = ev->off[i] + hb + l3_round_up(h->size, s->geo.block_size);
+        if (!ev->ok[i] || !(keys[n] = strndup(h->key, h->key_len)))
+            continue;
+        moves[n] = (l3_move){ .old_seq = h->seq, .header = h };
+        ranges[n] = (l3_range){ ev->off[i] + hb, h->size };
+        n++;
+    }
+    if (n) {
+        l3_io_result res = { .success = res_arrays, .object_failures = res_arrays + ev->n };
+        l3_error err;
+        if (l3_put_run(s, (const char *const *)keys, n, (l3_host_buffer){ ev->buf, total }, ranges, 1, moves, &res,
+                       &err) != L3_OK)
+            l3_log("warning", "reinserting %zu objects: %s (they are evicted)", n, err.msg);
+    }
+    for (size_t i = 0; keys && i < n; i++)
+        free(keys[i]);
+    free(keys);
+    free(moves);
+    free(ranges);
+    free(res_arrays);
+}
+
+/* Evacuate one victim: move what it keeps, then free it. False when there
+ * is no victim. */
+static bool evacuate_one(l3_slabstore *s)
+{
+    evacuation ev = { 0 };
+    l3_slab_lock(s);
+    bool picked = pick(s, &ev);
+    l3_slab_unlock(s);
+    if (!picked)
+        return false;
+    if (ev.n) {
+        read_images(s, &ev);
+        if (ev.buf)
+            move_images(s, &ev);
+    }
+    l3_slab_lock(s);
+    l3_alloc_release(s, ev.slab);
+    if (s->slabs[ev.slab].inflight == 0)
+        l3_alloc_evict(s, ev.slab);
+    l3_slab_unlock(s);
+    free(ev.buf);
+    free(ev.off);
+    free(ev.ok);
+    free(ev.entries);
+    return true;
+}
+
+void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes)
+{
+    if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || s->opt.read_only)
+        return;
+    uint64_t need = bytes ? (bytes + s->geo.slab_size - 1) / s->geo.slab_size : 1;
+    for (uint32_t round = 0; round < s->geo.num_slabs; round++) {
+        l3_slab_lock(s);
+        uint32_t clean = l3_policy_clean_slabs(s);
+        l3_slab_unlock(s);
+        if (clean >= need || !evacuate_one(s))
+            return;
+    }
+}

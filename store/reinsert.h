@@ -1,0 +1,18 @@
+/* l3cache: reinsertion (internal; not installed): before the policy's
+ * victim slab is reused, the objects it keeps (policy.h: read since they
+ * were written) are moved to the head of the log, as new copies that
+ * replace the old ones only if those are still current. */
+#ifndef L3_REINSERT_H
+#define L3_REINSERT_H
+
+#include <stdint.h>
+
+#include "slab.h"
+
+/* Free room ahead of a put wave of `bytes`: while fewer slabs are free or
+ * empty than the wave needs (at least one), take the policy's victim,
+ * move what it keeps, then free it. Outside the lock; never fails the
+ * caller (what cannot be moved is evicted, as it would have been). */
+void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes);
+
+#endif
