@@ -104,6 +104,7 @@ char *l3_metrics_prometheus(const l3_snapshot *snap, const l3_slab_stats *st)
             { "l3cache_store_get_misses_total", "counter", "Keys a get found missing or of another size.", st->get_misses },
             { "l3cache_store_evictions_total", "counter", "Slabs evicted.", st->evictions },
             { "l3cache_store_evicted_objects_total", "counter", "Objects dropped by eviction.", st->evicted_objects },
+            { "l3cache_store_put_over_budget_total", "counter", "Put keys declined by store.write_budget.", st->put_keys_over_budget },
             { "l3cache_store_reinserted_objects_total", "counter", "Objects kept from slabs being reused (rewritten).", st->reinserted_objects },
             { "l3cache_store_reinserted_bytes_total", "counter", "Payload bytes rewritten by reinsertion.", st->reinserted_bytes },
             { "l3cache_store_checksum_failures_total", "counter", "Objects that failed their crc32c.", st->checksum_failures },

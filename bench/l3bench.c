@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "trace.h"
 #include "l3_clock.h"
 #include "workload.h"
 
@@ -56,6 +57,9 @@ static int usage(void)
             "       l3bench --compare [--dir DIR] [--total SIZE] [--sizes 64K,256K,1M,4M]\n"
             "               [--keys K] [--qd N] [--repeat N] [--recovery-objects N] [--plot FILE]\n"
             "               [--json]\n"
+            "       l3bench --trace FILE.jsonl [--capacity 1000,5859|1GiB] [--block-bytes 64K]\n"
+            "               [--slab-size SIZE] [--eviction fifo-reinsert|lru-slab|both]\n"
+            "               [--admit all|no-tail|second-sight] [--dir DIR] [--json]\n"
             "  default: l3cache.store (1 GiB) in the working directory, 1024 pages of 256 KiB,\n"
             "  16 keys per operation, 8 operations in flight\n");
     return 2;
@@ -67,7 +71,9 @@ typedef struct args {
     uint64_t capacity, size;
     size_t count, keys, qd;
     bool json, no_verify, compare;
+    const char *capacity_text;
     l3_compare_options co;
+    l3_trace_options tr;
 } args;
 
 /* A size option's value; false (said on stderr) when it is not one. */
@@ -79,6 +85,28 @@ static bool size_arg(const char *name, const char *text, uint64_t min, uint64_t 
         return false;
     }
     return true;
+}
+
+/* The --trace options; false on a usage error. */
+static bool parse_trace_arg(args *a, int c, const char *v)
+{
+    switch (c) {
+    case 't': a->tr.trace = v; return true;
+    case 'b': return size_arg("block-bytes", v, 1, &a->tr.block_bytes);
+    case 'z': return size_arg("slab-size", v, 1u << 20, &a->tr.slab_size);
+    case 'E':
+        a->tr.eviction = strcmp(v, "both") == 0 ? -1 : strcmp(v, "lru-slab") == 0 ? 1 : strcmp(v, "fifo-reinsert") == 0 ? 0 : -2;
+        if (a->tr.eviction == -2)
+            fprintf(stderr, "l3bench: --eviction: expected fifo-reinsert, lru-slab or both\n");
+        return a->tr.eviction != -2;
+    case 'A':
+        a->tr.admit = strcmp(v, "all") == 0 ? L3_ADMIT_ALL : strcmp(v, "no-tail") == 0 ? L3_ADMIT_NO_TAIL
+                    : strcmp(v, "second-sight") == 0 ? L3_ADMIT_SECOND_SIGHT : -1;
+        if (a->tr.admit < 0)
+            fprintf(stderr, "l3bench: --admit: expected all, no-tail or second-sight\n");
+        return a->tr.admit >= 0;
+    default: return false;
+    }
 }
 
 /* Parse the command line; false on a usage error. */
@@ -93,7 +121,9 @@ static bool parse_args(args *a, int argc, char **argv)
         { "compare", no_argument, 0, 'X' }, { "dir", required_argument, 0, 'D' },
         { "total", required_argument, 0, 'T' }, { "sizes", required_argument, 0, 'S' },
         { "recovery-objects", required_argument, 0, 'R' }, { "plot", required_argument, 0, 'P' },
-        { "repeat", required_argument, 0, 'r' },
+        { "repeat", required_argument, 0, 'r' }, { "trace", required_argument, 0, 't' },
+        { "block-bytes", required_argument, 0, 'b' }, { "slab-size", required_argument, 0, 'z' },
+        { "eviction", required_argument, 0, 'E' }, { "admit", required_argument, 0, 'A' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     bool ok = true;
@@ -101,16 +131,16 @@ static bool parse_args(args *a, int argc, char **argv)
         switch (c) {
         case 'c': a->config_file = optarg; break;
         case 'p': a->path = optarg; break;
-        case 'C': ok = size_arg("capacity", optarg, 0, &a->capacity); break;
+        case 'C': a->capacity_text = optarg; break;
         case 's': ok = size_arg("size", optarg, 16, &a->size); break;
         case 'n': a->count = strtoul(optarg, NULL, 10); break;
         case 'k': a->keys = a->co.keys = strtoul(optarg, NULL, 10); break;
         case 'q': a->qd = a->co.qd = strtoul(optarg, NULL, 10); break;
         case 'e': a->engine = optarg; break;
         case 'V': a->no_verify = true; break;
-        case 'j': a->json = a->co.json = true; break;
+        case 'j': a->json = a->co.json = a->tr.json = true; break;
         case 'X': a->compare = true; break;
-        case 'D': a->co.dir = optarg; break;
+        case 'D': a->co.dir = a->tr.dir = optarg; break;
         case 'T': ok = size_arg("total", optarg, 1, &a->co.total); break;
         case 'S':
             ok = l3_compare_parse_sizes(optarg, &a->co);
@@ -120,9 +150,13 @@ static bool parse_args(args *a, int argc, char **argv)
         case 'R': a->co.recovery_objects = strtoul(optarg, NULL, 10); break;
         case 'P': a->co.plot = optarg[0] ? optarg : NULL; break;
         case 'r': a->co.repeat = strtoul(optarg, NULL, 10); break;
-        default: ok = false;
+        default: ok = parse_trace_arg(a, c, optarg);
         }
     }
+    if (ok && a->capacity_text && a->tr.trace)
+        snprintf(a->tr.capacity, sizeof a->tr.capacity, "%s", a->capacity_text);
+    else if (ok && a->capacity_text)
+        ok = size_arg("capacity", a->capacity_text, 0, &a->capacity);
     return ok && optind == argc && a->count && a->keys && a->keys <= 256 && a->qd && a->qd <= 1024;
 }
 
@@ -239,12 +273,15 @@ static bool job_and_report(const args *a, l3_config *cfg, workload *w)
 
 int main(int argc, char **argv)
 {
-    args a = { .size = 256 * 1024, .count = 1024, .keys = 16, .qd = 8 };
+    args a = { .size = 256 * 1024, .count = 1024, .keys = 16, .qd = 8,
+               .tr = { .dir = ".", .block_bytes = 64 * 1024, .capacity = "1000,5859,10000,50000" } };
     l3_compare_defaults(&a.co);
     if (!parse_args(&a, argc, argv))
         return usage();
     if (a.compare)
         return l3_compare_run(&a.co);
+    if (a.tr.trace)
+        return l3_trace_run(&a.tr);
     l3_config cfg;
     if (!load_config(&a, &cfg))
         return 2;

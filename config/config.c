@@ -90,7 +90,8 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
 {
     static const char *const known[] = { "path", "capacity", "slab_size", "block_size", "max_objects",
                                          "engine", "io_timeout", "verify_checksums",
-                                         "register_buffers", "lock_timeout", "mode", "eviction", NULL };
+                                         "register_buffers", "lock_timeout", "mode", "eviction",
+                                         "write_budget", NULL };
     l3_status st = l3_json_section(o, "$.store", known, err);
     if (st != L3_OK)
         return st;
@@ -136,6 +137,9 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
     if ((v = json_object_get(o, "mode")) && (st = parse_mode(v, &c->store.mode, err)) != L3_OK)
         return st;
     if ((v = json_object_get(o, "eviction")) && (st = parse_eviction(v, &c->store.eviction, err)) != L3_OK)
+        return st;
+    if ((v = json_object_get(o, "write_budget")) &&
+        (st = l3_json_size(v, "$.store.write_budget", 0, 1ull << 40, false, &c->store.write_budget, err)) != L3_OK)
         return st;
     if ((v = json_object_get(o, "register_buffers"))) {
         if ((st = l3_json_bool(v, "$.store.register_buffers", &b, err)) != L3_OK)
@@ -367,6 +371,7 @@ char *l3_config_to_json(const l3_config *c)
     char mode[16];
     snprintf(mode, sizeof mode, "%04o", c->store.mode ? c->store.mode : L3_DEFAULT_MODE);
     json_object_set_new(s, "mode", json_string(mode));
+    json_object_set_new(s, "write_budget", json_integer((json_int_t)c->store.write_budget));
     json_object_set_new(s, "eviction",
                         json_string(c->store.eviction == L3_EVICT_LRU_SLAB ? "lru-slab" : "fifo-reinsert"));
     json_object_set_new(x, "max_operations", json_integer((json_int_t)c->executor.max_operations));

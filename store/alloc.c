@@ -110,8 +110,9 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
     sl->live_bytes = 0;
     if (sl->state == S_OPEN && s->class_open[sl->payload_blocks] == (int32_t)v)
         s->class_open[sl->payload_blocks] = -1;
+    bool was_free = sl->state == S_FREE; /* (already counted when it was freed) */
     sl->state = S_FREE;
-    if (dropped || sl->disk_used) {
+    if (dropped || (sl->disk_used && !was_free)) {
         atomic_fetch_add(&s->evictions, 1);
         atomic_fetch_add(&s->evicted_objects, dropped);
     }

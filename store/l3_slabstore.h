@@ -44,6 +44,8 @@ typedef struct l3_slab_options {
     double lock_timeout;       /* seconds to wait for another opener (or a dead one's
                                   rings, which the kernel tears down late); default 5 */
     l3_eviction eviction;      /* default L3_EVICT_FIFO_REINSERT */
+    uint64_t write_budget;     /* device bytes per second, averaged (a bucket of 10 s of
+                                  it); over it puts are declined, retired; 0: none */
 } l3_slab_options;
 
 /* Counters and state of a store. */
@@ -58,6 +60,7 @@ typedef struct l3_slab_stats {
     uint64_t max_objects;
     uint64_t index_bytes;
     uint64_t puts, put_keys_written, put_keys_existing, put_keys_rejected;
+    uint64_t put_keys_over_budget; /* declined by store.write_budget (in put_keys_rejected too) */
     uint64_t gets, get_hits, get_misses;
     uint64_t bytes_written, bytes_read;
     uint64_t evictions, evicted_objects;

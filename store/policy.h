@@ -8,9 +8,10 @@
  *
  * - L3_EVICT_FIFO_REINSERT (default): slabs are reused in the order they
  *   were opened (a log: writes stay whole-slab and sequential); before a
- *   slab is reused, its objects read since they were written are
- *   reinserted (rewritten at the head), as CacheLib Navy does. Close to an
- *   exact object LRU's hits at a small write cost (bench/results).
+ *   slab is reused, its objects read in the last three quarters of their
+ *   time in the store are reinserted (rewritten at the head), as CacheLib
+ *   Navy does. Close to an exact object LRU's hits at a small write cost
+ *   (bench/results).
  * - L3_EVICT_LRU_SLAB: the least recently read or written slab goes
  *   whole, nothing is kept (the policy before; for comparison).
  *
@@ -24,7 +25,8 @@
 
 #include "slab.h"
 
-/* Index entry flag (in l3_index_entry.pad): read since it was written. */
+/* Index entry flag (in l3_index_entry.pad, whose other bits policy.c
+ * uses): read since it was written. */
 #define L3_ENTRY_READ 1u
 
 /* CLOCK_MONOTONIC in nanoseconds: one clock for every process. */
@@ -48,8 +50,13 @@ bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e);
  * a slab with writes in flight or a read lease. -1 when none qualifies. */
 int32_t l3_policy_victim(l3_slabstore *s, bool need_live);
 
-/* How many slabs are free or empty (reusable without evicting anything),
- * under the lock. */
-uint32_t l3_policy_clean_slabs(const l3_slabstore *s);
+/* Whether a write of `bytes` fits the store's write budget (under the
+ * lock): a bucket of `write_budget` bytes per second, 10 s deep, shared
+ * by every process; a write it does not fit is declined. */
+bool l3_policy_admit(l3_slabstore *s, uint64_t bytes);
+
+/* The bytes writable without evicting anything: free or empty slabs and
+ * the open slabs' free slots (under the lock). */
+uint64_t l3_policy_room(const l3_slabstore *s);
 
 #endif

@@ -69,6 +69,10 @@ static void reserve_key(l3_slabstore *s, put_wave *w, size_t i, const char *key,
         atomic_fetch_add(&s->put_rejected, 1);
         return;
     }
+    if (!l3_policy_admit(s, s->geo.header_bytes + (uint64_t)pb * b)) {
+        atomic_fetch_add(&s->put_rejected, 1); /* over the write budget: declined, retired */
+        return;
+    }
     int ns = l3_alloc_ns_intern(s, key, p->id.len);
     if (ns < 0 || !l3_alloc_slot(s, pb, &p->slab, &p->slot)) {
         atomic_fetch_add(&s->put_rejected, 1); /* full: a retired failure of this key */

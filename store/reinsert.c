@@ -159,12 +159,11 @@ void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes)
 {
     if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || s->opt.read_only)
         return;
-    uint64_t need = bytes ? (bytes + s->geo.slab_size - 1) / s->geo.slab_size : 1;
     for (uint32_t round = 0; round < s->geo.num_slabs; round++) {
         l3_slab_lock(s);
-        uint32_t clean = l3_policy_clean_slabs(s);
+        uint64_t room = l3_policy_room(s);
         l3_slab_unlock(s);
-        if (clean >= need || !evacuate_one(s))
+        if (room >= bytes + s->geo.slab_size || !evacuate_one(s))
             return;
     }
 }

@@ -9,8 +9,9 @@
 
 #include "slab.h"
 
-/* Free room ahead of a put wave of `bytes`: while fewer slabs are free or
- * empty than the wave needs (at least one), take the policy's victim,
+/* Free room ahead of a put wave of `bytes`: while the free slabs and the
+ * open slabs' free slots hold less than the wave and a slab for what
+ * reinsertion moves, take the policy's victim,
  * move what it keeps, then free it. Outside the lock; never fails the
  * caller (what cannot be moved is evicted, as it would have been). */
 void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes);

@@ -80,6 +80,7 @@ typedef struct shared {
     uint32_t max_slots;      /* slot ids per slab */
     uint32_t pad;
     uint64_t recovered_objects;
+    uint64_t budget_bytes, budget_ns; /* the write budget's bucket and its last refill */
     uint32_t opened_from_checkpoint;
     uint32_t attached;
     uint64_t off_slabs, off_class_open, off_slot_ids, off_table, off_journal, off_index;

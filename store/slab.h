@@ -62,7 +62,7 @@ struct l3_slabstore {
      * hook that frees room ahead, keeping what it keeps (reinsert.c); NULL
      * for none. A hook, not a call, so that put.c stays below it. */
     void (*make_room)(l3_slabstore *s, uint64_t bytes);
-    atomic_ulong reinserted_objects, reinserted_bytes;
+    atomic_ulong reinserted_objects, reinserted_bytes, over_budget;
     double open_seconds;
 };
 

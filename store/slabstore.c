@@ -487,6 +487,7 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->evicted_objects = atomic_load(&s->evicted_objects);
     o->reinserted_objects = atomic_load(&s->reinserted_objects);
     o->reinserted_bytes = atomic_load(&s->reinserted_bytes);
+    o->put_keys_over_budget = atomic_load(&s->over_budget);
     o->checksum_failures = atomic_load(&s->checksum_failures);
     o->stale_reads = atomic_load(&s->stale_reads);
     o->unaligned_ios = atomic_load(&s->unaligned_ios);
@@ -503,7 +504,7 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     U(slabs_total); U(slabs_free); U(slabs_open); U(slabs_sealed); U(max_objects); U(index_bytes);
     U(puts); U(put_keys_written); U(put_keys_existing); U(put_keys_rejected);
     U(gets); U(get_hits); U(get_misses); U(bytes_written); U(bytes_read);
-    U(evictions); U(evicted_objects); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
+    U(put_keys_over_budget); U(evictions); U(evicted_objects); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
     U(recovered_objects); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments);

@@ -3,6 +3,8 @@
 #include "format.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,4 +127,34 @@ void forge_superblock(const char *path, void (*edit)(l3_superblock *sb))
         l3_sb_seal(&sb);
         poke_file(path, (uint64_t)c * 4096, &sb, sizeof sb);
     }
+}
+
+l3_slab_options slab_count_options(const char *path, uint32_t slabs, l3_engine_kind kind)
+{
+    l3_slab_options o = test_options(path, 0, kind);
+    l3_geometry g;
+    char why[256];
+    assert_true(l3_geometry_plan(16 << 20, 1 << 20, 4096, 0, &g, why, sizeof why));
+    o.capacity = g.data_off + (uint64_t)slabs * (1 << 20);
+    return o;
+}
+
+void run_killed_writer(const l3_slab_options *o, int (*work)(l3_slabstore *s, void *arg), void *arg)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        l3_slabstore *c;
+        if (l3_slabstore_open(o, &c, NULL) != L3_OK)
+            _exit(3);
+        int rc = work(c, arg);
+        if (rc)
+            _exit(rc);
+        kill(getpid(), SIGKILL);
+        _exit(4);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+        fail_msg("the writer was not killed: exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }

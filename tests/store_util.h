@@ -16,6 +16,15 @@ void temp_store_path(char *out, size_t size, const char *name);
 /* Default test options: 1 MiB slabs, `capacity` bytes, engine `kind`. */
 l3_slab_options test_options(const char *path, uint64_t capacity, l3_engine_kind kind);
 
+/* Options for a store of exactly `slabs` slabs of 1 MiB (each holds 15
+ * objects of 64 KiB and their headers), engine `kind`. */
+l3_slab_options slab_count_options(const char *path, uint32_t slabs, l3_engine_kind kind);
+
+/* Run `work` in a child that opens the store of `o` and is then killed
+ * (SIGKILL, no close); the parent asserts that it was. A nonzero return
+ * of `work` is the child's exit code (the assertion then fails). */
+void run_killed_writer(const l3_slab_options *o, int (*work)(l3_slabstore *s, void *arg), void *arg);
+
 /* A 4096-aligned, zeroed buffer. */
 uint8_t *aligned_pool(size_t len);
 

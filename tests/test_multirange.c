@@ -213,6 +213,21 @@ static void a_get_of_another_shape_fails_and_keeps_the_object(void **state)
     unlink(path);
 }
 
+/* The pages a killed writer adds: keys, pool and their ranges. */
+struct second_half {
+    const char **keys;
+    uint8_t *pool;
+    size_t len;
+    const l3_range *ranges;
+};
+
+static int put_second_half(l3_slabstore *c, void *arg)
+{
+    struct second_half *h = arg;
+    bool ok[8];
+    return put_v(l3_slabstore_store(c), h->keys, 8, h->pool, h->len, h->ranges, 2, ok) == L3_OK ? 0 : 6;
+}
+
 /* Multi-range objects come back after a clean close (checkpoint) and after
  * a kill (header scan), and l3fsck --verify finds them whole. */
 static void pages_survive_a_reopen_and_a_kill(void **state)
@@ -233,21 +248,8 @@ static void pages_survive_a_reopen_and_a_kill(void **state)
     l3_slabstore *s = open_store(&o);
     assert_int_equal(put_v(l3_slabstore_store(s), ptrs, 8, pool, len, r, 2, ok), L3_OK);
     l3_slabstore_free(s);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        l3_slabstore *c;
-        if (l3_slabstore_open(&o, &c, NULL) != L3_OK)
-            _exit(3);
-        bool cok[8];
-        if (put_v(l3_slabstore_store(c), ptrs + 8, 8, pool, len, r + 16, 2, cok) != L3_OK)
-            _exit(4);
-        kill(getpid(), SIGKILL);
-        _exit(5);
-    }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status));
+    struct second_half half = { ptrs + 8, pool, len, r + 16 };
+    run_killed_writer(&o, put_second_half, &half);
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s -n --verify %s >/dev/null", L3FSCK, path);
     s = open_store(&o);
@@ -299,11 +301,7 @@ static void a_read_lease_holds_a_page_through_eviction(void **state)
 {
     char path[512];
     temp_store_path(path, sizeof path, "lease");
-    l3_slab_options o = test_options(path, 0, KIND(state));
-    l3_geometry g;
-    char why[128];
-    assert_true(l3_geometry_plan(16 * MIB, MIB, 4096, 0, &g, why, sizeof why));
-    o.capacity = g.data_off + 4 * MIB;
+    l3_slab_options o = slab_count_options(path, 4, KIND(state));
     l3_slabstore *s = open_store(&o);
     l3_store *st = l3_slabstore_store(s);
     uint8_t *pool = aligned_pool(MIB);

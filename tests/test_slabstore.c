@@ -313,6 +313,13 @@ static void a_clean_reopen_restores_every_object_from_the_checkpoint(void **stat
     unlink(path);
 }
 
+static int add_more(l3_slabstore *c, void *arg)
+{
+    (void)arg;
+    put_many(l3_slabstore_store(c), "cr", 100, 100, 5);
+    return 0;
+}
+
 static void a_killed_writer_leaves_a_store_that_rebuilds_from_headers(void **state)
 {
     char path[512];
@@ -323,19 +330,7 @@ static void a_killed_writer_leaves_a_store_that_rebuilds_from_headers(void **sta
     l3_slabstore *s = open_store(&o);
     put_many(l3_slabstore_store(s), "cr", 0, 100, 5);
     l3_slabstore_free(s);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        l3_slabstore *c;
-        if (l3_slabstore_open(&o, &c, NULL) != L3_OK)
-            _exit(3);
-        put_many(l3_slabstore_store(c), "cr", 100, 100, 5);
-        kill(getpid(), SIGKILL);
-        _exit(4);
-    }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    run_killed_writer(&o, add_more, NULL);
     s = open_store(&o);
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
@@ -438,12 +433,8 @@ static void a_full_store_evicts_the_least_recently_used_slab(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "evict");
     /* A few 1 MiB slabs, each holding 14 slots of 64 KiB + header. */
-    l3_slab_options o = test_options(path, 0, KIND(state));
+    l3_slab_options o = slab_count_options(path, 6, KIND(state));
     o.eviction = L3_EVICT_LRU_SLAB;
-    l3_geometry g;
-    char why[128];
-    assert_true(l3_geometry_plan(16 * MIB, MIB, 4096, 0, &g, why, sizeof why));
-    o.capacity = g.data_off + 6 * MIB;
     l3_slabstore *s = open_store(&o);
     l3_store *st = l3_slabstore_store(s);
     l3_slab_stats stats;
@@ -480,11 +471,7 @@ static void a_full_store_reuses_the_oldest_slab_and_keeps_what_was_read(void **s
 {
     char path[512];
     temp_store_path(path, sizeof path, "fifo");
-    l3_slab_options o = test_options(path, 0, KIND(state));
-    l3_geometry g;
-    char why[128];
-    assert_true(l3_geometry_plan(16 * MIB, MIB, 4096, 0, &g, why, sizeof why));
-    o.capacity = g.data_off + 6 * MIB;
+    l3_slab_options o = slab_count_options(path, 6, KIND(state));
     l3_slabstore *s = open_store(&o);
     l3_store *st = l3_slabstore_store(s);
     uint32_t per_slab = (uint32_t)(MIB / (65536 + 4096));
@@ -496,18 +483,97 @@ static void a_full_store_reuses_the_oldest_slab_and_keeps_what_was_read(void **s
     assert_int_equal(stats.put_keys_rejected, 0);
     assert_int_equal(stats.reinserted_objects, per_slab);
     assert_int_equal(stats.reinserted_bytes, (uint64_t)per_slab * 65536);
-    /* Slab 0 was oldest but read: its objects moved, byte-exact. Slab 1
-     * was next and unread: gone. Slab 2 and the new ones stay. */
+    /* The wave needs four slabs and one is kept spare for what moves:
+     * three go, oldest first. Slab 0 was oldest but read: its objects
+     * moved, byte-exact. Slabs 1 and 2 were unread: gone. */
     assert_int_equal(check_many(st, "ff", 0, per_slab, 2), per_slab);
-    assert_int_equal(check_many(st, "ff", per_slab, per_slab, 2), 0);
-    assert_int_equal(check_many(st, "ff", 2 * per_slab, 5 * per_slab, 2), 5 * per_slab);
-    assert_int_equal(stats.objects, 6 * per_slab);
+    assert_int_equal(check_many(st, "ff", per_slab, 2 * per_slab, 2), 0);
+    assert_int_equal(check_many(st, "ff", 3 * per_slab, 4 * per_slab, 2), 4 * per_slab);
+    assert_int_equal(stats.objects, 5 * per_slab);
+    assert_int_equal(stats.evictions, 3);
     /* The moved copies are what a restart finds (the old ones are dead). */
     l3_slabstore_free(s);
     s = open_store(&o);
     st = l3_slabstore_store(s);
     assert_int_equal(check_many(st, "ff", 0, per_slab, 2), per_slab);
     l3_slabstore_free(s);
+    unlink(path);
+}
+
+/* Fill three slabs, read the first, then push four slabs' worth: the
+ * first slab's objects are moved. */
+static int fill_read_and_push(l3_slabstore *c, void *arg)
+{
+    uint32_t per_slab = *(uint32_t *)arg;
+    l3_store *st = l3_slabstore_store(c);
+    put_many(st, "fk", 0, 3 * per_slab, 4);
+    check_many(st, "fk", 0, per_slab, 4);
+    put_many(st, "fk", 3 * per_slab, 4 * per_slab, 4);
+    l3_slab_stats stats;
+    l3_slabstore_stats(c, &stats);
+    return stats.reinserted_objects == per_slab ? 0 : 5;
+}
+
+/* A writer killed after reinsertion moved objects: the scan keeps one
+ * copy of each (the moved one, by the duplicate rule), byte-exact, and
+ * l3fsck finds the store clean. */
+static void a_kill_after_reinsertion_keeps_one_good_copy(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "fifocrash");
+    l3_slab_options o = slab_count_options(path, 6, KIND(state));
+    uint32_t per_slab = (uint32_t)(MIB / (65536 + 4096));
+    run_killed_writer(&o, fill_read_and_push, &per_slab);
+    l3_slabstore *s = open_store(&o);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_false(stats.opened_from_checkpoint);
+    assert_int_equal(check_many(l3_slabstore_store(s), "fk", 0, per_slab, 4), per_slab);
+    assert_int_equal(check_many(l3_slabstore_store(s), "fk", 3 * per_slab, 4 * per_slab, 4), 4 * per_slab);
+    assert_int_equal(stats.checksum_failures, 0);
+    l3_slabstore_free(s);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s -n %s >/dev/null", L3FSCK, path);
+    assert_int_equal(system(cmd), 0);
+    unlink(path);
+}
+
+/* Over store.write_budget, puts are declined as retired failures (not
+ * errors, not object failures), and counted. */
+static void puts_over_the_write_budget_are_declined(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "budget");
+    l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
+    o.write_budget = 100 * 1024; /* 100 KiB/s: a bucket of 1000 KiB */
+    l3_slabstore *s = open_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    size_t pool_len = 32 * 65536;
+    uint8_t *pool = aligned_pool(pool_len);
+    char keys[32][64];
+    const char *ptrs[32];
+    names(keys, ptrs, 32, "wb", 0);
+    l3_range ranges[32];
+    for (int i = 0; i < 32; i++)
+        ranges[i] = (l3_range){ (uint64_t)i * 65536, 65536 };
+    bool ok[32], fail[32];
+    l3_io_result res = { .success = ok, .object_failures = fail };
+    assert_int_equal(st->ops->batch_put_from(st, ptrs, 32, (l3_host_buffer){ pool, pool_len }, ranges, &res, NULL),
+                     L3_OK);
+    assert_true(res.retired);
+    size_t written = 0;
+    for (int i = 0; i < 32; i++) {
+        written += ok[i];
+        assert_false(fail[i]);
+    }
+    /* 1000 KiB of bucket holds 14 objects of 64 KiB and their 4 KiB headers. */
+    assert_int_equal(written, 14);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.put_keys_over_budget, 32 - 14);
+    assert_int_equal(stats.put_keys_rejected, 32 - 14);
+    l3_slabstore_free(s);
+    free(pool);
     unlink(path);
 }
 
@@ -542,29 +608,24 @@ static void the_index_bound_evicts_instead_of_growing(void **state)
     unlink(path);
 }
 
+static int put_remove_put(l3_slabstore *c, void *arg)
+{
+    (void)arg;
+    l3_store *st = l3_slabstore_store(c);
+    put_many(st, "gone", 0, 30, 2);
+    put_many(st, "kept", 0, 30, 3);
+    if (!st->ops->remove_by_prefix(st, "gone_"))
+        return 5;
+    put_many(st, "gone", 30, 5, 2); /* re-put after the deletion: live */
+    return 0;
+}
+
 static void removing_a_namespace_survives_a_crash(void **state)
 {
     char path[512];
     temp_store_path(path, sizeof path, "remove");
     l3_slab_options o = test_options(path, 32 * MIB, KIND(state));
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        l3_slabstore *c;
-        if (l3_slabstore_open(&o, &c, NULL) != L3_OK)
-            _exit(3);
-        l3_store *st = l3_slabstore_store(c);
-        put_many(st, "gone", 0, 30, 2);
-        put_many(st, "kept", 0, 30, 3);
-        if (!st->ops->remove_by_prefix(st, "gone_"))
-            _exit(5);
-        put_many(st, "gone", 30, 5, 2); /* re-put after the deletion: live */
-        kill(getpid(), SIGKILL);
-        _exit(4);
-    }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status));
+    run_killed_writer(&o, put_remove_put, NULL);
     l3_slabstore *s = open_store(&o);
     l3_store *st = l3_slabstore_store(s);
     assert_int_equal(check_many(st, "gone", 0, 30, 2), 0);
@@ -952,11 +1013,7 @@ static void concurrent_puts_and_gets_under_eviction_never_serve_wrong_bytes(void
 {
     char path[512];
     temp_store_path(path, sizeof path, "stress");
-    l3_slab_options o = test_options(path, 0, KIND(state));
-    l3_geometry g;
-    char why[128];
-    assert_true(l3_geometry_plan(16 * MIB, MIB, 4096, 0, &g, why, sizeof why));
-    o.capacity = g.data_off + 5 * MIB; /* 75 slots for 150 keys: constant eviction */
+    l3_slab_options o = slab_count_options(path, 5, KIND(state)); /* 75 slots for 150 keys: constant eviction */
     l3_slabstore *s = open_store(&o);
     atomic_int wrong = 0, hits = 0;
     pthread_t threads[4];
@@ -1009,6 +1066,8 @@ int main(void)
         cmocka_unit_test_prestate(a_header_that_is_not_the_index_s_is_an_object_failure, k),       \
         cmocka_unit_test_prestate(a_full_store_evicts_the_least_recently_used_slab, k),           \
         cmocka_unit_test_prestate(a_full_store_reuses_the_oldest_slab_and_keeps_what_was_read, k), \
+        cmocka_unit_test_prestate(a_kill_after_reinsertion_keeps_one_good_copy, k),              \
+        cmocka_unit_test_prestate(puts_over_the_write_budget_are_declined, k),                   \
         cmocka_unit_test_prestate(the_index_bound_evicts_instead_of_growing, k),                  \
         cmocka_unit_test_prestate(removing_a_namespace_survives_a_crash, k),                      \
         cmocka_unit_test_prestate(a_broken_superblock_copy_is_repaired_from_the_other, k),        \

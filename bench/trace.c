@@ -1,0 +1,311 @@
+/* l3bench --trace (trace.h): the replay through the real store. */
+#include "trace.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "l3_clock.h"
+#include "l3_config.h"
+#include "l3_pool.h"
+#include "l3_slabstore.h"
+#include "tracesim.h"
+
+/* One replay's outcome. */
+typedef struct replay {
+    uint64_t hits, accesses, admitted, failed_puts, bad_bytes;
+    uint64_t dev_bytes, reinserted, slab_size;
+    uint32_t slabs;
+    double seconds;
+} replay;
+
+/* The store for `objects` slots of `block` bytes: its options, with the
+ * capacity that gives that many slots. */
+static bool store_options(const l3_trace_options *o, uint64_t objects, const char *path, l3_slab_options *so)
+{
+    l3_slab_options_default(so, path);
+    uint64_t slot = l3_round_up(L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX, 4096) + l3_round_up(o->block_bytes, 4096);
+    uint64_t slab = o->slab_size ? o->slab_size : l3_default_slab_size(objects * slot);
+    uint64_t per_slab = slab / slot, slabs = per_slab ? (objects + per_slab / 2) / per_slab : 0;
+    if (slabs < L3_MIN_SLABS)
+        slabs = L3_MIN_SLABS;
+    l3_geometry g;
+    char why[256];
+    so->max_objects = 2 * objects + 1024; /* the slots bound the store, not the index */
+    if (!l3_geometry_plan(slabs * slab + (64u << 20), slab, 4096, so->max_objects, &g, why, sizeof why)) {
+        fprintf(stderr, "l3bench: --trace: %s\n", why);
+        return false;
+    }
+    so->capacity = g.data_off + slabs * slab;
+    so->slab_size = slab;
+    so->format = true;
+    return true;
+}
+
+/* The request's keys ("tr_<id>") into `keys`. */
+static void request_keys(const uint32_t *ids, size_t n, char (*buf)[24], const char **keys)
+{
+    for (size_t i = 0; i < n; i++) {
+        snprintf(buf[i], sizeof buf[i], "tr_%u", ids[i]);
+        keys[i] = buf[i];
+    }
+}
+
+/* Stamp block `id` into its Host range (its first 8 bytes: the id). */
+static void stamp(uint8_t *p, uint32_t id)
+{
+    uint64_t v = 0x9e3779b97f4a7c15ull * (id + 1);
+    memcpy(p, &v, sizeof v);
+}
+
+/* Scratch for one request. */
+typedef struct req_io {
+    char (*kbuf)[24];
+    const char **keys;
+    bool *flags, *ok, *fail;
+    l3_range *ranges;
+    uint8_t *pool;
+    size_t pool_len;
+    int admit;
+    bool *seen;         /* per id: in an earlier request (second-sight admission) */
+} req_io;
+
+/* Read the hit prefix: how many blocks from the start arrived whole. */
+static size_t read_prefix(l3_store *st, req_io *io, const uint32_t *ids, size_t n, replay *r)
+{
+    size_t i = 0;
+    while (i < n && io->flags[i])
+        i++;
+    if (!i)
+        return 0;
+    l3_io_result res = { .success = io->ok, .object_failures = io->fail };
+    if (l3_store_batch_get_into(st, io->keys, i, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, &res,
+                                NULL) != L3_OK)
+        return 0;
+    size_t got = 0;
+    while (got < i && io->ok[got])
+        got++;
+    for (size_t k = 0; k < got; k++) {
+        uint8_t want[8];
+        stamp(want, ids[k]);
+        r->bad_bytes += memcmp(io->pool + io->ranges[k].offset, want, 8) != 0;
+    }
+    return got;
+}
+
+/* Store the blocks after the hit prefix that are absent. */
+static void store_rest(l3_store *st, req_io *io, const uint32_t *ids, size_t n, size_t hit, replay *r)
+{
+    size_t m = 0;
+    for (size_t j = hit; j < n; j++) {
+        if (j > hit && io->flags[j])
+            continue; /* present after the first miss: left alone */
+        if ((io->admit == L3_ADMIT_NO_TAIL && j + 1 == n) || (io->admit == L3_ADMIT_SECOND_SIGHT && !io->seen[ids[j]]))
+            continue; /* the engine's admission rule declines it */
+        stamp(io->pool + io->ranges[m].offset, ids[j]);
+        io->keys[m] = io->kbuf[j];
+        m++;
+    }
+    if (!m)
+        return;
+    l3_io_result res = { .success = io->ok, .object_failures = io->fail };
+    if (l3_store_batch_put_from(st, io->keys, m, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, &res,
+                                NULL) != L3_OK)
+        r->failed_puts += m;
+    for (size_t k = 0; k < m; k++) {
+        r->admitted += io->ok[k];
+        r->failed_puts += !io->ok[k];
+    }
+}
+
+static void req_io_free(req_io *io)
+{
+    free(io->kbuf);
+    free(io->keys);
+    free(io->flags);
+    free(io->ok);
+    free(io->fail);
+    free(io->ranges);
+    free(io->seen);
+    if (io->pool)
+        l3_pool_free(io->pool, io->pool_len);
+}
+
+static bool req_io_alloc(req_io *io, const tr_trace *t, uint64_t block, int admit)
+{
+    size_t n = t->longest ? t->longest : 1;
+    *io = (req_io){ .admit = admit, .seen = calloc(t->num_ids ? t->num_ids : 1, 1),
+                    .kbuf = calloc(n, sizeof *io->kbuf), .keys = calloc(n, sizeof *io->keys),
+                    .flags = calloc(n, 1), .ok = calloc(n, 1), .fail = calloc(n, 1),
+                    .ranges = calloc(n, sizeof *io->ranges), .pool_len = n * l3_round_up(block, 4096) };
+    io->pool = l3_pool_alloc(io->pool_len, NULL);
+    for (size_t i = 0; io->ranges && i < n; i++)
+        io->ranges[i] = (l3_range){ i * l3_round_up(block, 4096), block };
+    return io->seen && io->kbuf && io->keys && io->flags && io->ok && io->fail && io->ranges && io->pool;
+}
+
+/* Replay every request through the store. */
+static bool replay_all(const tr_trace *t, l3_store *st, req_io *io, replay *r, bool progress)
+{
+    for (size_t q = 0; q < t->num_requests; q++) {
+        const uint32_t *ids = t->ids + t->start[q];
+        size_t n = t->start[q + 1] - t->start[q];
+        request_keys(ids, n, io->kbuf, io->keys);
+        if (l3_store_batch_exists(st, io->keys, n, io->flags, NULL) != L3_OK)
+            return false;
+        size_t hit = read_prefix(st, io, ids, n, r);
+        r->hits += hit;
+        r->accesses += n;
+        store_rest(st, io, ids, n, hit, r);
+        for (size_t j = 0; j < n; j++)
+            io->seen[ids[j]] = true;
+        if (progress && (q % 256 == 0 || q + 1 == t->num_requests))
+            fprintf(stderr, "\r  request %zu/%zu, hit rate %.4f ", q + 1, t->num_requests,
+                    r->accesses ? (double)r->hits / (double)r->accesses : 0.0);
+    }
+    if (progress)
+        fprintf(stderr, "\r%60s\r", "");
+    return true;
+}
+
+/* One capacity, one policy: a fresh store, the replay, its counters. */
+static bool run_store(const l3_trace_options *o, const tr_trace *t, uint64_t objects, l3_eviction ev,
+                      replay *r)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/l3trace-%d.store", o->dir, (int)getpid());
+    l3_slab_options so;
+    if (!store_options(o, objects, path, &so))
+        return false;
+    so.eviction = ev;
+    l3_slabstore *s;
+    l3_error err;
+    if (l3_slabstore_open(&so, &s, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: --trace: %s\n", err.msg);
+        return false;
+    }
+    req_io io;
+    bool ok = req_io_alloc(&io, t, o->block_bytes, o->admit);
+    if (ok)
+        ok = l3_slabstore_register_host(s, (l3_host_buffer){ io.pool, io.pool_len }, &err) == L3_OK;
+    double t0 = l3_monotonic_seconds();
+    ok = ok && replay_all(t, l3_slabstore_store(s), &io, r, !o->json && isatty(2));
+    r->seconds = l3_monotonic_seconds() - t0;
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    r->dev_bytes = stats.bytes_written;
+    r->reinserted = stats.reinserted_objects;
+    r->slabs = stats.slabs_total;
+    r->slab_size = stats.slab_size;
+    l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
+    l3_slabstore_free(s);
+    req_io_free(&io);
+    unlink(path);
+    return ok;
+}
+
+/* The capacities of the list: blocks, or bytes with a unit. */
+static size_t parse_capacities(const l3_trace_options *o, uint64_t *out, size_t max)
+{
+    char text[256];
+    snprintf(text, sizeof text, "%s", o->capacity);
+    size_t n = 0;
+    for (char *save = NULL, *tok = strtok_r(text, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(tok, &end, 10);
+        uint64_t bytes;
+        if (*end == '\0' && !errno && v > 0)
+            out[n++] = v;
+        else if (l3_parse_size(tok, &bytes, NULL) == L3_OK && bytes >= o->block_bytes)
+            out[n++] = bytes / o->block_bytes;
+        else
+            return 0;
+    }
+    return n;
+}
+
+static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0; }
+
+/* One row of the table (or of the JSON array). */
+static void print_row(const l3_trace_options *o, uint64_t cap, const char *policy, const tr_sim_result *lru,
+                      const tr_sim_result *bel, const replay *r, json_t *rows)
+{
+    double h = ratio(r->hits, r->accesses), hl = ratio(lru->hits, lru->accesses), hb = ratio(bel->hits, bel->accesses);
+    double wa_dev = ratio(r->dev_bytes, r->admitted * o->block_bytes);
+    double wa_pol = ratio(r->admitted + r->reinserted, r->admitted);
+    if (rows) {
+        json_array_append_new(rows, json_pack("{s:I,s:s,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "capacity_blocks",
+                                              (json_int_t)cap, "policy", policy, "slabs", (json_int_t)r->slabs,
+                                              "slab_size", (json_int_t)r->slab_size, "lru", hl, "belady", hb,
+                                              "l3cache", h, "vs_lru", hl > 0 ? h / hl : 0, "vs_belady",
+                                              hb > 0 ? h / hb : 0, "wa_device", wa_dev, "wa_policy", wa_pol,
+                                              "seconds", r->seconds));
+        return;
+    }
+    printf("%8llu  %-23s %5u x %4llu MiB  %.4f  %.4f  %.4f  %6.3f  %6.3f  %8.2f  %8.2f  %6.1f\n",
+           (unsigned long long)cap, policy, r->slabs, (unsigned long long)(r->slab_size >> 20), hl, hb, h,
+           hl > 0 ? h / hl : 0, hb > 0 ? h / hb : 0, wa_dev, wa_pol, r->seconds);
+    fflush(stdout);
+}
+
+/* Every policy asked for, at one capacity; false when a replay failed or
+ * served wrong bytes. */
+static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t cap, json_t *rows)
+{
+    tr_sim_result lru = tr_sim_lru(t, (uint32_t)cap), bel = tr_sim_belady(t, (uint32_t)cap);
+    static const char *const names[] = { "fifo-reinsert", "lru-slab" };
+    bool ok = true;
+    for (int ev = 0; ev < 2 && ok; ev++) {
+        if (o->eviction >= 0 && o->eviction != ev)
+            continue;
+        replay r = { 0 };
+        ok = run_store(o, t, cap, (l3_eviction)ev, &r);
+        if (ok && (r.bad_bytes || r.failed_puts)) {
+            fprintf(stderr, "l3bench: --trace: %llu reads served wrong bytes, %llu puts failed\n",
+                    (unsigned long long)r.bad_bytes, (unsigned long long)r.failed_puts);
+            ok = false;
+        }
+        static const char *const admits[] = { "", "+no-tail", "+2nd-sight" };
+        char name[48];
+        snprintf(name, sizeof name, "%s%s", names[ev], admits[o->admit]);
+        if (ok)
+            print_row(o, cap, name, &lru, &bel, &r, rows);
+    }
+    return ok;
+}
+
+int l3_trace_run(const l3_trace_options *o)
+{
+    uint64_t caps[16];
+    size_t ncaps = parse_capacities(o, caps, 16);
+    if (!ncaps || caps[0] > UINT32_MAX) {
+        fprintf(stderr, "l3bench: --capacity: expected blocks (1000,5859) or a size (1GiB), a list\n");
+        return 2;
+    }
+    tr_trace t;
+    if (!tr_load(o->trace, &t))
+        return 1;
+    json_t *rows = o->json ? json_array() : NULL;
+    if (!o->json) {
+        printf("trace %s: %zu requests, %zu block accesses, %u distinct blocks; objects of %llu bytes\n", o->trace,
+               t.num_requests, t.num_accesses, t.num_ids, (unsigned long long)o->block_bytes);
+        printf("capacity  policy                    slabs x size     LRU     Belady  l3cache  vs LRU  vs MIN  "
+               "WA device  WA policy  seconds\n");
+    }
+    bool ok = true;
+    for (size_t i = 0; i < ncaps && ok; i++)
+        ok = run_capacity(o, &t, caps[i], rows);
+    if (rows) {
+        char *text = json_dumps(rows, JSON_INDENT(2));
+        puts(text);
+        free(text);
+        json_decref(rows);
+    }
+    tr_free(&t);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,31 @@
+/* l3bench --trace: replay a prefix-cache trace through the real store and
+ * print, in the same run, the hit rates of an exact object LRU and of
+ * Belady's MIN at the same capacity, l3cache's, its ratios to both, and
+ * the device bytes written per byte admitted. */
+#ifndef L3_TRACE_H
+#define L3_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct l3_trace_options {
+    const char *trace;        /* JSONL, Mooncake's format */
+    const char *dir;          /* where the store file goes */
+    uint64_t block_bytes;     /* an object's bytes; default 64 KiB */
+    char capacity[256];       /* "1000,5859" (blocks) or "1GiB" (bytes), a list */
+    uint64_t slab_size;       /* 0: the store's default for the capacity */
+    int eviction;             /* -1: both policies; else an l3_eviction */
+    int admit;                /* which absent blocks the engine stores: L3_ADMIT_* */
+    bool json;
+} l3_trace_options;
+
+/* What the replaying engine stores of a request's absent blocks: all of
+ * them; all but the chain's tail (its last block: rarely read again); or
+ * only blocks seen in an earlier request (one-timers are never stored). */
+enum { L3_ADMIT_ALL = 0, L3_ADMIT_NO_TAIL = 1, L3_ADMIT_SECOND_SIGHT = 2 };
+
+/* Replay the trace at each capacity and print the table; the exit code. */
+int l3_trace_run(const l3_trace_options *o);
+
+#endif

@@ -1,0 +1,38 @@
+/* l3bench --trace: a prefix-cache trace (Mooncake's format) and the exact
+ * simulators it is judged against (object LRU, Belady's MIN), on the same
+ * replay rule as the store: per request, the longest run of present blocks
+ * from the start is a hit (and is read); the absent blocks are then
+ * stored; present blocks after the first miss are left alone. */
+#ifndef L3_TRACESIM_H
+#define L3_TRACESIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A trace: requests of block ids (remapped to 0..num_ids-1). */
+typedef struct tr_trace {
+    uint32_t *ids;       /* every request's blocks, back to back */
+    size_t *start;       /* request r is ids[start[r] .. start[r + 1]) */
+    size_t num_requests, num_accesses;
+    uint32_t num_ids, longest;
+} tr_trace;
+
+/* Read a JSONL trace (one object per line with "hash_ids"); false with a
+ * message on stderr. Ids are remapped densely in order of first use. */
+bool tr_load(const char *path, tr_trace *t);
+void tr_free(tr_trace *t);
+
+/* Hit counts of the two simulators at `capacity` objects. */
+typedef struct tr_sim_result {
+    uint64_t hits, accesses, admitted;
+} tr_sim_result;
+
+/* An exact object LRU of `capacity` objects (hits touch, misses insert). */
+tr_sim_result tr_sim_lru(const tr_trace *t, uint32_t capacity);
+
+/* Belady's MIN with bypass: on a full cache, evict the object (or skip
+ * the newcomer) whose next request is furthest in the future. */
+tr_sim_result tr_sim_belady(const tr_trace *t, uint32_t capacity);
+
+#endif
