@@ -8,6 +8,7 @@
  *   recovery time (clean checkpoint and crash scan) and puts under
  *   eviction. */
 #include "compare.h"
+#include "mixed.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -844,6 +845,7 @@ typedef struct extras {
     exists_result ex;
     recovery rec;
     steady sty;
+    l3_mixed_result mix;
     bool rec_ok, sty_ok;
 } extras;
 
@@ -863,6 +865,12 @@ static void print_json_report(const compare *cx, const row *rows, const extras *
                                                     (json_int_t)x->rec.scan_objects, "fsck_s", x->rec.fsck_s,
                                                     "fsck_verify_s", x->rec.verify_s, "fsck_verify_gb_per_s",
                                                     x->rec.verify_gbs));
+    const l3_mixed_result *m = &x->mix;
+    json_object_set_new(root, "mixed", json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "page", (json_int_t)m->page,
+                                                 "rounds", (json_int_t)m->rounds, "get_alone_gb_per_s", m->alone_gbs,
+                                                 "get_alone_p99_ms", m->alone_p99_ms, "get_mixed_gb_per_s", m->mixed_gbs,
+                                                 "get_mixed_p99_ms", m->mixed_p99_ms, "put_gb_per_s", m->put_gbs,
+                                                 "p99_ratio", m->p99_ratio, "gb_per_s_ratio", m->gbs_ratio));
     json_object_set_new(root, "steady_put", json_pack("{s:f,s:f,s:I}", "gb_per_s", x->sty.gbs, "first_fill_gb_per_s",
                                                       x->sty.fill_gbs, "evictions", (json_int_t)x->sty.evictions));
     char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
@@ -900,6 +908,25 @@ static void print_table(const compare *cx, const row *rows)
            cx->reps, cx->depth, o->qd, o->keys, o->qd, o->keys, o->keys);
 }
 
+/* The mixed phase's lines and targets. */
+static void print_mixed(const l3_mixed_result *m, bool targets)
+{
+    if (!m->ok) {
+        printf("%s", targets ? "" : "mixed phase: failed\n");
+        return;
+    }
+    if (targets) {
+        printf("  get p99 under a put stream <= 1.5x alone: %s (%.2fx)\n", met(m->p99_ratio <= 1.5), m->p99_ratio);
+        printf("  get GB/s under a put stream >= 0.8x alone: %s (%.2fx; puts %.2f GB/s)\n", met(m->gbs_ratio >= 0.8),
+               m->gbs_ratio, m->put_gbs);
+        return;
+    }
+    printf("mixed (%llu KiB pages, %zu rounds, medians): gets alone %.3f GB/s p99 %.1f ms; under a put stream "
+           "%.3f GB/s (%.2fx) p99 %.1f ms (%.2fx), the stream's puts %.3f GB/s\n",
+           (unsigned long long)(m->page >> 10), m->rounds, m->alone_gbs, m->alone_p99_ms, m->mixed_gbs, m->gbs_ratio,
+           m->mixed_p99_ms, m->p99_ratio, m->put_gbs);
+}
+
 static void print_extras(const compare *cx, const extras *x)
 {
     printf("exists(): %.2f M keys/s on the store, %.2f M keys/s through the executor\n",
@@ -917,6 +944,7 @@ static void print_extras(const compare *cx, const extras *x)
                (double)x->rec.fsck_objects / x->rec.fsck_s / 1e6, x->rec.verify_s, x->rec.verify_gbs);
     else if (x->rec_ok)
         printf("l3fsck: not found beside l3bench nor on the PATH\n");
+    print_mixed(&x->mix, false);
     if (x->sty_ok)
         printf("steady-state puts under eviction (1 GiB store, 1 MiB pages, third round): %.3f GB/s, "
                "%llu slabs evicted, %llu puts rejected;\nthe first fill of that fresh, fallocated store "
@@ -939,6 +967,7 @@ static void print_targets(const compare *cx, const row *rows, const extras *x)
                    v->median, v->lo, v->hi, r->vs_jobs[op].median);
         }
     }
+    print_mixed(&x->mix, true);
     printf("  exists >= 5M keys/s: %s (%.2fM on the store)\n", met(x->ex.store_keys_per_s >= 5e6),
            x->ex.store_keys_per_s / 1e6);
     if (x->rec_ok)
@@ -997,6 +1026,8 @@ int l3_compare_run(const l3_compare_options *o)
     }
     x.rec_ok = o->recovery_objects ? run_recovery(cx.file, o->recovery_objects, &x.rec) : false;
     x.sty_ok = run_steady(cx.file, o->keys, o->qd, &x.sty);
+    if (!o->no_mixed)
+        l3_mixed_run(o->dir, o->total, MIB, o->keys, o->qd, 3, &x.mix);
     if (o->json) {
         print_json_report(&cx, rows, &x);
     } else {
@@ -1006,5 +1037,5 @@ int l3_compare_run(const l3_compare_options *o)
     }
     if (o->plot && o->num_sizes > 1)
         plot(o->plot, o->dir, rows, o->num_sizes);
-    return cx.all_ok && (x.rec_ok || !o->recovery_objects) && x.sty_ok ? 0 : 1;
+    return cx.all_ok && (x.rec_ok || !o->recovery_objects) && x.sty_ok && (x.mix.ok || o->no_mixed) ? 0 : 1;
 }

@@ -16,6 +16,7 @@ typedef struct l3_compare_options {
     size_t recovery_objects;
     size_t repeat;          /* rounds per size; each cell is the median */
     const char *plot;       /* PNG to draw (gnuplot), or NULL */
+    bool no_mixed;          /* skip the mixed phase (gets under a put stream) */
     bool json;
 } l3_compare_options;
 

@@ -38,7 +38,7 @@ static l3_slab_options options(const char *path)
     l3_slab_options o;
     l3_slab_options_default(&o, path);
     o.slab_size = MIB;
-    o.capacity = 4 * MIB;
+    o.capacity = 6 * MIB; /* the metadata and 4 slabs, the fewest a store has */
     o.io_contexts = 1;
     o.batch_keys = 16;
     o.io_timeout = 5;
