@@ -182,7 +182,7 @@ static void config_text(char *out, size_t len, const char *file, uint64_t capaci
     size_t workers = qd < 64 ? qd : 64;
     snprintf(out, len,
              "{\"store\": {\"path\": \"%s\", \"capacity\": %llu, \"verify_checksums\": %s,"
-             " \"max_objects\": %llu, \"block_size\": %u},"
+             " \"max_objects\": %llu, \"block_size\": %u, \"slab_size\": \"64MiB\"},"
              " \"executor\": {\"max_operations\": %zu, \"max_keys_per_operation\": %zu,"
              " \"query_workers\": 2, \"read_workers\": %zu, \"write_workers\": %zu},"
              " \"namespace\": {\"deployment_id\": \"l3bench-compare\"}}",

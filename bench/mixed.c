@@ -126,7 +126,7 @@ bool l3_mixed_run(const char *dir, uint64_t total, uint64_t page, size_t keys, s
     unlink(file);
     size_t workers = qd < 64 ? qd : 64;
     snprintf(text, sizeof text,
-             "{\"store\": {\"path\": \"%s\", \"capacity\": %llu},"
+             "{\"store\": {\"path\": \"%s\", \"capacity\": %llu, \"slab_size\": \"64MiB\"},"
              " \"executor\": {\"max_operations\": %zu, \"max_keys_per_operation\": %zu,"
              " \"read_workers\": %zu, \"write_workers\": %zu},"
              " \"namespace\": {\"deployment_id\": \"l3bench-mixed\"}}",
