@@ -9,6 +9,7 @@
  *   eviction. */
 #include "compare.h"
 #include "mixed.h"
+#include "probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -259,7 +260,7 @@ static bool l3_put_round(l3_sys *l, uint64_t total, uint64_t size, size_t keys, 
     }
     settle();
     char text[2048];
-    config_text(text, sizeof text, l->file, capacity, keys, qd, l->verify, 0, 4096);
+    config_text(text, sizeof text, l->file, capacity, keys, qd, l->verify, 2 * n + 1024, 4096);
     l3_error err;
     if (l3_config_parse(text, &l->cfg, &err) != L3_OK) {
         fprintf(stderr, "l3bench: %s\n", err.msg);
@@ -439,20 +440,6 @@ static bool files_get_round(const char *dir, uint64_t total, uint64_t size, size
 
 /* ---- recovery and steady state ---- */
 
-/* Leave the store as a crash would: a child opens it (writing clean = 0)
- * and exits without closing, so the next open finds nobody alive
- * attached and rebuilds the index from the headers. */
-static bool crash_open(const l3_slab_options *so)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        l3_slabstore *s;
-        _exit(l3_slabstore_open(so, &s, NULL) == L3_OK ? 0 : 1);
-    }
-    int status;
-    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 typedef struct recovery {
     size_t objects;
     double populate_s, clean_open_s, scan_open_s;
@@ -461,57 +448,16 @@ typedef struct recovery {
     uint64_t fsck_objects;
 } recovery;
 
-/* l3fsck beside this l3bench (the build tree's tools/, or the same bin/),
- * else on the PATH. */
-static void find_fsck(char *out, size_t len)
-{
-    char self[900];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 0] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = '\0';
-    const char *tries[] = { "%s/../tools/l3fsck", "%s/l3fsck" };
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(out, len, tries[i], self);
-        if (access(out, X_OK) == 0)
-            return;
-    }
-    snprintf(out, len, "l3fsck");
-}
-
-/* Time `l3fsck -n [--verify] --json file`: its seconds, the objects it
- * says the store serves and the bytes of its used slabs. */
-static bool time_fsck(const char *file, bool verify, double *seconds, uint64_t *objects, double *slab_bytes)
-{
-    char fsck[1000], cmd[2048];
-    find_fsck(fsck, sizeof fsck);
-    snprintf(cmd, sizeof cmd, "%s -n %s--json %s 2>/dev/null", fsck, verify ? "--verify " : "", file);
-    double t0 = l3_monotonic_seconds();
-    FILE *p = popen(cmd, "r");
-    json_t *root = p ? json_loadf(p, 0, NULL) : NULL;
-    bool ok = p && pclose(p) == 0 && root;
-    *seconds = l3_monotonic_seconds() - t0;
-    if (ok) {
-        json_t *sb = json_array_get(json_object_get(root, "superblocks"), 0);
-        *objects = (uint64_t)json_integer_value(json_object_get(json_object_get(root, "objects"), "served"));
-        *slab_bytes = (double)json_array_size(json_object_get(root, "slabs")) *
-                      (double)json_integer_value(json_object_get(sb, "slab_size"));
-    }
-    json_decref(root);
-    return ok;
-}
-
 /* l3fsck's rates on the recovery store (closed cleanly). */
 static void fsck_rates(const char *file, recovery *r)
 {
     double bytes = 0;
-    if (!time_fsck(file, false, &r->fsck_s, &r->fsck_objects, &bytes)) {
+    if (!l3_probe_time_fsck(file, false, &r->fsck_s, &r->fsck_objects, &bytes, NULL)) {
         r->fsck_s = 0;
         return;
     }
     uint64_t objects;
-    if (time_fsck(file, true, &r->verify_s, &objects, &bytes) && r->verify_s > 0)
+    if (l3_probe_time_fsck(file, true, &r->verify_s, &objects, &bytes, NULL) && r->verify_s > 0)
         r->verify_gbs = bytes / r->verify_s / 1e9;
 }
 
@@ -572,7 +518,7 @@ static bool run_recovery(const char *file, size_t n, recovery *r)
         l3_slabstore_free(s);
         fsck_rates(file, r);
     }
-    good = good && crash_open(&so) && l3_slabstore_open(&so, &s, &err) == L3_OK;
+    good = good && l3_probe_crash_open(&so) && l3_slabstore_open(&so, &s, &err) == L3_OK;
     if (good) {
         l3_slabstore_stats(s, &st);
         r->scan_open_s = st.open_seconds;

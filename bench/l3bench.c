@@ -15,11 +15,13 @@
 #include "compare.h"
 #include "trace.h"
 #include "l3_clock.h"
+#include "scale.h"
 #include "workload.h"
 
 /* The embedded default: a 1 GiB store file in the working directory. */
 static const char *const default_config =
-    "{ \"store\": { \"path\": \"l3cache.store\", \"capacity\": \"1GiB\" },"
+    "{ \"store\": { \"path\": \"l3cache.store\", \"capacity\": \"1GiB\","
+    "               \"expected_object_size\": \"256KiB\" },"
     "  \"executor\": { \"max_operations\": 64, \"max_keys_per_operation\": 64,"
     "                  \"read_workers\": 2, \"write_workers\": 2 },"
     "  \"namespace\": { \"deployment_id\": \"l3bench\", \"weight_version\": \"v1\" } }";
@@ -57,6 +59,8 @@ static int usage(void)
             "       l3bench --compare [--dir DIR] [--total SIZE] [--sizes 64K,256K,1M,4M]\n"
             "               [--keys K] [--qd N] [--repeat N] [--recovery-objects N] [--plot FILE]\n"
             "               [--json]\n"
+            "       l3bench --scale N[,N...] [--dir DIR] [--json]   (a test tool: RAM and restart\n"
+            "               times of a sparse store of N small objects)\n"
             "       l3bench --trace FILE.jsonl [--capacity 1000,5859|1GiB] [--block-bytes 64K]\n"
             "               [--slab-size SIZE] [--eviction fifo-reinsert|lru-slab|both]\n"
             "               [--admit all|no-tail|second-sight] [--dir DIR] [--json]\n"
@@ -74,6 +78,7 @@ typedef struct args {
     const char *capacity_text;
     l3_compare_options co;
     l3_trace_options tr;
+    l3_scale_options sc;
 } args;
 
 /* A size option's value; false (said on stderr) when it is not one. */
@@ -124,7 +129,7 @@ static bool parse_args(args *a, int argc, char **argv)
         { "repeat", required_argument, 0, 'r' }, { "trace", required_argument, 0, 't' },
         { "block-bytes", required_argument, 0, 'b' }, { "slab-size", required_argument, 0, 'z' },
         { "eviction", required_argument, 0, 'E' }, { "admit", required_argument, 0, 'A' },
-        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+        { "scale", required_argument, 0, 'L' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     bool ok = true;
     for (int c; ok && (c = getopt_long(argc, argv, "h", longs, NULL)) != -1;) {
@@ -138,9 +143,14 @@ static bool parse_args(args *a, int argc, char **argv)
         case 'q': a->qd = a->co.qd = strtoul(optarg, NULL, 10); break;
         case 'e': a->engine = optarg; break;
         case 'V': a->no_verify = true; break;
-        case 'j': a->json = a->co.json = a->tr.json = true; break;
+        case 'j': a->json = a->co.json = a->tr.json = a->sc.json = true; break;
         case 'X': a->compare = true; break;
-        case 'D': a->co.dir = a->tr.dir = optarg; break;
+        case 'D': a->co.dir = a->tr.dir = a->sc.dir = optarg; break;
+        case 'L':
+            ok = l3_scale_parse_counts(optarg, &a->sc);
+            if (!ok)
+                fprintf(stderr, "l3bench: --scale: expected a list of object counts like 1000000,3000000\n");
+            break;
         case 'T': ok = size_arg("total", optarg, 1, &a->co.total); break;
         case 'S':
             ok = l3_compare_parse_sizes(optarg, &a->co);
@@ -282,6 +292,8 @@ int main(int argc, char **argv)
         return l3_compare_run(&a.co);
     if (a.tr.trace)
         return l3_trace_run(&a.tr);
+    if (a.sc.num_counts)
+        return l3_scale_run(&a.sc);
     l3_config cfg;
     if (!load_config(&a, &cfg))
         return 2;

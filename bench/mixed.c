@@ -126,11 +126,12 @@ bool l3_mixed_run(const char *dir, uint64_t total, uint64_t page, size_t keys, s
     unlink(file);
     size_t workers = qd < 64 ? qd : 64;
     snprintf(text, sizeof text,
-             "{\"store\": {\"path\": \"%s\", \"capacity\": %llu, \"slab_size\": \"64MiB\"},"
+             "{\"store\": {\"path\": \"%s\", \"capacity\": %llu, \"slab_size\": \"64MiB\","
+             " \"expected_object_size\": %llu},"
              " \"executor\": {\"max_operations\": %zu, \"max_keys_per_operation\": %zu,"
              " \"read_workers\": %zu, \"write_workers\": %zu},"
              " \"namespace\": {\"deployment_id\": \"l3bench-mixed\"}}",
-             file, (unsigned long long)capacity, qd, keys, workers, workers);
+             file, (unsigned long long)capacity, (unsigned long long)page, qd, keys, workers, workers);
     workload reader, writer;
     l3_config rc, wc;
     if (!open_side(&reader, &rc, text, "reads", page, keys, qd, n))

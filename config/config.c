@@ -91,7 +91,7 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
     static const char *const known[] = { "path", "capacity", "slab_size", "block_size", "max_objects",
                                          "engine", "io_timeout", "verify_checksums",
                                          "register_buffers", "lock_timeout", "mode", "eviction",
-                                         "write_budget", NULL };
+                                         "write_budget", "expected_object_size", "preallocate", NULL };
     l3_status st = l3_json_section(o, "$.store", known, err);
     if (st != L3_OK)
         return st;
@@ -138,9 +138,18 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
         return st;
     if ((v = json_object_get(o, "eviction")) && (st = parse_eviction(v, &c->store.eviction, err)) != L3_OK)
         return st;
+    if ((v = json_object_get(o, "expected_object_size")) &&
+        (st = l3_json_size(v, "$.store.expected_object_size", 512, 4ull << 30, false, &c->store.expected_object_size,
+                           err)) != L3_OK)
+        return st;
     if ((v = json_object_get(o, "write_budget")) &&
         (st = l3_json_size(v, "$.store.write_budget", 0, 1ull << 40, false, &c->store.write_budget, err)) != L3_OK)
         return st;
+    if ((v = json_object_get(o, "preallocate"))) {
+        if ((st = l3_json_bool(v, "$.store.preallocate", &b, err)) != L3_OK)
+            return st;
+        c->store.no_preallocate = !b;
+    }
     if ((v = json_object_get(o, "register_buffers"))) {
         if ((st = l3_json_bool(v, "$.store.register_buffers", &b, err)) != L3_OK)
             return st;
@@ -217,7 +226,9 @@ static l3_status check_geometry(const l3_config *c, l3_error *err)
     char why[256];
     if (o->slab_size % o->block_size)
         return l3_fail(err, L3_ECONFIG, "$.store.slab_size: not a multiple of block_size");
-    if (!o->capacity || l3_geometry_plan(o->capacity, o->slab_size, o->block_size, o->max_objects, &g, why, sizeof why))
+    uint64_t max_objects = o->max_objects || !o->capacity ? o->max_objects
+                                                          : l3_default_max_objects(o->capacity, o->expected_object_size);
+    if (!o->capacity || l3_geometry_plan(o->capacity, o->slab_size, o->block_size, max_objects, &g, why, sizeof why))
         return L3_OK;
     if (o->max_objects && l3_geometry_plan(o->capacity, o->slab_size, o->block_size, 0, &g, why, sizeof why))
         return l3_fail(err, L3_ECONFIG, "$.store.max_objects: %llu objects are too many for a capacity of %llu "
@@ -371,6 +382,9 @@ char *l3_config_to_json(const l3_config *c)
     char mode[16];
     snprintf(mode, sizeof mode, "%04o", c->store.mode ? c->store.mode : L3_DEFAULT_MODE);
     json_object_set_new(s, "mode", json_string(mode));
+    if (c->store.expected_object_size)
+        json_object_set_new(s, "expected_object_size", json_integer((json_int_t)c->store.expected_object_size));
+    json_object_set_new(s, "preallocate", json_boolean(!c->store.no_preallocate));
     json_object_set_new(s, "write_budget", json_integer((json_int_t)c->store.write_budget));
     json_object_set_new(s, "eviction",
                         json_string(c->store.eviction == L3_EVICT_LRU_SLAB ? "lru-slab" : "fifo-reinsert"));

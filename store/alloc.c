@@ -169,6 +169,33 @@ static void reserve(l3_slabstore *s, uint32_t v, uint32_t *out_slab, uint32_t *o
     l3_alloc_pin(s, v);
 }
 
+/* The payload bytes the slabs hold. */
+static uint64_t total_live_bytes(const l3_slabstore *s)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++)
+        n += s->slabs[i].live_bytes;
+    return n;
+}
+
+/* Say once per process that the index bound, not the slabs, evicts while
+ * slabs stand free: the objects are smaller than the store was sized for. */
+static void warn_index_bound(l3_slabstore *s)
+{
+    if (atomic_load(&s->warned_index_bound))
+        return;
+    uint32_t free_slabs = 0;
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++)
+        free_slabs += s->slabs[i].state == S_FREE;
+    if (free_slabs == 0 || atomic_exchange(&s->warned_index_bound, true))
+        return;
+    l3_log("warning", "%s: the index is full at %llu objects (store.max_objects, from "
+           "store.expected_object_size) while %u of %u slabs are free: slabs are evicted early. Objects "
+           "average %llu bytes here; format the store with store.expected_object_size near that to use "
+           "its whole capacity", s->path, (unsigned long long)s->index.meta->max, free_slabs, s->geo.num_slabs,
+           (unsigned long long)(s->index.meta->count ? total_live_bytes(s) / s->index.meta->count : 0));
+}
+
 bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot)
 {
     /* The index has a bound: make room by evicting whole slabs. */
@@ -176,7 +203,9 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *o
         int32_t v = l3_policy_victim(s, true);
         if (v < 0)
             return false;
+        warn_index_bound(s);
         l3_alloc_evict(s, (uint32_t)v);
+        atomic_fetch_add(&s->index_bound_evictions, 1);
     }
     int32_t cur = s->class_open[pb];
     if (cur >= 0 && s->slabs[cur].next_slot < s->slabs[cur].nslots) {

@@ -14,6 +14,25 @@ uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t 
     return l3_round_up(block_size + body, 1u << 20);
 }
 
+uint64_t l3_default_max_objects(uint64_t capacity, uint64_t expected)
+{
+    uint64_t n = capacity / (expected ? expected : L3_DEFAULT_EXPECTED_OBJECT);
+    return n < 1024 ? 1024 : n;
+}
+
+/* A slab's slots at most: what the index bound spread over the slabs
+ * needs, with a quarter to spare, at least 64, at most what one-block
+ * objects would take. The slot table then costs 10 bytes per object of
+ * the bound, not 8 bytes per block of the store. */
+static uint32_t geometry_slots(const l3_geometry *g)
+{
+    uint64_t most = g->slab_size / (g->header_bytes + g->block_size);
+    uint64_t want = (g->max_objects + g->max_objects / 4) / g->num_slabs + 1;
+    if (want < 64)
+        want = 64;
+    return (uint32_t)(want < most ? want : most);
+}
+
 uint64_t l3_default_slab_size(uint64_t capacity)
 {
     uint64_t size = 1u << 20;
@@ -45,7 +64,7 @@ bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size
     uint64_t guess = capacity / slab_size;
     for (int pass = 0; pass < 2; pass++) {
         uint64_t data_guess = guess * slab_size;
-        uint64_t objects = max_objects ? max_objects : data_guess / 65536;
+        uint64_t objects = max_objects ? max_objects : l3_default_max_objects(data_guess, 0);
         if (objects < 1024)
             objects = 1024;
         g->max_objects = objects;
@@ -72,6 +91,7 @@ bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size
     }
     g->num_slabs = (uint32_t)guess;
     g->capacity = g->data_off + guess * slab_size;
+    g->max_slots = geometry_slots(g);
     return true;
 }
 
@@ -119,6 +139,7 @@ bool l3_geometry_from_sb(const l3_superblock *sb, uint64_t size, l3_geometry *g,
         return false;
     }
     g->header_bytes = (uint32_t)l3_round_up(L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX, g->block_size);
+    g->max_slots = geometry_slots(g);
     uint64_t b = g->block_size;
     if (g->slab_table_off % b || g->journal_off % b || g->checkpoint_off % b || g->data_off % b ||
         g->slab_table_len < (uint64_t)g->num_slabs * L3_SLAB_RECORD_BYTES ||

@@ -167,7 +167,16 @@ typedef struct l3_geometry {
     uint64_t checkpoint_off, checkpoint_len;
     uint64_t data_off;
     uint32_t header_bytes;   /* an object header's blocks, in bytes */
+    uint32_t max_slots;      /* slots a slab may have (l3_geometry_slots): the slot table's width */
 } l3_geometry;
+
+/* The expected object size a store's index is sized for by default. */
+#define L3_DEFAULT_EXPECTED_OBJECT (1u << 20)
+
+/* The index bound for `capacity` bytes of objects of about `expected`
+ * bytes (0: L3_DEFAULT_EXPECTED_OBJECT): capacity / expected, at least
+ * 1024. */
+uint64_t l3_default_max_objects(uint64_t capacity, uint64_t expected);
 
 /* Round up to a multiple of a power of two. */
 static inline uint64_t l3_round_up(uint64_t x, uint64_t align) { return (x + align - 1) & ~(align - 1); }
@@ -203,7 +212,8 @@ static inline uint64_t l3_slot_bytes(const l3_geometry *g, uint32_t payload_bloc
 }
 static inline uint32_t l3_slots_per_slab(const l3_geometry *g, uint32_t payload_blocks)
 {
-    return (uint32_t)(g->slab_size / l3_slot_bytes(g, payload_blocks));
+    uint64_t fit = g->slab_size / l3_slot_bytes(g, payload_blocks);
+    return (uint32_t)(fit < g->max_slots ? fit : g->max_slots);
 }
 /* Device offset of slot `slot` of slab `slab` in class `payload_blocks`. */
 static inline uint64_t l3_slot_offset(const l3_geometry *g, uint32_t slab, uint32_t payload_blocks,

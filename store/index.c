@@ -13,11 +13,21 @@ l3_key_id l3_key_identity(const char *key, size_t len)
 
 uint64_t l3_index_capacity_for(uint64_t max_entries)
 {
-    uint64_t cap = 1024;
-    while (cap < max_entries + max_entries / 4)
-        cap <<= 1;
-    return cap;
+    /* A load of at most 7/8 at the bound, in whole cache lines' worth of
+     * entries (not a power of two: RAM in proportion to the bound). */
+    uint64_t cap = max_entries + max_entries / 7 + 1;
+    cap = (cap + 63) / 64 * 64;
+    return cap < 1024 ? 1024 : cap;
 }
+
+/* An entry's home slot: the hash scaled to the table (fastrange). */
+static inline uint64_t home_of(const l3_index *ix, uint64_t hash)
+{
+    return (uint64_t)(((unsigned __int128)hash * (ix->meta->mask + 1)) >> 64);
+}
+
+/* The slot after `i`, wrapping around. */
+static inline uint64_t next_of(const l3_index *ix, uint64_t i) { return i == ix->meta->mask ? 0 : i + 1; }
 
 void l3_index_format(l3_index_meta *meta, uint64_t max_entries)
 {
@@ -28,7 +38,7 @@ void l3_index_format(l3_index_meta *meta, uint64_t max_entries)
 
 l3_index_entry *l3_index_find(l3_index *ix, l3_key_id id)
 {
-    for (uint64_t i = id.hash & ix->meta->mask;; i = (i + 1) & ix->meta->mask) {
+    for (uint64_t i = home_of(ix, id.hash);; i = next_of(ix, i)) {
         l3_index_entry *e = &ix->table[i];
         if (e->hash == 0)
             return NULL;
@@ -39,7 +49,7 @@ l3_index_entry *l3_index_find(l3_index *ix, l3_key_id id)
 
 l3_index_entry *l3_index_find_at(l3_index *ix, uint64_t hash, uint32_t slab, uint32_t slot)
 {
-    for (uint64_t i = hash & ix->meta->mask;; i = (i + 1) & ix->meta->mask) {
+    for (uint64_t i = home_of(ix, hash);; i = next_of(ix, i)) {
         l3_index_entry *e = &ix->table[i];
         if (e->hash == 0)
             return NULL;
@@ -52,7 +62,7 @@ bool l3_index_insert(l3_index *ix, const l3_index_entry *entry)
 {
     if (ix->meta->count >= ix->meta->max)
         return false;
-    for (uint64_t i = entry->hash & ix->meta->mask;; i = (i + 1) & ix->meta->mask) {
+    for (uint64_t i = home_of(ix, entry->hash);; i = next_of(ix, i)) {
         if (ix->table[i].hash == 0) {
             /* Everything but the hash first: the hash publishes it. */
             l3_index_entry e = *entry;
@@ -71,8 +81,8 @@ void l3_index_remove(l3_index *ix, l3_index_entry *entry)
     uint64_t hole = (uint64_t)(entry - ix->table);
     /* Backward shift: move later entries of the run into the hole when
      * their home slot does not lie cyclically in (hole, j]. */
-    for (uint64_t j = (hole + 1) & ix->meta->mask; ix->table[j].hash; j = (j + 1) & ix->meta->mask) {
-        uint64_t home = ix->table[j].hash & ix->meta->mask;
+    for (uint64_t j = next_of(ix, hole); ix->table[j].hash; j = next_of(ix, j)) {
+        uint64_t home = home_of(ix, ix->table[j].hash);
         bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {
             ix->table[hole] = ix->table[j];

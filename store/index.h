@@ -33,7 +33,7 @@ _Static_assert(sizeof(l3_index_entry) == 48, "index entry size");
 
 /* The index's counters: they live beside the table (in shared memory). */
 typedef struct l3_index_meta {
-    uint64_t mask;     /* capacity - 1 */
+    uint64_t mask;     /* capacity - 1: the last slot (the capacity is not a power of two) */
     uint64_t count;
     uint64_t max;      /* entries allowed (load factor bound) */
 } l3_index_meta;

@@ -27,7 +27,8 @@ typedef struct l3_slab_options {
     uint64_t capacity;         /* bytes; 0: a block device's size, an existing file's size */
     uint64_t slab_size;        /* default 1/64 of the capacity, a power of two from 1 to 64 MiB */
     uint32_t block_size;       /* logical block, default 4096 */
-    uint64_t max_objects;      /* index bound; default data bytes / 64 KiB */
+    uint64_t max_objects;      /* index bound; default capacity / expected_object_size */
+    uint64_t expected_object_size; /* what the index and slot table are sized for; default 1 MiB */
     l3_engine_kind engine;     /* default auto */
     double io_timeout;         /* seconds a batch may take; default 30 */
     bool no_verify_checksums;  /* skip crc32c checks on get (default: verify) */
@@ -38,6 +39,7 @@ typedef struct l3_slab_options {
     bool create;               /* create or format a missing or empty file */
     bool format;               /* format even over existing data */
     bool read_only;            /* never write (for inspection) */
+    bool no_preallocate;       /* a new store file is sparse, not fallocated (tests, thin devices) */
     uint32_t mode;             /* permission bits of the files l3cache creates and of the
                                   shared mapping: 0600 (the default, 0: default), or 0640 /
                                   0660 for ranks that run as several users of one group */
@@ -59,11 +61,13 @@ typedef struct l3_slab_stats {
     uint32_t slabs_total, slabs_free, slabs_open, slabs_sealed;
     uint64_t max_objects;
     uint64_t index_bytes;
+    uint64_t shared_bytes;     /* the shared mapping (index, slot table, slab states): the store's RAM */
     uint64_t puts, put_keys_written, put_keys_existing, put_keys_rejected;
     uint64_t put_keys_over_budget; /* declined by store.write_budget (in put_keys_rejected too) */
     uint64_t gets, get_hits, get_misses;
     uint64_t bytes_written, bytes_read;
     uint64_t evictions, evicted_objects;
+    uint64_t index_bound_evictions; /* slabs evicted because the index was full, not the slabs */
     uint64_t reinserted_objects, reinserted_bytes; /* kept from slabs being reused */
     uint64_t checksum_failures, stale_reads;
     uint64_t unaligned_ios;      /* payloads moved through a temporary buffer */

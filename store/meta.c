@@ -145,10 +145,10 @@ static void new_superblock(l3_superblock *sb, const l3_geometry *g)
 }
 
 /* Give a regular file its bytes (fallocate, or a sparse extension where
- * the file system cannot). */
+ * the file system cannot or the options say not to). */
 static l3_status allocate_file(l3_slabstore *s, uint64_t capacity, l3_error *err)
 {
-    int rc = posix_fallocate(s->fd, 0, (off_t)capacity);
+    int rc = s->opt.no_preallocate ? EOPNOTSUPP : posix_fallocate(s->fd, 0, (off_t)capacity);
     if (rc == EOPNOTSUPP || rc == EINVAL)
         rc = ftruncate(s->fd, (off_t)capacity) == 0 ? 0 : errno;
     if (rc != 0)
@@ -160,7 +160,9 @@ static l3_status allocate_file(l3_slabstore *s, uint64_t capacity, l3_error *err
 l3_status l3_meta_format(l3_slabstore *s, uint64_t capacity, l3_error *err)
 {
     char why[256];
-    if (!l3_geometry_plan(capacity, s->opt.slab_size, s->opt.block_size, s->opt.max_objects,
+    uint64_t max_objects = s->opt.max_objects ? s->opt.max_objects
+                                              : l3_default_max_objects(capacity, s->opt.expected_object_size);
+    if (!l3_geometry_plan(capacity, s->opt.slab_size, s->opt.block_size, max_objects,
                           &s->geo, why, sizeof why))
         return l3_fail(err, L3_ECONFIG, "%s: %s", s->path, why);
     const l3_geometry *g = &s->geo;

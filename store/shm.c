@@ -49,7 +49,7 @@ static size_t page_round(size_t x) { return (x + 4095) & ~(size_t)4095; }
 static size_t layout(const l3_geometry *g, shared *h)
 {
     uint32_t max_pb = (uint32_t)((g->slab_size - g->header_bytes) / g->block_size);
-    uint32_t max_slots = (uint32_t)(g->slab_size / g->header_bytes);
+    uint32_t max_slots = g->max_slots;
     size_t off = page_round(sizeof(shared));
     h->off_slabs = off;
     off += page_round((size_t)g->num_slabs * sizeof(slab));
@@ -66,6 +66,12 @@ static size_t layout(const l3_geometry *g, shared *h)
     h->max_payload_blocks = max_pb;
     h->max_slots = max_slots;
     return off;
+}
+
+size_t l3_shm_bytes(const l3_geometry *g)
+{
+    shared h;
+    return layout(g, &h);
 }
 
 static void set_views(l3_slabstore *s)

@@ -21,7 +21,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 3
+#define L3_SHM_VERSION 4
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2 };
 
@@ -89,6 +89,10 @@ typedef struct shared {
 } shared;
 
 typedef struct l3_slabstore l3_slabstore;
+
+/* The bytes of the shared mapping a store of geometry `g` maps: its RAM
+ * cost, in proportion to its index bound (max_objects) and slab count. */
+size_t l3_shm_bytes(const l3_geometry *g);
 
 /* Lock a robust shared mutex; a dead previous owner is logged and the
  * mutex made consistent (the state it guards is built to stay usable). */

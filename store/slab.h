@@ -56,13 +56,13 @@ struct l3_slabstore {
     atomic_ulong puts, put_written, put_existing, put_rejected;
     atomic_ulong gets, get_hits, get_misses;
     atomic_ulong evictions, evicted_objects, checksum_failures, stale_reads, unaligned_ios;
-    atomic_bool warned_unaligned, warned_too_big, warned_small_pages;
+    atomic_bool warned_unaligned, warned_too_big, warned_small_pages, warned_index_bound;
     unsigned max_segments;   /* the device's DMA segments per request (0: unknown) */
     /* Called before each put wave with the bytes it may take: the policy's
      * hook that frees room ahead, keeping what it keeps (reinsert.c); NULL
      * for none. A hook, not a call, so that put.c stays below it. */
     void (*make_room)(l3_slabstore *s, uint64_t bytes);
-    atomic_ulong reinserted_objects, reinserted_bytes, over_budget;
+    atomic_ulong reinserted_objects, reinserted_bytes, over_budget, index_bound_evictions;
     double open_seconds;
 };
 

@@ -435,6 +435,7 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
             o->slabs_sealed++;
     }
     o->index_bytes = l3_index_capacity(&s->index) * sizeof(l3_index_entry);
+    o->shared_bytes = l3_shm_bytes(&s->geo);
     o->reserved_slots = s->sh->reserved;
     o->recovered_objects = s->sh->recovered_objects;
     o->opened_from_checkpoint = s->sh->opened_from_checkpoint;
@@ -485,6 +486,7 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
         o->engine = "closed";
     o->evictions = atomic_load(&s->evictions);
     o->evicted_objects = atomic_load(&s->evicted_objects);
+    o->index_bound_evictions = atomic_load(&s->index_bound_evictions);
     o->reinserted_objects = atomic_load(&s->reinserted_objects);
     o->reinserted_bytes = atomic_load(&s->reinserted_bytes);
     o->put_keys_over_budget = atomic_load(&s->over_budget);
@@ -501,10 +503,10 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     json_t *o = json_object();
 #define U(name) json_object_set_new(o, #name, json_integer((json_int_t)st->name))
     U(objects); U(payload_bytes); U(capacity_bytes); U(data_bytes); U(block_size); U(slab_size);
-    U(slabs_total); U(slabs_free); U(slabs_open); U(slabs_sealed); U(max_objects); U(index_bytes);
+    U(slabs_total); U(slabs_free); U(slabs_open); U(slabs_sealed); U(max_objects); U(index_bytes); U(shared_bytes);
     U(puts); U(put_keys_written); U(put_keys_existing); U(put_keys_rejected);
     U(gets); U(get_hits); U(get_misses); U(bytes_written); U(bytes_read);
-    U(put_keys_over_budget); U(evictions); U(evicted_objects); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
+    U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
     U(recovered_objects); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments);

@@ -34,6 +34,15 @@ l3_slab_options test_options(const char *path, uint64_t capacity, l3_engine_kind
     return o;
 }
 
+l3_slabstore *open_test_store(const l3_slab_options *o)
+{
+    l3_slabstore *s;
+    l3_error err;
+    if (l3_slabstore_open(o, &s, &err) != L3_OK)
+        fail_msg("open %s: %s", o->path, err.msg);
+    return s;
+}
+
 uint8_t *aligned_pool(size_t len)
 {
     void *p = NULL;

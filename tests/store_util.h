@@ -25,6 +25,9 @@ l3_slab_options slab_count_options(const char *path, uint32_t slabs, l3_engine_k
  * of `work` is the child's exit code (the assertion then fails). */
 void run_killed_writer(const l3_slab_options *o, int (*work)(l3_slabstore *s, void *arg), void *arg);
 
+/* Open the store of `o`; a failure fails the test with its message. */
+l3_slabstore *open_test_store(const l3_slab_options *o);
+
 /* A 4096-aligned, zeroed buffer. */
 uint8_t *aligned_pool(size_t len);
 

@@ -112,6 +112,19 @@ static void sizes_take_units_and_reject_nonsense(void **state)
                                      "\"eviction\": \"lru-slab\"}}", &wc, NULL), L3_OK);
     assert_int_equal(wc.store.write_budget, 200000000ull);
     assert_int_equal(wc.store.eviction, L3_EVICT_LRU_SLAB);
+    assert_false(wc.store.no_preallocate); /* preallocated unless said */
+    l3_config_free(&wc);
+    assert_int_equal(l3_config_parse("{\"store\": {\"path\": \"x\", \"expected_object_size\": \"64KiB\", "
+                                     "\"preallocate\": false}}", &wc, NULL), L3_OK);
+    assert_int_equal(wc.store.expected_object_size, 64 * 1024);
+    assert_true(wc.store.no_preallocate);
+    char *text = l3_config_to_json(&wc); /* and back */
+    l3_config back;
+    assert_int_equal(l3_config_parse(text, &back, NULL), L3_OK);
+    assert_int_equal(back.store.expected_object_size, 64 * 1024);
+    assert_true(back.store.no_preallocate);
+    l3_config_free(&back);
+    free(text);
     l3_config_free(&wc);
     l3_error err;
     assert_int_equal(l3_parse_size("12XB", &b, &err), L3_ECONFIG);

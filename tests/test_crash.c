@@ -53,6 +53,7 @@ static l3_slab_options crash_options(const char *path)
 {
     l3_slab_options o = test_options(path, 384 * MIB, L3_ENGINE_AUTO);
     o.slab_size = 4 * MIB;
+    o.expected_object_size = 64 * 1024; /* an index for every id: no eviction by its bound */
     o.lock_timeout = 10;
     return o;
 }

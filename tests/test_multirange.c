@@ -21,15 +21,6 @@
 #define MIB (1ull << 20)
 #define KIND(state) (*(l3_engine_kind *)*(state))
 
-static l3_slabstore *open_store(const l3_slab_options *o)
-{
-    l3_slabstore *s;
-    l3_error err;
-    if (l3_slabstore_open(o, &s, &err) != L3_OK)
-        fail_msg("open %s: %s", o->path, err.msg);
-    return s;
-}
-
 static void page_keys(char keys[][64], const char **ptrs, size_t n, const char *ns, size_t first)
 {
     for (size_t i = 0; i < n; i++) {
@@ -75,7 +66,7 @@ static void round_trip(void **state, size_t k, const uint64_t *sizes, l3_slab_st
     char path[512];
     temp_store_path(path, sizeof path, "multirange");
     l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     const size_t n = 8, half = MIB;
     uint8_t *src = aligned_pool(2 * half), *dst = aligned_pool(2 * half);
@@ -135,7 +126,7 @@ static void aligned_pages_use_only_fixed_buffers(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "mrfixed");
     l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_IO_URING);
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     size_t len = 2 * MIB;
     uint8_t *pool = aligned_pool(len);
@@ -176,7 +167,7 @@ static void a_get_of_another_shape_fails_and_keeps_the_object(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "mrshape");
     l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     size_t len = MIB;
     uint8_t *pool = aligned_pool(len);
@@ -245,14 +236,14 @@ static void pages_survive_a_reopen_and_a_kill(void **state)
     const char *ptrs[16];
     page_keys(keys, ptrs, 16, "cr", 0);
     bool ok[16], fail[16];
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     assert_int_equal(put_v(l3_slabstore_store(s), ptrs, 8, pool, len, r, 2, ok), L3_OK);
     l3_slabstore_free(s);
     struct second_half half = { ptrs + 8, pool, len, r + 16 };
     run_killed_writer(&o, put_second_half, &half);
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s -n --verify %s >/dev/null", L3FSCK, path);
-    s = open_store(&o);
+    s = open_test_store(&o);
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
     assert_false(stats.opened_from_checkpoint);
@@ -302,7 +293,7 @@ static void a_read_lease_holds_a_page_through_eviction(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "lease");
     l3_slab_options o = slab_count_options(path, 4, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     uint8_t *pool = aligned_pool(MIB);
     uint32_t per_slab = (uint32_t)(MIB / (65536 + 4096));

@@ -28,15 +28,6 @@
 #define MIB (1ull << 20)
 #define KIND(state) (*(l3_engine_kind *)*(state))
 
-static l3_slabstore *open_store(const l3_slab_options *o)
-{
-    l3_slabstore *s;
-    l3_error err;
-    if (l3_slabstore_open(o, &s, &err) != L3_OK)
-        fail_msg("open %s: %s", o->path, err.msg);
-    return s;
-}
-
 static void names(char keys[][64], const char **ptrs, size_t n, const char *ns, size_t first)
 {
     for (size_t i = 0; i < n; i++) {
@@ -50,7 +41,7 @@ static void roundtrip_of_aligned_and_partial_objects_is_byte_exact(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "roundtrip");
     l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     /* Sizes: whole blocks, a partial tail, one byte, a large object. */
     const uint64_t sizes[] = { 4096, 65536, 65536 + 100, 1, 300 * 1024 };
@@ -103,7 +94,7 @@ static void aligned_ranges_use_fixed_buffers_on_io_uring(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "fixed");
     l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_IO_URING);
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     size_t pool_len = 1 * MIB;
     uint8_t *pool = aligned_pool(pool_len);
@@ -142,7 +133,7 @@ static void a_put_is_create_only(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "createonly");
     l3_slab_options o = test_options(path, 8 * MIB, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     uint8_t *pool = aligned_pool(16384);
     memset(pool, 'A', 4096);
@@ -175,7 +166,7 @@ static void misses_and_wrong_sizes_are_object_failures(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "miss");
     l3_slab_options o = test_options(path, 8 * MIB, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     uint8_t *pool = aligned_pool(16384);
     const char *key = "ns_k|g0|o0|r0";
@@ -211,7 +202,7 @@ static void unaligned_host_ranges_round_trip_through_a_bounce(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "unaligned");
     l3_slab_options o = test_options(path, 8 * MIB, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     uint8_t *pool = aligned_pool(65536);
     fill_pattern(pool, 65536, 11);
@@ -295,10 +286,10 @@ static void a_clean_reopen_restores_every_object_from_the_checkpoint(void **stat
     char path[512];
     temp_store_path(path, sizeof path, "reopen");
     l3_slab_options o = test_options(path, 32 * MIB, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     put_many(l3_slabstore_store(s), "re", 0, 200, 100);
     l3_slabstore_free(s);
-    s = open_store(&o);
+    s = open_test_store(&o);
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
     assert_true(stats.opened_from_checkpoint);
@@ -307,7 +298,7 @@ static void a_clean_reopen_restores_every_object_from_the_checkpoint(void **stat
     /* It goes on appending where it stopped. */
     put_many(l3_slabstore_store(s), "re", 200, 50, 100);
     l3_slabstore_free(s);
-    s = open_store(&o);
+    s = open_test_store(&o);
     assert_int_equal(check_many(l3_slabstore_store(s), "re", 0, 250, 100), 250);
     l3_slabstore_free(s);
     unlink(path);
@@ -327,11 +318,11 @@ static void a_killed_writer_leaves_a_store_that_rebuilds_from_headers(void **sta
     l3_slab_options o = test_options(path, 32 * MIB, KIND(state));
     /* A clean base, then a child that adds more and is killed without a
      * close. */
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     put_many(l3_slabstore_store(s), "cr", 0, 100, 5);
     l3_slabstore_free(s);
     run_killed_writer(&o, add_more, NULL);
-    s = open_store(&o);
+    s = open_test_store(&o);
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
     assert_false(stats.opened_from_checkpoint);
@@ -387,7 +378,7 @@ static void a_flipped_payload_bit_is_an_object_failure_and_is_dropped(void **sta
     char path[512];
     temp_store_path(path, sizeof path, "flip");
     l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     put_many(l3_slabstore_store(s), "fl", 0, 4, 9);
     l3_slabstore_free(s);
     uint64_t at = payload_offset_of(path, "fl_obj2|g0|o0|r0") + 1234;
@@ -395,7 +386,7 @@ static void a_flipped_payload_bit_is_an_object_failure_and_is_dropped(void **sta
     peek_file(path, at, &byte, 1);
     byte ^= 0x10;
     poke_file(path, at, &byte, 1);
-    s = open_store(&o);
+    s = open_test_store(&o);
     expect_only_obj2_dropped(s, "fl");
     l3_slabstore_free(s);
     unlink(path);
@@ -409,7 +400,7 @@ static void a_header_that_is_not_the_index_s_is_an_object_failure(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "hdr");
     l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     put_many(l3_slabstore_store(s), "hd", 0, 4, 9);
     l3_slabstore_free(s);
     uint64_t victim = payload_offset_of(path, "hd_obj2|g0|o0|r0") - HEADER_BYTES;
@@ -418,7 +409,7 @@ static void a_header_that_is_not_the_index_s_is_an_object_failure(void **state)
     peek_file(path, donor, hdr, HEADER_BYTES);
     poke_file(path, victim, hdr, HEADER_BYTES);
     free(hdr);
-    s = open_store(&o); /* from the clean checkpoint: no header is read at open */
+    s = open_test_store(&o); /* from the clean checkpoint: no header is read at open */
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
     assert_true(stats.opened_from_checkpoint);
@@ -435,7 +426,7 @@ static void a_full_store_evicts_the_least_recently_used_slab(void **state)
     /* A few 1 MiB slabs, each holding 14 slots of 64 KiB + header. */
     l3_slab_options o = slab_count_options(path, 6, KIND(state));
     o.eviction = L3_EVICT_LRU_SLAB;
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
@@ -472,7 +463,7 @@ static void a_full_store_reuses_the_oldest_slab_and_keeps_what_was_read(void **s
     char path[512];
     temp_store_path(path, sizeof path, "fifo");
     l3_slab_options o = slab_count_options(path, 6, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     uint32_t per_slab = (uint32_t)(MIB / (65536 + 4096));
     put_many(st, "ff", 0, 3 * per_slab, 2);                              /* slabs 0, 1, 2 */
@@ -493,7 +484,7 @@ static void a_full_store_reuses_the_oldest_slab_and_keeps_what_was_read(void **s
     assert_int_equal(stats.evictions, 3);
     /* The moved copies are what a restart finds (the old ones are dead). */
     l3_slabstore_free(s);
-    s = open_store(&o);
+    s = open_test_store(&o);
     st = l3_slabstore_store(s);
     assert_int_equal(check_many(st, "ff", 0, per_slab, 2), per_slab);
     l3_slabstore_free(s);
@@ -524,7 +515,7 @@ static void a_kill_after_reinsertion_keeps_one_good_copy(void **state)
     l3_slab_options o = slab_count_options(path, 6, KIND(state));
     uint32_t per_slab = (uint32_t)(MIB / (65536 + 4096));
     run_killed_writer(&o, fill_read_and_push, &per_slab);
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
     assert_false(stats.opened_from_checkpoint);
@@ -546,7 +537,7 @@ static void puts_over_the_write_budget_are_declined(void **state)
     temp_store_path(path, sizeof path, "budget");
     l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
     o.write_budget = 100 * 1024; /* 100 KiB/s: a bucket of 1000 KiB */
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     size_t pool_len = 32 * 65536;
     uint8_t *pool = aligned_pool(pool_len);
@@ -583,7 +574,7 @@ static void the_index_bound_evicts_instead_of_growing(void **state)
     temp_store_path(path, sizeof path, "bound");
     l3_slab_options o = test_options(path, 64 * MIB, KIND(state));
     o.max_objects = 1024;
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     uint8_t *pool = aligned_pool(4096 * 64);
     char keys[64][64];
@@ -626,7 +617,7 @@ static void removing_a_namespace_survives_a_crash(void **state)
     temp_store_path(path, sizeof path, "remove");
     l3_slab_options o = test_options(path, 32 * MIB, KIND(state));
     run_killed_writer(&o, put_remove_put, NULL);
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     assert_int_equal(check_many(st, "gone", 0, 30, 2), 0);
     assert_int_equal(check_many(st, "gone", 30, 5, 2), 5);
@@ -643,7 +634,7 @@ static void removing_a_namespace_survives_a_crash(void **state)
     l3_slabstore_stats(s, &stats);
     assert_int_equal(stats.objects, 0);
     l3_slabstore_free(s);
-    s = open_store(&o);
+    s = open_test_store(&o);
     l3_slabstore_stats(s, &stats);
     assert_int_equal(stats.objects, 0);
     l3_slabstore_free(s);
@@ -699,7 +690,7 @@ static void two_opens_share_one_store_and_the_last_close_checkpoints(void **stat
     char path[512];
     temp_store_path(path, sizeof path, "twice");
     l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
-    l3_slabstore *s = open_store(&o), *t = open_store(&o);
+    l3_slabstore *s = open_test_store(&o), *t = open_test_store(&o);
     put_many(l3_slabstore_store(s), "tw", 0, 10, 6);
     /* The second opener sees the first's objects at once: one index. */
     assert_int_equal(check_many(l3_slabstore_store(t), "tw", 0, 10, 6), 10);
@@ -709,7 +700,7 @@ static void two_opens_share_one_store_and_the_last_close_checkpoints(void **stat
     assert_int_equal(check_many(l3_slabstore_store(t), "tw", 0, 20, 6), 20);
     l3_slabstore_free(t);
     /* The last one out wrote the checkpoint. */
-    s = open_store(&o);
+    s = open_test_store(&o);
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
     assert_true(stats.opened_from_checkpoint);
@@ -731,13 +722,13 @@ static void a_broken_superblock_copy_is_repaired_from_the_other(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "sbcopy");
     l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     put_many(l3_slabstore_store(s), "sb", 0, 10, 4);
     l3_slabstore_free(s);
     uint8_t junk[64];
     memset(junk, 0x5a, sizeof junk);
     poke_file(path, 16, junk, sizeof junk); /* copy 0's header fields */
-    s = open_store(&o);
+    s = open_test_store(&o);
     assert_int_equal(check_many(l3_slabstore_store(s), "sb", 0, 10, 4), 10);
     l3_slabstore_free(s);
     l3_superblock a, b;
@@ -912,7 +903,7 @@ static void a_host_pool_on_small_pages_is_reported_once(void **state)
     char path[512];
     temp_store_path(path, sizeof path, "pages");
     l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_IO_URING);
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
     if (stats.device_max_segments == 0 || l3_pool_is_huge(&s, sizeof s) < 0) {
@@ -1014,7 +1005,7 @@ static void concurrent_puts_and_gets_under_eviction_never_serve_wrong_bytes(void
     char path[512];
     temp_store_path(path, sizeof path, "stress");
     l3_slab_options o = slab_count_options(path, 5, KIND(state)); /* 75 slots for 150 keys: constant eviction */
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     atomic_int wrong = 0, hits = 0;
     pthread_t threads[4];
     stress args[4];
@@ -1040,7 +1031,7 @@ static void a_batch_deeper_than_the_queue_is_refilled_as_completions_arrive(void
     temp_store_path(path, sizeof path, "deep");
     l3_slab_options o = test_options(path, 32 * MIB, KIND(state));
     o.queue_depth = 4; /* 64 keys x 2-3 requests through 4 slots */
-    l3_slabstore *s = open_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     put_many(l3_slabstore_store(s), "dp", 0, 128, 61);
     assert_int_equal(check_many(l3_slabstore_store(s), "dp", 0, 128, 61), 128);
     l3_slab_stats stats;

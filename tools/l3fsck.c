@@ -19,6 +19,7 @@
 
 #include "fsck.h"
 #include "l3_slabstore.h"
+#include "shm.h"
 
 static void human(uint64_t bytes, char *out, size_t len)
 {
@@ -139,6 +140,19 @@ static void print_store(const fsck *f)
     printf("store %s: format %u, capacity %s, %u slabs of %s (%s of data), block %u, max objects %llu\n",
            uuid, f->sb.version, cap, f->geo.num_slabs, slab, data, f->geo.block_size,
            (unsigned long long)f->geo.max_objects);
+    uint64_t ram = l3_shm_bytes(&f->geo);
+    char ram_text[32];
+    human(ram, ram_text, sizeof ram_text);
+    printf("memory: a shared mapping of %s (%.0f bytes per object of the bound; %.1f MB per TB of store)\n",
+           ram_text, (double)ram / (double)f->geo.max_objects, (double)ram / ((double)f->geo.capacity / 1e12) / 1e6);
+}
+
+/* The RAM a process that opens the store maps, as JSON. */
+static json_t *memory_json(const fsck *f)
+{
+    uint64_t ram = l3_shm_bytes(&f->geo);
+    return json_pack("{s:I,s:I,s:f}", "shared_bytes", (json_int_t)ram, "max_objects",
+                     (json_int_t)f->geo.max_objects, "bytes_per_tb", (double)ram / ((double)f->geo.capacity / 1e12));
 }
 
 /* Add one object to a {name: {objects, bytes}} row. */
@@ -268,6 +282,7 @@ static void print_json(const fsck *f, summary *sm)
     json_object_set_new(root, "attached", f->attached ? json_incref(f->attached) : json_array());
     json_object_set_new(root, "checkpoint", json_pack("{s:b,s:s,s:I}", "valid", f->checkpoint_valid, "status",
                                                       f->checkpoint_why, "entries", (json_int_t)f->checkpoint_entries));
+    json_object_set_new(root, "memory", memory_json(f));
     json_object_set_new(root, "slabs", sm->slabs);
     json_object_set_new(root, "classes", sm->classes);
     json_object_set_new(root, "namespaces", sm->namespaces);

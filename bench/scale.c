@@ -1,0 +1,213 @@
+/* l3bench --scale (scale.h). */
+#include "scale.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "l3_clock.h"
+#include "l3_slabstore.h"
+#include "probe.h"
+
+#define OBJ 512u          /* payload bytes per object: one 512-byte block */
+#define BATCH 1024u       /* keys per put batch */
+#define SLOT_GUESS 3072u  /* a 2560-byte header (the longest key) and the payload */
+
+typedef struct scale_row {
+    uint64_t objects;
+    double fill_s, clean_s, scan_s, fsck_s;
+    uint64_t clean_objects, scan_objects, fsck_objects;
+    uint64_t shared_bytes, rss_bytes, fsck_rss;
+    bool ok;
+} scale_row;
+
+bool l3_scale_parse_counts(const char *text, l3_scale_options *o)
+{
+    o->num_counts = 0;
+    for (const char *p = text; *p;) {
+        char *end;
+        unsigned long long n = strtoull(p, &end, 10);
+        if (end == p || n == 0 || o->num_counts == 8 || (*end && *end != ','))
+            return false;
+        o->counts[o->num_counts++] = n;
+        p = *end ? end + 1 : end;
+    }
+    return o->num_counts > 0;
+}
+
+/* The store's options: sparse, 512-byte blocks, an index for n objects. */
+static l3_slab_options scale_options(const char *file, uint64_t n)
+{
+    l3_slab_options so;
+    l3_slab_options_default(&so, file);
+    so.capacity = (uint64_t)((double)n * SLOT_GUESS * 1.1) + (64u << 20);
+    so.block_size = 512;
+    so.expected_object_size = SLOT_GUESS;
+    so.create = true;
+    so.batch_keys = BATCH;
+    so.io_contexts = 4;
+    return so;
+}
+
+/* Write zeros over the whole file, 8 MiB at a time (O_DIRECT): a sparse
+ * or fallocated file's first O_DIRECT writes allocate or convert extents,
+ * which ext4 does one at a time; overwrites go at the device's depth. */
+static bool zero_file(const char *file, uint64_t size)
+{
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+    void *buf = NULL;
+    if (fd < 0 || posix_memalign(&buf, 4096, 8u << 20) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    memset(buf, 0, 8u << 20);
+    bool ok = true;
+    for (uint64_t off = 0; off < size && ok; off += 8u << 20) {
+        size_t len = size - off < (8u << 20) ? (size_t)(size - off) : 8u << 20;
+        ok = pwrite(fd, buf, len, (off_t)off) == (ssize_t)len;
+    }
+    free(buf);
+    return close(fd) == 0 && ok;
+}
+
+/* Put n objects of OBJ bytes through the store, BATCH keys at a time. */
+static bool fill(l3_slabstore *s, uint64_t n)
+{
+    uint8_t *pool;
+    if (posix_memalign((void **)&pool, 4096, (size_t)BATCH * OBJ) != 0)
+        return false;
+    memset(pool, 0x5a, (size_t)BATCH * OBJ);
+    l3_host_buffer host = { pool, (size_t)BATCH * OBJ };
+    l3_slabstore_register_host(s, host, NULL);
+    static char names[BATCH][24];
+    const char *ptrs[BATCH];
+    l3_range ranges[BATCH];
+    bool ok[BATCH], fail[BATCH], good = true;
+    l3_error err;
+    for (uint64_t base = 0; base < n && good; base += BATCH) {
+        size_t m = n - base < BATCH ? (size_t)(n - base) : BATCH;
+        for (size_t i = 0; i < m; i++) {
+            snprintf(names[i], sizeof names[i], "s%llu", (unsigned long long)(base + i));
+            ptrs[i] = names[i];
+            ranges[i] = (l3_range){ i * OBJ, OBJ };
+        }
+        l3_io_result res = { .success = ok, .object_failures = fail };
+        good = l3_store_batch_put_from(l3_slabstore_store(s), ptrs, m, host, ranges, &res, &err) == L3_OK;
+        for (size_t i = 0; i < m && good; i++)
+            good = ok[i];
+        if (!good)
+            fprintf(stderr, "l3bench: --scale: a put failed at object %llu: %s\n", (unsigned long long)base,
+                    err.msg[0] ? err.msg : "an object failed");
+    }
+    l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
+    free(pool);
+    return good;
+}
+
+/* Open the store and read how it came back: seconds, objects, whether
+ * from the checkpoint, the shared mapping, the resident memory. */
+static bool reopen(const l3_slab_options *so, double *seconds, uint64_t *objects, bool *from_checkpoint,
+                   uint64_t *shared, uint64_t *rss)
+{
+    l3_slabstore *s;
+    l3_error err;
+    if (l3_slabstore_open(so, &s, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: --scale: reopen: %s\n", err.msg);
+        return false;
+    }
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    *seconds = st.open_seconds;
+    *objects = st.objects;
+    *from_checkpoint = st.opened_from_checkpoint;
+    *shared = st.shared_bytes;
+    uint64_t peak;
+    l3_probe_rss(rss, &peak);
+    l3_slabstore_free(s);
+    return true;
+}
+
+static bool run_one(const char *file, uint64_t n, scale_row *r)
+{
+    memset(r, 0, sizeof *r);
+    r->objects = n;
+    unlink(file);
+    l3_slab_options so = scale_options(file, n);
+    l3_slabstore *s;
+    l3_error err;
+    memset(&err, 0, sizeof err);
+    errno = 0;
+    double t0 = l3_monotonic_seconds();
+    so.format = true; /* over the zeros */
+    if (!zero_file(file, so.capacity) || l3_slabstore_open(&so, &s, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: --scale: %s\n", errno && !err.msg[0] ? strerror(errno) : err.msg);
+        return false;
+    }
+    so.format = false;
+    bool ok = fill(s, n);
+    r->fill_s = l3_monotonic_seconds() - t0;
+    l3_slabstore_free(s);
+    bool cp = false, scanned = true;
+    uint64_t shared2, rss2;
+    double bytes;
+    ok = ok && reopen(&so, &r->clean_s, &r->clean_objects, &cp, &r->shared_bytes, &r->rss_bytes);
+    ok = ok && l3_probe_time_fsck(file, false, &r->fsck_s, &r->fsck_objects, &bytes, &r->fsck_rss);
+    ok = ok && l3_probe_crash_open(&so) && reopen(&so, &r->scan_s, &r->scan_objects, &scanned, &shared2, &rss2);
+    r->ok = ok && cp && !scanned && r->clean_objects == n && r->scan_objects == n && r->fsck_objects == n;
+    unlink(file);
+    return r->ok;
+}
+
+static double rate(uint64_t n, double s) { return s > 0 ? (double)n / s / 1e6 : 0; }
+
+static void print_row(const scale_row *r)
+{
+    printf("%10llu objects: shared mapping %7.1f MB (%.0f B/object), RSS %7.1f MB; fill %.1f s; "
+           "clean reopen %.3f s (%.1f M/s); crash scan %.3f s (%.1f M/s); l3fsck -n %.3f s (%.1f M/s, RSS %.1f MB)%s\n",
+           (unsigned long long)r->objects, (double)r->shared_bytes / 1e6, (double)r->shared_bytes / (double)r->objects,
+           (double)r->rss_bytes / 1e6, r->fill_s, r->clean_s, rate(r->objects, r->clean_s), r->scan_s,
+           rate(r->objects, r->scan_s), r->fsck_s, rate(r->objects, r->fsck_s), (double)r->fsck_rss / 1e6,
+           r->ok ? "" : "  FAILED: not every object came back");
+    fflush(stdout);
+}
+
+static json_t *row_json(const scale_row *r)
+{
+    return json_pack("{s:I,s:I,s:I,s:f,s:f,s:I,s:f,s:I,s:f,s:I,s:I,s:b}", "objects", (json_int_t)r->objects,
+                     "shared_bytes", (json_int_t)r->shared_bytes, "rss_bytes", (json_int_t)r->rss_bytes, "fill_s",
+                     r->fill_s, "clean_reopen_s", r->clean_s, "clean_objects", (json_int_t)r->clean_objects,
+                     "crash_scan_s", r->scan_s, "scan_objects", (json_int_t)r->scan_objects, "fsck_s", r->fsck_s,
+                     "fsck_objects", (json_int_t)r->fsck_objects, "fsck_rss_bytes", (json_int_t)r->fsck_rss,
+                     "ok", r->ok);
+}
+
+int l3_scale_run(const l3_scale_options *o)
+{
+    char file[1100];
+    snprintf(file, sizeof file, "%s/l3bench-scale.store", o->dir ? o->dir : ".");
+    json_t *rows = json_array();
+    bool all = true;
+    for (size_t i = 0; i < o->num_counts; i++) {
+        scale_row r;
+        all = run_one(file, o->counts[i], &r) && all;
+        if (o->json)
+            json_array_append_new(rows, row_json(&r));
+        else
+            print_row(&r);
+    }
+    if (o->json) {
+        json_t *root = json_pack("{s:o}", "scale", rows);
+        char *text = json_dumps(root, JSON_INDENT(2));
+        puts(text);
+        free(text);
+        json_decref(root);
+    } else {
+        json_decref(rows);
+    }
+    return all ? 0 : 1;
+}
