@@ -59,7 +59,7 @@ static int usage(void)
             "       l3bench --compare [--dir DIR] [--total SIZE] [--sizes 64K,256K,1M,4M]\n"
             "               [--keys K] [--qd N] [--repeat N] [--recovery-objects N] [--plot FILE]\n"
             "               [--json]\n"
-            "       l3bench --scale N[,N...] [--dir DIR] [--json]   (a test tool: RAM and restart\n"
+            "       l3bench --scale N[,N...] [--dir DIR] [--keep] [--json]   (a test tool: RAM and restart\n"
             "               times of a sparse store of N small objects)\n"
             "       l3bench --trace FILE.jsonl [--capacity 1000,5859|1GiB] [--block-bytes 64K]\n"
             "               [--slab-size SIZE] [--eviction fifo-reinsert|lru-slab|both]\n"
@@ -129,7 +129,7 @@ static bool parse_args(args *a, int argc, char **argv)
         { "repeat", required_argument, 0, 'r' }, { "trace", required_argument, 0, 't' },
         { "block-bytes", required_argument, 0, 'b' }, { "slab-size", required_argument, 0, 'z' },
         { "eviction", required_argument, 0, 'E' }, { "admit", required_argument, 0, 'A' },
-        { "scale", required_argument, 0, 'L' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+        { "scale", required_argument, 0, 'L' }, { "keep", no_argument, 0, 'K' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     bool ok = true;
     for (int c; ok && (c = getopt_long(argc, argv, "h", longs, NULL)) != -1;) {
@@ -146,6 +146,7 @@ static bool parse_args(args *a, int argc, char **argv)
         case 'j': a->json = a->co.json = a->tr.json = a->sc.json = true; break;
         case 'X': a->compare = true; break;
         case 'D': a->co.dir = a->tr.dir = a->sc.dir = optarg; break;
+        case 'K': a->sc.keep = true; break;
         case 'L':
             ok = l3_scale_parse_counts(optarg, &a->sc);
             if (!ok)

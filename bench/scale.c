@@ -132,7 +132,7 @@ static bool reopen(const l3_slab_options *so, double *seconds, uint64_t *objects
     return true;
 }
 
-static bool run_one(const char *file, uint64_t n, scale_row *r)
+static bool run_one(const char *file, uint64_t n, bool keep, scale_row *r)
 {
     memset(r, 0, sizeof *r);
     r->objects = n;
@@ -159,7 +159,8 @@ static bool run_one(const char *file, uint64_t n, scale_row *r)
     ok = ok && l3_probe_time_fsck(file, false, &r->fsck_s, &r->fsck_objects, &bytes, &r->fsck_rss);
     ok = ok && l3_probe_crash_open(&so) && reopen(&so, &r->scan_s, &r->scan_objects, &scanned, &shared2, &rss2);
     r->ok = ok && cp && !scanned && r->clean_objects == n && r->scan_objects == n && r->fsck_objects == n;
-    unlink(file);
+    if (!keep)
+        unlink(file);
     return r->ok;
 }
 
@@ -194,7 +195,7 @@ int l3_scale_run(const l3_scale_options *o)
     bool all = true;
     for (size_t i = 0; i < o->num_counts; i++) {
         scale_row r;
-        all = run_one(file, o->counts[i], &r) && all;
+        all = run_one(file, o->counts[i], o->keep && i + 1 == o->num_counts, &r) && all;
         if (o->json)
             json_array_append_new(rows, row_json(&r));
         else

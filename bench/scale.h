@@ -19,6 +19,7 @@ typedef struct l3_scale_options {
     uint64_t counts[8];   /* object counts, one store each */
     size_t num_counts;
     bool json;
+    bool keep;            /* leave the last count's store behind (closed cleanly) */
 } l3_scale_options;
 
 /* Parse "1000000,3000000" into o->counts; false if it is not such a list. */

@@ -26,6 +26,11 @@ static inline uint64_t home_of(const l3_index *ix, uint64_t hash)
     return (uint64_t)(((unsigned __int128)hash * (ix->meta->mask + 1)) >> 64);
 }
 
+void l3_index_prefetch(const l3_index *ix, uint64_t hash)
+{
+    __builtin_prefetch(&ix->table[home_of(ix, hash)], 1);
+}
+
 /* The slot after `i`, wrapping around. */
 static inline uint64_t next_of(const l3_index *ix, uint64_t i) { return i == ix->meta->mask ? 0 : i + 1; }
 

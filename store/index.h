@@ -54,9 +54,14 @@ typedef struct l3_key_id {
 /* The identity of `key` (len bytes). */
 l3_key_id l3_key_identity(const char *key, size_t len);
 
-/* Slots of an index for up to `max_entries` objects: the next power of two
- * of 1.25x. */
+/* Slots of an index for up to `max_entries` objects: 8/7 of them, in whole
+ * cache lines, at least 1024 (a load of at most 7/8 at the bound). */
 uint64_t l3_index_capacity_for(uint64_t max_entries);
+
+/* Start fetching the slot where the probe for `hash` begins: a bulk load
+ * touches the table in random order, and a few fetches in flight at once
+ * hide most of the memory latency. */
+void l3_index_prefetch(const l3_index *index, uint64_t hash);
 
 /* Set up an empty index in `meta` and a zeroed `table` of
  * l3_index_capacity_for(max_entries) entries. */
