@@ -192,24 +192,17 @@ static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, b
 
 /* A slab's record lands before any object in it, whoever reopened it: a
  * writer whose slab's record of this generation is not known to be on disk
- * writes it (the same bytes, if another writer races it). */
+ * makes it so (once: writers that queued behind the first find it done). */
 static l3_status ensure_records(l3_slabstore *s, put_wave *w, l3_error *err)
 {
     for (size_t k = 0; k < w->num_slabs; k++) {
         slab *sl = &s->slabs[w->slabs[k]];
         l3_slab_lock(s);
-        uint64_t gen = sl->gen;
-        bool durable = sl->record_gen == gen;
+        bool durable = sl->record_gen == sl->gen;
         l3_slab_unlock(s);
-        if (durable)
-            continue;
-        l3_status rc = l3_meta_write_record(s, w->slabs[k], err);
+        l3_status rc = durable ? L3_OK : l3_meta_ensure_record(s, w->slabs[k], err);
         if (rc != L3_OK)
             return rc;
-        l3_slab_lock(s);
-        if (sl->gen == gen)
-            sl->record_gen = gen;
-        l3_slab_unlock(s);
     }
     return L3_OK;
 }
