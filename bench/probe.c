@@ -83,7 +83,7 @@ bool l3_probe_time_fsck(const char *file, bool verify, double *seconds, uint64_t
 {
     char fsck[1000];
     find_fsck(fsck, sizeof fsck);
-    char *argv[] = { fsck, "-n", "--json", verify ? "--verify" : NULL, NULL };
+    char *argv[6] = { fsck, "-n", "--json", verify ? "--verify" : NULL, NULL, NULL };
     argv[verify ? 4 : 3] = (char *)file;
     double t0 = l3_monotonic_seconds();
     int status;
