@@ -13,6 +13,7 @@
 
 #include "alloc.h"
 #include "l3_crc32c.h"
+#include "l3_pool.h"
 #include "meta.h"
 #include "rules.h"
 
@@ -360,8 +361,10 @@ static l3_status load_checkpoint(l3_slabstore *s, l3_error *err)
     body_reader r = { .s = s, .bytes = h.body_bytes, .len = l3_round_up(h.body_bytes, b),
                       .off = s->geo.checkpoint_off + b, .mu = PTHREAD_MUTEX_INITIALIZER,
                       .cv = PTHREAD_COND_INITIALIZER };
-    /* Not zeroed: the reads fill it whole. */
-    if (posix_memalign((void **)&r.body, b < 4096 ? 4096 : b, r.len ? r.len : b) != 0)
+    /* Not zeroed: the reads fill it whole. (Not huge pages either: right
+     * after a fill, finding them cost more than the reads saved.) */
+    size_t blen = (size_t)(r.len ? r.len : b);
+    if (posix_memalign((void **)&r.body, 4096, blen) != 0)
         return l3_fail(err, L3_ENOMEM, "allocating a %llu-byte checkpoint buffer", (unsigned long long)r.len);
     pthread_t reader, fillers[3];
     populate_job jobs[3];
@@ -390,7 +393,6 @@ static l3_status load_checkpoint(l3_slabstore *s, l3_error *err)
 
 typedef struct scan_state {
     uint64_t max_seq, dropped;
-    uint8_t *whole;     /* a slab's image, for slabs dense with headers */
     l3_io_req *reqs;
     l3_io_ctx *ctx;
 } scan_state;
@@ -454,28 +456,118 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
     l3_slab_unlock(s);
 }
 
-/* Scan a slab dense with headers: one sequential read of all of it. */
-static l3_status scan_whole(l3_slabstore *s, uint32_t i, scan_state *ss, bool *retired, l3_error *err)
+/* Read all of slab i into buf: one sequential read in 1 MiB requests. */
+static l3_status read_whole(l3_slabstore *s, l3_io_ctx *ctx, l3_io_req *reqs, uint32_t i, uint8_t *buf,
+                            bool *retired, l3_error *err)
 {
     const l3_geometry *g = &s->geo;
-    slab *sl = &s->slabs[i];
     size_t chunks = (size_t)(g->slab_size / SCAN_CHUNK);
-    if (!ss->whole && !(ss->whole = l3_meta_alloc(4096, g->slab_size)))
-        return l3_fail(err, L3_ENOMEM, "allocating a %llu-byte scan buffer", (unsigned long long)g->slab_size);
-    uint64_t base_off = l3_slot_offset(g, i, sl->payload_blocks, 0);
+    uint64_t base_off = l3_slot_offset(g, i, s->slabs[i].payload_blocks, 0);
     for (size_t c = 0; c < chunks; c++)
-        ss->reqs[c] = (l3_io_req){ .write = false, .offset = base_off + c * SCAN_CHUNK,
-                                   .buf = ss->whole + c * SCAN_CHUNK, .len = SCAN_CHUNK };
-    l3_status st = l3_io_run(s->engine, ss->ctx, ss->reqs, chunks, s->opt.io_timeout, retired, err);
+        reqs[c] = (l3_io_req){ .write = false, .offset = base_off + c * SCAN_CHUNK, .buf = buf + c * SCAN_CHUNK,
+                               .len = SCAN_CHUNK };
+    l3_status st = l3_io_run(s->engine, ctx, reqs, chunks, s->opt.io_timeout, retired, err);
     for (size_t c = 0; c < chunks && st == L3_OK; c++)
-        if (ss->reqs[c].res != (int32_t)SCAN_CHUNK)
-            st = l3_fail(err, L3_EIO, "reading slab %u: %s", i,
-                         strerror(ss->reqs[c].res < 0 ? -ss->reqs[c].res : EIO));
-    uint64_t slot_bytes = l3_slot_bytes(g, sl->payload_blocks);
-    for (uint32_t k = 0; k < sl->nslots && st == L3_OK; k++)
-        scan_header(s, i, k, (const l3_object_header *)(ss->whole + k * slot_bytes),
-                    base_off + k * slot_bytes, ss);
+        if (reqs[c].res != (int32_t)SCAN_CHUNK)
+            st = l3_fail(err, L3_EIO, "reading slab %u: %s", i, strerror(reqs[c].res < 0 ? -reqs[c].res : EIO));
     return st;
+}
+
+/* Judge every slot of slab i from its image. */
+static void parse_whole(l3_slabstore *s, uint32_t i, const uint8_t *buf, scan_state *ss)
+{
+    slab *sl = &s->slabs[i];
+    uint64_t slot_bytes = l3_slot_bytes(&s->geo, sl->payload_blocks);
+    uint64_t base_off = l3_slot_offset(&s->geo, i, sl->payload_blocks, 0);
+    for (uint32_t k = 0; k < sl->nslots; k++)
+        scan_header(s, i, k, (const l3_object_header *)(buf + k * slot_bytes), base_off + k * slot_bytes, ss);
+}
+
+/* The slabs dense with headers, read whole by a thread into two buffers
+ * in turn while this one judges the other: reading and judging overlap. */
+typedef struct slab_reader {
+    l3_slabstore *s;
+    const uint32_t *slabs;
+    size_t n;
+    uint8_t *buf[2];
+    size_t read, parsed;    /* slabs read and judged so far (under mu) */
+    bool done, retired;     /* the reader stopped; every read was reaped */
+    l3_status st;           /* the reader's failure (under mu) */
+    l3_error err;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} slab_reader;
+
+static void *read_slabs(void *arg)
+{
+    slab_reader *r = arg;
+    l3_io_ctx *ctx = l3_io_acquire(r->s->engine);
+    l3_io_req *reqs = calloc((size_t)(r->s->geo.slab_size / SCAN_CHUNK), sizeof *reqs);
+    l3_status st = reqs ? L3_OK : l3_fail(&r->err, L3_ENOMEM, "allocating a scan batch");
+    for (size_t j = 0; j < r->n && st == L3_OK; j++) {
+        pthread_mutex_lock(&r->mu);
+        while (j >= r->parsed + 2) /* both buffers hold slabs not judged yet */
+            pthread_cond_wait(&r->cv, &r->mu);
+        pthread_mutex_unlock(&r->mu);
+        bool retired = true;
+        st = read_whole(r->s, ctx, reqs, r->slabs[j], r->buf[j % 2], &retired, &r->err);
+        pthread_mutex_lock(&r->mu);
+        r->retired = r->retired && retired;
+        r->st = st;
+        r->read = st == L3_OK ? j + 1 : r->read;
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+    }
+    pthread_mutex_lock(&r->mu);
+    r->done = true;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    free(reqs);
+    l3_io_release(r->s->engine, ctx);
+    return NULL;
+}
+
+/* Judge the dense slabs as the reader lands them. */
+static l3_status scan_dense(l3_slabstore *s, const uint32_t *slabs, size_t n, scan_state *ss, l3_error *err)
+{
+    size_t len = (size_t)s->geo.slab_size;
+    slab_reader r = { .s = s, .slabs = slabs, .n = n, .retired = true, .mu = PTHREAD_MUTEX_INITIALIZER,
+                      .cv = PTHREAD_COND_INITIALIZER };
+    /* Huge pages where the kernel gives them: a request then needs a
+     * DMA segment per 2 MiB, not per 4 KiB. */
+    r.buf[0] = l3_pool_alloc(len, NULL);
+    r.buf[1] = n > 1 ? l3_pool_alloc(len, NULL) : NULL;
+    pthread_t t;
+    bool threaded = r.buf[0] && (n < 2 || r.buf[1]) && pthread_create(&t, NULL, read_slabs, &r) == 0;
+    if (!threaded) {
+        l3_pool_free(r.buf[0], len);
+        l3_pool_free(r.buf[1], len);
+        return l3_fail(err, L3_ENOMEM, "allocating the scan's buffers or thread");
+    }
+    for (size_t j = 0; j < n; j++) {
+        pthread_mutex_lock(&r.mu);
+        while (r.read <= j && !r.done)
+            pthread_cond_wait(&r.cv, &r.mu);
+        bool landed = r.read > j;
+        pthread_mutex_unlock(&r.mu);
+        if (!landed)
+            break;
+        parse_whole(s, slabs[j], r.buf[j % 2], ss);
+        pthread_mutex_lock(&r.mu);
+        r.parsed = j + 1;
+        pthread_cond_broadcast(&r.cv);
+        pthread_mutex_unlock(&r.mu);
+    }
+    pthread_join(t, NULL);
+    if (!r.retired)
+        atomic_store(&s->fatal, true); /* (the buffers stay mapped: reads may still land) */
+    else {
+        l3_pool_free(r.buf[0], len);
+        l3_pool_free(r.buf[1], len);
+    }
+    if (r.st != L3_OK && err)
+        *err = r.err;
+    return r.st;
 }
 
 /* Scan a slab's headers in waves, one read per header. */
@@ -504,7 +596,9 @@ static l3_status scan_headers(l3_slabstore *s, uint32_t i, scan_state *ss, bool 
     return st;
 }
 
-/* Rebuild the index from the object headers of every used slab. */
+/* Rebuild the index from the object headers of every used slab: slabs
+ * with few headers read a header at a time, then the dense ones read whole
+ * (scan_dense). */
 static l3_status scan(l3_slabstore *s, l3_error *err)
 {
     const l3_geometry *g = &s->geo;
@@ -513,28 +607,32 @@ static l3_status scan(l3_slabstore *s, l3_error *err)
     l3_slab_unlock(s);
     if (st != L3_OK)
         return st;
-    size_t w = s->wave_keys, chunks = (size_t)(g->slab_size / SCAN_CHUNK);
-    scan_state ss = { .reqs = calloc(w > chunks ? w : chunks, sizeof(l3_io_req)) };
-    if (!ss.reqs)
-        return l3_fail(err, L3_ENOMEM, "allocating a scan batch");
-    ss.ctx = l3_io_acquire(s->engine);
+    scan_state ss = { .reqs = calloc(s->wave_keys, sizeof(l3_io_req)) };
+    uint32_t *dense = calloc(g->num_slabs ? g->num_slabs : 1, sizeof *dense);
+    size_t num_dense = 0;
+    if (!ss.reqs || !dense)
+        st = l3_fail(err, L3_ENOMEM, "allocating a scan batch");
+    ss.ctx = st == L3_OK ? l3_io_acquire(s->engine) : NULL;
     for (uint32_t i = 0; i < g->num_slabs && st == L3_OK; i++) {
         slab *sl = &s->slabs[i];
-        if (!sl->disk_used)
-            continue;
         bool retired = true;
         /* Headers a quarter of the slab or more: one sequential read of the
          * whole slab beats a read per header. */
-        if ((uint64_t)sl->nslots * g->header_bytes * 4 >= g->slab_size)
-            st = scan_whole(s, i, &ss, &retired, err);
+        if (!sl->disk_used)
+            continue;
+        else if ((uint64_t)sl->nslots * g->header_bytes * 4 >= g->slab_size)
+            dense[num_dense++] = i;
         else
             st = scan_headers(s, i, &ss, &retired, err);
         if (!retired)
             atomic_store(&s->fatal, true);
     }
-    l3_io_release(s->engine, ss.ctx);
+    if (ss.ctx)
+        l3_io_release(s->engine, ss.ctx);
+    if (st == L3_OK && num_dense)
+        st = scan_dense(s, dense, num_dense, &ss, err);
     free(ss.reqs);
-    free(ss.whole);
+    free(dense);
     if (st != L3_OK)
         return st;
     s->sh->recovered_objects = s->index.meta->count;

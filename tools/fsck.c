@@ -14,6 +14,7 @@
 #include "hash.h"
 #include "index.h"
 #include "l3_crc32c.h"
+#include "l3_pool.h"
 #include "shm.h"
 
 void fsck_problem(fsck *f, bool fixable, const char *fmt, ...)
@@ -422,8 +423,8 @@ void fsck_objects(fsck *f)
         uint32_t nslots = l3_slots_per_slab(g, v.r->payload_blocks);
         /* Verifying, or headers a quarter of the slab or more: read it whole. */
         bool read_whole = f->verify || (uint64_t)nslots * g->header_bytes * 4 >= g->slab_size;
-        if (read_whole && !whole)
-            whole = aligned(g->slab_size);
+        if (read_whole && !whole) /* huge pages where the kernel gives them: fewer DMA segments */
+            whole = l3_pool_alloc(g->slab_size, NULL);
         v.whole = read_whole && whole &&
                           read_bulk(f, whole, g->slab_size, l3_slot_offset(g, i, v.r->payload_blocks, 0)) >= 0
                       ? whole : NULL;
@@ -436,7 +437,7 @@ void fsck_objects(fsck *f)
     progress(f, total, total);
     free(v.hdr);
     free(v.payload);
-    free(whole);
+    l3_pool_free(whole, g->slab_size);
     supersede(f);
 }
 
