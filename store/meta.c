@@ -79,7 +79,7 @@ l3_status l3_meta_write_sb(l3_slabstore *s, l3_error *err)
     return st;
 }
 
-l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t i, l3_error *err)
+l3_status l3_meta_write_record(l3_slabstore *s, uint32_t i, l3_error *err)
 {
     uint32_t b = s->geo.block_size;
     uint64_t block_off = (uint64_t)i * L3_SLAB_RECORD_BYTES / b * b;
@@ -88,24 +88,12 @@ l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t i, l3_error *err)
     if (!buf)
         return l3_fail(err, L3_ENOMEM, "allocating a slab table buffer");
     /* table_mu orders whole-block writes: a later one never carries an
-     * older neighbour. Under it, a writer that waited while another wave
-     * made this generation's record durable finds it so and writes
-     * nothing. */
-    slab *sl = &s->slabs[i];
+     * older neighbour. */
     l3_shm_lock(s, &s->sh->table_mu);
     l3_slab_lock(s);
-    uint64_t gen = sl->gen;
-    bool durable = sl->record_gen == gen;
-    if (!durable)
-        memcpy(buf, (uint8_t *)s->table + block_off, b);
+    memcpy(buf, (uint8_t *)s->table + block_off, b);
     l3_slab_unlock(s);
-    l3_status st = durable ? L3_OK : meta_write(s, buf, b, s->geo.slab_table_off + block_off, err);
-    if (st == L3_OK && !durable) {
-        l3_slab_lock(s);
-        if (sl->gen == gen)
-            sl->record_gen = gen;
-        l3_slab_unlock(s);
-    }
+    l3_status st = meta_write(s, buf, b, s->geo.slab_table_off + block_off, err);
     l3_shm_unlock(&s->sh->table_mu);
     free(buf);
     return st;

@@ -24,10 +24,8 @@ l3_status l3_meta_rw(int fd, const char *path, bool write, void *buf, size_t len
  * caller holds sb_mu once the mapping exists. */
 l3_status l3_meta_write_sb(l3_slabstore *s, l3_error *err);
 
-/* Make slab `slab`'s record durable for its current generation: write
- * the table block holding it, from the image, unless another writer has
- * already (then nothing is written). */
-l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t slab, l3_error *err);
+/* Write the table block holding slab `slab`'s record, from the image. */
+l3_status l3_meta_write_record(l3_slabstore *s, uint32_t slab, l3_error *err);
 
 /* Put `rec` into journal slot `slot` and make it durable (write and
  * fdatasync); on failure the image keeps the slot's old record. The
