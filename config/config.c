@@ -226,11 +226,11 @@ static l3_status check_geometry(const l3_config *c, l3_error *err)
     char why[256];
     if (o->slab_size % o->block_size)
         return l3_fail(err, L3_ECONFIG, "$.store.slab_size: not a multiple of block_size");
-    uint64_t max_objects = o->max_objects || !o->capacity ? o->max_objects
-                                                          : l3_default_max_objects(o->capacity, o->expected_object_size);
-    if (!o->capacity || l3_geometry_plan(o->capacity, o->slab_size, o->block_size, max_objects, &g, why, sizeof why))
+    if (!o->capacity || l3_geometry_plan(o->capacity, o->slab_size, o->block_size, o->max_objects,
+                                         o->expected_object_size, &g, why, sizeof why))
         return L3_OK;
-    if (o->max_objects && l3_geometry_plan(o->capacity, o->slab_size, o->block_size, 0, &g, why, sizeof why))
+    if (o->max_objects &&
+        l3_geometry_plan(o->capacity, o->slab_size, o->block_size, 0, o->expected_object_size, &g, why, sizeof why))
         return l3_fail(err, L3_ECONFIG, "$.store.max_objects: %llu objects are too many for a capacity of %llu "
                        "bytes: their index checkpoint (%llu bytes) leaves no room for a slab; the default "
                        "(0) is %llu", (unsigned long long)o->max_objects, (unsigned long long)o->capacity,

@@ -14,12 +14,6 @@ uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t 
     return l3_round_up(block_size + body, 1u << 20);
 }
 
-uint64_t l3_default_max_objects(uint64_t capacity, uint64_t expected)
-{
-    uint64_t n = capacity / (expected ? expected : L3_DEFAULT_EXPECTED_OBJECT);
-    return n < 1024 ? 1024 : n;
-}
-
 /* A slab's slots at most: what the index bound spread over the slabs
  * needs, with a quarter to spare, at least 64, at most what one-block
  * objects would take. The slot table then costs 10 bytes per object of
@@ -42,7 +36,7 @@ uint64_t l3_default_slab_size(uint64_t capacity)
 }
 
 bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size,
-                      uint64_t max_objects, l3_geometry *g, char *why, size_t why_len)
+                      uint64_t max_objects, uint64_t expected_object, l3_geometry *g, char *why, size_t why_len)
 {
     memset(g, 0, sizeof *g);
     if (!slab_size)
@@ -64,7 +58,8 @@ bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size
     uint64_t guess = capacity / slab_size;
     for (int pass = 0; pass < 2; pass++) {
         uint64_t data_guess = guess * slab_size;
-        uint64_t objects = max_objects ? max_objects : l3_default_max_objects(data_guess, 0);
+        uint64_t objects = max_objects ? max_objects
+                                        : data_guess / (expected_object ? expected_object : L3_DEFAULT_EXPECTED_OBJECT);
         if (objects < 1024)
             objects = 1024;
         g->max_objects = objects;

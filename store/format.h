@@ -173,11 +173,6 @@ typedef struct l3_geometry {
 /* The expected object size a store's index is sized for by default. */
 #define L3_DEFAULT_EXPECTED_OBJECT (1u << 20)
 
-/* The index bound for `capacity` bytes of objects of about `expected`
- * bytes (0: L3_DEFAULT_EXPECTED_OBJECT): capacity / expected, at least
- * 1024. */
-uint64_t l3_default_max_objects(uint64_t capacity, uint64_t expected);
-
 /* Round up to a multiple of a power of two. */
 static inline uint64_t l3_round_up(uint64_t x, uint64_t align) { return (x + align - 1) & ~(align - 1); }
 
@@ -191,11 +186,13 @@ static inline uint64_t l3_round_up(uint64_t x, uint64_t align) { return (x + ali
  * object LRU's hits, bench/results) while big stores keep big slabs. */
 uint64_t l3_default_slab_size(uint64_t capacity);
 
-/* Lay out a store of `capacity` bytes (`slab_size` 0: the default); false
- * (with a reason in `why`) when the numbers do not make a store of at
- * least L3_MIN_SLABS slabs. */
+/* Lay out a store of `capacity` bytes (`slab_size` 0: the default; an
+ * index bound of `max_objects`, 0: the data bytes over `expected_object`,
+ * 0: L3_DEFAULT_EXPECTED_OBJECT; at least 1024); false (with a reason in
+ * `why`) when the numbers do not make a store of at least L3_MIN_SLABS
+ * slabs. */
 bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size,
-                      uint64_t max_objects, l3_geometry *g, char *why, size_t why_len);
+                      uint64_t max_objects, uint64_t expected_object, l3_geometry *g, char *why, size_t why_len);
 
 /* The geometry a superblock describes on an image of `size` bytes (0:
  * unknown); false when it is inconsistent, or implausible for the image

@@ -27,7 +27,7 @@ typedef struct l3_slab_options {
     uint64_t capacity;         /* bytes; 0: a block device's size, an existing file's size */
     uint64_t slab_size;        /* default 1/64 of the capacity, a power of two from 1 to 64 MiB */
     uint32_t block_size;       /* logical block, default 4096 */
-    uint64_t max_objects;      /* index bound; default capacity / expected_object_size */
+    uint64_t max_objects;      /* index bound; default the slabs' bytes / expected_object_size */
     uint64_t expected_object_size; /* what the index and slot table are sized for; default 1 MiB */
     l3_engine_kind engine;     /* default auto */
     double io_timeout;         /* seconds a batch may take; default 30 */

@@ -160,10 +160,8 @@ static l3_status allocate_file(l3_slabstore *s, uint64_t capacity, l3_error *err
 l3_status l3_meta_format(l3_slabstore *s, uint64_t capacity, l3_error *err)
 {
     char why[256];
-    uint64_t max_objects = s->opt.max_objects ? s->opt.max_objects
-                                              : l3_default_max_objects(capacity, s->opt.expected_object_size);
-    if (!l3_geometry_plan(capacity, s->opt.slab_size, s->opt.block_size, max_objects,
-                          &s->geo, why, sizeof why))
+    if (!l3_geometry_plan(capacity, s->opt.slab_size, s->opt.block_size, s->opt.max_objects,
+                          s->opt.expected_object_size, &s->geo, why, sizeof why))
         return l3_fail(err, L3_ECONFIG, "%s: %s", s->path, why);
     const l3_geometry *g = &s->geo;
     l3_status st = s->is_blockdev ? L3_OK : allocate_file(s, g->capacity, err);

@@ -129,6 +129,39 @@ static l3_status read_checkpoint_header(l3_slabstore *s, l3_checkpoint_header *h
     return L3_OK;
 }
 
+/* A count that one thread advances and another waits on (bytes or slabs
+ * read, slabs judged), and whether its thread has stopped advancing it. */
+typedef struct progress {
+    uint64_t count;
+    bool stopped;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} progress;
+
+#define PROGRESS_INIT { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER }
+
+/* Advance to `count`, or say that no more will come (stop); what the
+ * thread wrote before is seen by whoever waits on it after. */
+static void progress_set(progress *p, uint64_t count, bool stop)
+{
+    pthread_mutex_lock(&p->mu);
+    p->count = count;
+    p->stopped = p->stopped || stop;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Wait until the count reaches `at_least` or its thread stops; the count. */
+static uint64_t progress_wait(progress *p, uint64_t at_least)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->count < at_least && !p->stopped)
+        pthread_cond_wait(&p->cv, &p->mu);
+    uint64_t count = p->count;
+    pthread_mutex_unlock(&p->mu);
+    return count;
+}
+
 /* The checkpoint's body, read by a thread in chunks (its crc computed as
  * they land) while the loader uses what has landed. */
 #define BODY_CHUNK (16u << 20)
@@ -137,70 +170,38 @@ typedef struct body_reader {
     uint8_t *body;
     uint64_t bytes, len;    /* the body's bytes, and rounded up to blocks */
     uint64_t off;           /* its device offset */
-    uint64_t done;          /* bytes read (under mu) */
-    int error;              /* a read failed (under mu): read_err says how */
+    progress landed;        /* bytes read */
+    l3_status st;           /* a read's failure, and how (set before it stops) */
     l3_error read_err;
-    bool finished;
     uint32_t crc;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
 } body_reader;
 
 static void *read_body(void *arg)
 {
     body_reader *r = arg;
-    for (uint64_t at = 0; at < r->len;) {
+    uint64_t at = 0;
+    while (at < r->len && r->st == L3_OK) {
         uint64_t n = r->len - at < BODY_CHUNK ? r->len - at : BODY_CHUNK;
-        l3_status st = l3_meta_rw(r->s->fd, r->s->path, false, r->body + at, n, r->off + at, &r->read_err);
-        int error = st == L3_OK ? 0 : st;
-        if (!error && at < r->bytes)
+        r->st = l3_meta_rw(r->s->fd, r->s->path, false, r->body + at, n, r->off + at, &r->read_err);
+        if (r->st == L3_OK && at < r->bytes)
             r->crc = l3_crc32c(r->crc, r->body + at, at + n <= r->bytes ? n : r->bytes - at);
-        pthread_mutex_lock(&r->mu);
-        r->error = error;
-        r->done = error ? r->done : at + n;
-        pthread_cond_broadcast(&r->cv);
-        pthread_mutex_unlock(&r->mu);
-        if (error)
-            break;
-        at += n;
+        at += r->st == L3_OK ? n : 0;
+        progress_set(&r->landed, at, false);
     }
-    pthread_mutex_lock(&r->mu);
-    r->finished = true;
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
+    progress_set(&r->landed, at, true);
     return NULL;
 }
 
-/* Wait until `bytes` of the body have landed; false when they never will. */
-static bool body_wait(body_reader *r, uint64_t bytes)
-{
-    pthread_mutex_lock(&r->mu);
-    while (r->done < bytes && !r->error && !r->finished)
-        pthread_cond_wait(&r->cv, &r->mu);
-    bool ok = r->done >= bytes;
-    pthread_mutex_unlock(&r->mu);
-    return ok;
-}
+/* Wait until `bytes` of the body have landed; the bytes landed, fewer
+ * when they never will. */
+static uint64_t body_wait(body_reader *r, uint64_t bytes) { return progress_wait(&r->landed, bytes); }
 
-/* Why the body did not land: the read's own failure (an I/O error, or a
- * file that ends first: corrupt). */
-static l3_status read_failure(body_reader *r, l3_error *err)
+/* Why the body did not land (after body_wait fell short): the read's own
+ * failure (an I/O error, or a file that ends first: corrupt). */
+static l3_status read_failure(const body_reader *r, l3_error *err)
 {
-    pthread_mutex_lock(&r->mu);
-    bool failed = r->error != 0;
-    l3_status st = failed ? (l3_status)r->error : L3_ECORRUPT;
-    l3_error why = r->read_err;
-    pthread_mutex_unlock(&r->mu);
-    return l3_fail(err, st, "%s", failed ? why.msg : "the checkpoint ends early");
-}
-
-/* The bytes of the body that have landed so far. */
-static uint64_t body_landed(body_reader *r)
-{
-    pthread_mutex_lock(&r->mu);
-    uint64_t done = r->done;
-    pthread_mutex_unlock(&r->mu);
-    return done;
+    bool failed = r->st != L3_OK;
+    return l3_fail(err, failed ? r->st : L3_ECORRUPT, "%s", failed ? r->read_err.msg : "the checkpoint ends early");
 }
 
 /* Namespaces, then slab fills, from the body (under lock). */
@@ -274,9 +275,10 @@ static l3_status load_entries(l3_slabstore *s, const l3_checkpoint_header *h, bo
     const uint64_t at = l3_checkpoint_entries_at(h), es = sizeof(l3_index_entry), ahead = 16;
     uint64_t k = 0, n = h->num_entries;
     while (k < n) {
-        if (!body_wait(r, at + (k + 1) * es))
+        uint64_t landed = body_wait(r, at + (k + 1) * es);
+        if (landed < at + (k + 1) * es)
             return read_failure(r, err);
-        uint64_t have = (body_landed(r) - at) / es;
+        uint64_t have = (landed - at) / es;
         have = have < n ? have : n;
         for (; k < have; k++) {
             if (k + ahead < have)
@@ -334,13 +336,13 @@ static int start_populating(l3_slabstore *s, uint64_t entries, populate_job jobs
 static l3_status load_body(l3_slabstore *s, const l3_checkpoint_header *h, body_reader *r, l3_error *err)
 {
     l3_status st = adopt_slabs(s, err);
-    if (st == L3_OK && !body_wait(r, l3_checkpoint_entries_at(h)))
+    if (st == L3_OK && body_wait(r, l3_checkpoint_entries_at(h)) < l3_checkpoint_entries_at(h))
         return read_failure(r, err);
     if (st == L3_OK)
         st = load_ns_and_fills(s, h, r->body, err);
     if (st == L3_OK)
         st = load_entries(s, h, r, err);
-    if (st == L3_OK && !body_wait(r, r->len))
+    if (st == L3_OK && body_wait(r, r->len) < r->len)
         return read_failure(r, err);
     if (st == L3_OK && r->crc != h->body_crc)
         st = l3_fail(err, L3_ECORRUPT, "the checkpoint body does not check");
@@ -359,8 +361,7 @@ static l3_status load_checkpoint(l3_slabstore *s, l3_error *err)
         return st;
     uint32_t b = s->geo.block_size;
     body_reader r = { .s = s, .bytes = h.body_bytes, .len = l3_round_up(h.body_bytes, b),
-                      .off = s->geo.checkpoint_off + b, .mu = PTHREAD_MUTEX_INITIALIZER,
-                      .cv = PTHREAD_COND_INITIALIZER };
+                      .off = s->geo.checkpoint_off + b, .landed = PROGRESS_INIT };
     /* Not zeroed: the reads fill it whole. (Not huge pages either: right
      * after a fill, finding them cost more than the reads saved.) */
     size_t blen = (size_t)(r.len ? r.len : b);
@@ -490,12 +491,10 @@ typedef struct slab_reader {
     const uint32_t *slabs;
     size_t n;
     uint8_t *buf[2];
-    size_t read, parsed;    /* slabs read and judged so far (under mu) */
-    bool done, retired;     /* the reader stopped; every read was reaped */
-    l3_status st;           /* the reader's failure (under mu) */
+    progress read, judged;  /* slabs read (the reader's), slabs judged (the scan's) */
+    bool retired;           /* every read was reaped (set before `read` stops) */
+    l3_status st;           /* the reader's failure (likewise) */
     l3_error err;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
 } slab_reader;
 
 static void *read_slabs(void *arg)
@@ -503,27 +502,19 @@ static void *read_slabs(void *arg)
     slab_reader *r = arg;
     l3_io_ctx *ctx = l3_io_acquire(r->s->engine);
     l3_io_req *reqs = calloc((size_t)(r->s->geo.slab_size / SCAN_CHUNK), sizeof *reqs);
-    l3_status st = reqs ? L3_OK : l3_fail(&r->err, L3_ENOMEM, "allocating a scan batch");
-    for (size_t j = 0; j < r->n && st == L3_OK; j++) {
-        pthread_mutex_lock(&r->mu);
-        while (j >= r->parsed + 2) /* both buffers hold slabs not judged yet */
-            pthread_cond_wait(&r->cv, &r->mu);
-        pthread_mutex_unlock(&r->mu);
+    r->st = reqs ? L3_OK : l3_fail(&r->err, L3_ENOMEM, "allocating a scan batch");
+    size_t got = 0; /* slabs read */
+    while (got < r->n && r->st == L3_OK) {
+        progress_wait(&r->judged, got < 2 ? 0 : got - 1); /* a buffer whose slab was judged */
         bool retired = true;
-        st = read_whole(r->s, ctx, reqs, r->slabs[j], r->buf[j % 2], &retired, &r->err);
-        pthread_mutex_lock(&r->mu);
+        r->st = read_whole(r->s, ctx, reqs, r->slabs[got], r->buf[got % 2], &retired, &r->err);
         r->retired = r->retired && retired;
-        r->st = st;
-        r->read = st == L3_OK ? j + 1 : r->read;
-        pthread_cond_broadcast(&r->cv);
-        pthread_mutex_unlock(&r->mu);
+        got += r->st == L3_OK;
+        progress_set(&r->read, got, false);
     }
-    pthread_mutex_lock(&r->mu);
-    r->done = true;
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
     free(reqs);
     l3_io_release(r->s->engine, ctx);
+    progress_set(&r->read, got, true);
     return NULL;
 }
 
@@ -531,8 +522,8 @@ static void *read_slabs(void *arg)
 static l3_status scan_dense(l3_slabstore *s, const uint32_t *slabs, size_t n, scan_state *ss, l3_error *err)
 {
     size_t len = (size_t)s->geo.slab_size;
-    slab_reader r = { .s = s, .slabs = slabs, .n = n, .retired = true, .mu = PTHREAD_MUTEX_INITIALIZER,
-                      .cv = PTHREAD_COND_INITIALIZER };
+    slab_reader r = { .s = s, .slabs = slabs, .n = n, .retired = true, .read = PROGRESS_INIT,
+                      .judged = PROGRESS_INIT };
     /* Huge pages where the kernel gives them: a request then needs a
      * DMA segment per 2 MiB, not per 4 KiB. */
     r.buf[0] = l3_pool_alloc(len, NULL);
@@ -544,19 +535,9 @@ static l3_status scan_dense(l3_slabstore *s, const uint32_t *slabs, size_t n, sc
         l3_pool_free(r.buf[1], len);
         return l3_fail(err, L3_ENOMEM, "allocating the scan's buffers or thread");
     }
-    for (size_t j = 0; j < n; j++) {
-        pthread_mutex_lock(&r.mu);
-        while (r.read <= j && !r.done)
-            pthread_cond_wait(&r.cv, &r.mu);
-        bool landed = r.read > j;
-        pthread_mutex_unlock(&r.mu);
-        if (!landed)
-            break;
+    for (size_t j = 0; j < n && progress_wait(&r.read, j + 1) > j; j++) {
         parse_whole(s, slabs[j], r.buf[j % 2], ss);
-        pthread_mutex_lock(&r.mu);
-        r.parsed = j + 1;
-        pthread_cond_broadcast(&r.cv);
-        pthread_mutex_unlock(&r.mu);
+        progress_set(&r.judged, j + 1, false);
     }
     pthread_join(t, NULL);
     if (!r.retired)

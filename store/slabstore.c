@@ -79,7 +79,8 @@ static l3_status check_options(l3_slab_options *o, l3_error *err)
     char why[256];
     l3_geometry g;
     uint64_t probe = o->capacity ? o->capacity : 1ull << 40;
-    if (!l3_geometry_plan(probe, o->slab_size, o->block_size, o->max_objects, &g, why, sizeof why))
+    if (!l3_geometry_plan(probe, o->slab_size, o->block_size, o->max_objects, o->expected_object_size, &g, why,
+                          sizeof why))
         return l3_fail(err, L3_ECONFIG, "%s", why);
     return L3_OK;
 }

@@ -143,7 +143,7 @@ l3_slab_options slab_count_options(const char *path, uint32_t slabs, l3_engine_k
     l3_slab_options o = test_options(path, 0, kind);
     l3_geometry g;
     char why[256];
-    assert_true(l3_geometry_plan(16 << 20, 1 << 20, 4096, 0, &g, why, sizeof why));
+    assert_true(l3_geometry_plan(16 << 20, 1 << 20, 4096, 0, 0, &g, why, sizeof why));
     o.capacity = g.data_off + (uint64_t)slabs * (1 << 20);
     return o;
 }

@@ -29,7 +29,7 @@ static l3_slab_options shared_options(const char *path)
     l3_slab_options o = test_options(path, 0, L3_ENGINE_AUTO);
     l3_geometry g;
     char why[128];
-    l3_geometry_plan(16 * MIB, MIB, 4096, 0, &g, why, sizeof why);
+    l3_geometry_plan(16 * MIB, MIB, 4096, 0, 0, &g, why, sizeof why);
     o.capacity = g.data_off + 6 * MIB; /* 90 slots for 120 keys: eviction all along */
     o.lock_timeout = 10;
     return o;
