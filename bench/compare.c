@@ -225,27 +225,6 @@ static void l3_sys_close(l3_sys *l)
     unlink(l->file);
 }
 
-/* Write `len` bytes of zeros to a new file, durably, as fio lays out its
- * file before it times writes: both systems then time writes into
- * allocated blocks (a first write into fallocated space also converts
- * ext4's unwritten extents; the steady-state run times that case). */
-static bool lay_out(const char *path, uint64_t len)
-{
-    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_DIRECT, 0644);
-    if (fd < 0)
-        return false;
-    size_t chunk = 8 * MIB;
-    void *zero = l3_pool_alloc(chunk, NULL); /* zeroed */
-    bool ok = zero != NULL;
-    for (uint64_t off = 0; ok && off < len; off += chunk) {
-        size_t n = len - off < chunk ? (size_t)(len - off) : chunk;
-        ok = pwrite(fd, zero, n, (off_t)off) == (ssize_t)n;
-    }
-    ok = ok && fsync(fd) == 0;
-    l3_pool_free(zero, chunk);
-    close(fd);
-    return ok;
-}
 
 /* A put round: a new store on a laid-out file, `total` bytes of
  * `size`-byte pages put. */
@@ -254,7 +233,7 @@ static bool l3_put_round(l3_sys *l, uint64_t total, uint64_t size, size_t keys, 
     l3_sys_close(l);
     size_t n = (size_t)(total / size);
     uint64_t capacity = ((uint64_t)((double)n * (double)(size + 4096) * 1.1) + 256 * MIB) / MIB * MIB;
-    if (!lay_out(l->file, capacity)) {
+    if (!l3_probe_lay_out(l->file, capacity)) {
         fprintf(stderr, "l3bench: laying out %s: %s\n", l->file, strerror(errno));
         return false;
     }
@@ -480,34 +459,10 @@ static bool run_recovery(const char *file, size_t n, recovery *r)
         l3_config_free(&cfg);
         return false;
     }
-    uint8_t *pool;
-    if (posix_memalign((void **)&pool, 4096, 256 * 4096) != 0)
-        return false;
-    memset(pool, 7, 256 * 4096);
-    l3_slabstore_register_host(s, (l3_host_buffer){ pool, 256 * 4096 }, NULL);
-    char names[256][32];
-    const char *ptrs[256];
-    l3_range ranges[256];
-    bool ok[256], fail[256];
     double t0 = l3_monotonic_seconds();
-    for (size_t base = 0; base < n; base += 256) {
-        size_t m = n - base < 256 ? n - base : 256;
-        for (size_t i = 0; i < m; i++) {
-            snprintf(names[i], sizeof names[i], "rec_%zu", base + i);
-            ptrs[i] = names[i];
-            ranges[i] = (l3_range){ i * 4096, 4096 };
-        }
-        l3_io_result res = { .success = ok, .object_failures = fail };
-        if (l3_store_batch_put_from(l3_slabstore_store(s), ptrs, m, (l3_host_buffer){ pool, 256 * 4096 },
-                                    ranges, &res, &err) != L3_OK) {
-            fprintf(stderr, "l3bench: recovery put: %s\n", err.msg);
-            break;
-        }
-    }
+    l3_probe_fill(s, n, 4096, 256, "rec_"); /* a shortfall shows in the counts below */
     r->populate_s = l3_monotonic_seconds() - t0;
-    l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
     l3_slabstore_free(s);
-    free(pool);
     l3_slab_stats st;
     bool good = l3_slabstore_open(&so, &s, &err) == L3_OK;
     if (good) {
@@ -671,7 +626,7 @@ static const char *const sys_names[NSYS] = { "fio", "fio-jobs", "l3cache", "no-c
 static bool fio_turn(compare *cx, const row *r, int sys, int op, result *res)
 {
     const char *file = cx->fio_file[sys == SYS_FIO ? 0 : 1];
-    if (op == 0 && !lay_out(file, cx->o->total)) {
+    if (op == 0 && !l3_probe_lay_out(file, cx->o->total)) {
         fprintf(stderr, "l3bench: laying out %s: %s\n", file, strerror(errno));
         return false;
     }

@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "l3_clock.h"
+#include "l3_pool.h"
 
 /* Leave the store as a crash would: a child opens it (writing clean = 0)
  * and exits without closing, so the next open finds nobody alive
@@ -101,6 +103,65 @@ bool l3_probe_time_fsck(const char *file, bool verify, double *seconds, uint64_t
     }
     json_decref(root);
     return ok;
+}
+
+bool l3_probe_lay_out(const char *path, uint64_t len)
+{
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_DIRECT, 0600);
+    if (fd < 0)
+        return false;
+    size_t chunk = 8u << 20;
+    void *zero = l3_pool_alloc(chunk, NULL); /* zeroed */
+    bool ok = zero != NULL;
+    for (uint64_t off = 0; ok && off < len; off += chunk) {
+        size_t n = len - off < chunk ? (size_t)(len - off) : chunk;
+        ok = pwrite(fd, zero, n, (off_t)off) == (ssize_t)n;
+    }
+    ok = ok && fsync(fd) == 0;
+    l3_pool_free(zero, chunk);
+    close(fd);
+    return ok;
+}
+
+bool l3_probe_fill(l3_slabstore *s, uint64_t n, uint32_t obj_bytes, size_t batch, const char *prefix)
+{
+    size_t pool_len = batch * obj_bytes;
+    uint8_t *pool = NULL;
+    const char **ptrs = calloc(batch, sizeof *ptrs);
+    char *names = calloc(batch, 32);
+    l3_range *ranges = calloc(batch, sizeof *ranges);
+    bool *ok = calloc(batch, sizeof *ok), *fail = calloc(batch, sizeof *fail);
+    bool good = ptrs && names && ranges && ok && fail && posix_memalign((void **)&pool, 4096, pool_len) == 0;
+    l3_host_buffer host = { pool, pool_len };
+    if (good) {
+        memset(pool, 0x5a, pool_len);
+        l3_slabstore_register_host(s, host, NULL);
+    }
+    l3_error err = { 0 };
+    for (uint64_t base = 0; base < n && good; base += batch) {
+        size_t m = n - base < batch ? (size_t)(n - base) : batch;
+        for (size_t i = 0; i < m; i++) {
+            snprintf(names + i * 32, 32, "%s%llu", prefix, (unsigned long long)(base + i));
+            ptrs[i] = names + i * 32;
+            ranges[i] = (l3_range){ i * obj_bytes, obj_bytes };
+        }
+        l3_io_result res = { .success = ok, .object_failures = fail };
+        good = l3_store_batch_put_from(l3_slabstore_store(s), ptrs, m, host, ranges, &res, &err) == L3_OK;
+        for (size_t i = 0; i < m && good; i++)
+            good = ok[i];
+        if (!good)
+            fprintf(stderr, "l3bench: a put failed at object %llu: %s\n", (unsigned long long)base,
+                    err.msg[0] ? err.msg : "an object failed");
+    }
+    if (pool)
+        l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
+    free(pool);
+    free(ptrs);
+    free(names);
+    free(ranges);
+    free(ok);
+    free(fail);
+    return good;
 }
 
 void l3_probe_rss(uint64_t *rss, uint64_t *peak)

@@ -2,7 +2,6 @@
 #include "scale.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,61 +52,7 @@ static l3_slab_options scale_options(const char *file, uint64_t n)
     return so;
 }
 
-/* Write zeros over the whole file, 8 MiB at a time (O_DIRECT): a sparse
- * or fallocated file's first O_DIRECT writes allocate or convert extents,
- * which ext4 does one at a time; overwrites go at the device's depth. */
-static bool zero_file(const char *file, uint64_t size)
-{
-    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);
-    void *buf = NULL;
-    if (fd < 0 || posix_memalign(&buf, 4096, 8u << 20) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return false;
-    }
-    memset(buf, 0, 8u << 20);
-    bool ok = true;
-    for (uint64_t off = 0; off < size && ok; off += 8u << 20) {
-        size_t len = size - off < (8u << 20) ? (size_t)(size - off) : 8u << 20;
-        ok = pwrite(fd, buf, len, (off_t)off) == (ssize_t)len;
-    }
-    free(buf);
-    return close(fd) == 0 && ok;
-}
 
-/* Put n objects of OBJ bytes through the store, BATCH keys at a time. */
-static bool fill(l3_slabstore *s, uint64_t n)
-{
-    uint8_t *pool;
-    if (posix_memalign((void **)&pool, 4096, (size_t)BATCH * OBJ) != 0)
-        return false;
-    memset(pool, 0x5a, (size_t)BATCH * OBJ);
-    l3_host_buffer host = { pool, (size_t)BATCH * OBJ };
-    l3_slabstore_register_host(s, host, NULL);
-    static char names[BATCH][24];
-    const char *ptrs[BATCH];
-    l3_range ranges[BATCH];
-    bool ok[BATCH], fail[BATCH], good = true;
-    l3_error err;
-    for (uint64_t base = 0; base < n && good; base += BATCH) {
-        size_t m = n - base < BATCH ? (size_t)(n - base) : BATCH;
-        for (size_t i = 0; i < m; i++) {
-            snprintf(names[i], sizeof names[i], "s%llu", (unsigned long long)(base + i));
-            ptrs[i] = names[i];
-            ranges[i] = (l3_range){ i * OBJ, OBJ };
-        }
-        l3_io_result res = { .success = ok, .object_failures = fail };
-        good = l3_store_batch_put_from(l3_slabstore_store(s), ptrs, m, host, ranges, &res, &err) == L3_OK;
-        for (size_t i = 0; i < m && good; i++)
-            good = ok[i];
-        if (!good)
-            fprintf(stderr, "l3bench: --scale: a put failed at object %llu: %s\n", (unsigned long long)base,
-                    err.msg[0] ? err.msg : "an object failed");
-    }
-    l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
-    free(pool);
-    return good;
-}
 
 /* Open the store and read how it came back: seconds, objects, whether
  * from the checkpoint, the shared mapping, the resident memory. */
@@ -144,12 +89,12 @@ static bool run_one(const char *file, uint64_t n, bool keep, scale_row *r)
     errno = 0;
     double t0 = l3_monotonic_seconds();
     so.format = true; /* over the zeros */
-    if (!zero_file(file, so.capacity) || l3_slabstore_open(&so, &s, &err) != L3_OK) {
+    if (!l3_probe_lay_out(file, so.capacity) || l3_slabstore_open(&so, &s, &err) != L3_OK) {
         fprintf(stderr, "l3bench: --scale: %s\n", errno && !err.msg[0] ? strerror(errno) : err.msg);
         return false;
     }
     so.format = false;
-    bool ok = fill(s, n);
+    bool ok = l3_probe_fill(s, n, OBJ, BATCH, "s");
     r->fill_s = l3_monotonic_seconds() - t0;
     l3_slabstore_free(s);
     bool cp = false, scanned = true;

@@ -36,7 +36,7 @@ static bool store_options(const l3_trace_options *o, uint64_t objects, const cha
     l3_geometry g;
     char why[256];
     so->max_objects = 2 * objects + 1024; /* the slots bound the store, not the index */
-    if (!l3_geometry_plan(slabs * slab + (64u << 20), slab, 4096, so->max_objects, &g, why, sizeof why)) {
+    if (!l3_geometry_plan(slabs * slab + (64u << 20), slab, 4096, so->max_objects, 0, &g, why, sizeof why)) {
         fprintf(stderr, "l3bench: --trace: %s\n", why);
         return false;
     }
