@@ -141,11 +141,22 @@ static int put_one(const char *path, const char *key, uint32_t seed)
     return st == L3_OK && ok ? 0 : 22;
 }
 
+/* A new directory that the test's two users can enter, on disk: under
+ * /var/tmp, because the build tree may sit under a directory only its
+ * owner can enter (`mktemp -d` makes one 0700). */
+static void reachable_dir(char *out, size_t len)
+{
+    snprintf(out, len, "/var/tmp/l3sec-XXXXXX");
+    assert_non_null(mkdtemp(out));
+    assert_int_equal(chmod(out, 0711), 0);
+}
+
 static void the_group_mode_lets_two_users_of_one_group_share_a_store(void **state)
 {
     (void)state;
-    char path[512];
-    temp_store_path(path, sizeof path, "sec-group");
+    char dir[64], path[512];
+    reachable_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/sec-group.l3", dir);
     l3_slab_options o = options(path, 0660);
     l3_slabstore *s;
     assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
@@ -185,6 +196,7 @@ static void the_group_mode_lets_two_users_of_one_group_share_a_store(void **stat
     assert_true(exists_key(l3_slabstore_store(s), "grp_b"));
     l3_slabstore_free(s);
     unlink(path);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 static int fsck(const char *flag, const char *path)
