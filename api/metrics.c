@@ -40,6 +40,45 @@ static void family(buf *b, const char *name, const char *type, const char *help)
     put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A label value: backslash, quote and newline escaped (into out). */
+static const char *label(const char *v, char *out, size_t len)
+{
+    size_t n = 0;
+    for (; v && *v && n + 3 < len; v++) {
+        if (*v == '\\' || *v == '"' || *v == '\n')
+            out[n++] = '\\';
+        out[n++] = *v == '\n' ? 'n' : *v;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* Each device of the store: up or not, and what it moved. */
+static void device_rows(buf *b, const l3_slab_stats *st)
+{
+    static const char *const names[] = { "l3cache_store_device_up", "l3cache_store_device_io_errors_total",
+                                         "l3cache_store_device_read_bytes_total",
+                                         "l3cache_store_device_written_bytes_total" };
+    static const char *const help[] = { "1 while the device serves; 0 when it is missing or failed.",
+                                        "I/O requests that failed on the device.", "Bytes read from the device.",
+                                        "Bytes written to the device." };
+    for (int k = 0; k < 4; k++) {
+        family(b, names[k], k ? "counter" : "gauge", help[k]);
+        for (uint32_t d = 0; d < st->num_devices && d < L3_SLAB_MAX_DEVICES; d++) {
+            const l3_slab_device_stats *v = &st->device[d];
+            uint64_t x = k == 0 ? (uint64_t)(v->state && strcmp(v->state, "ok") == 0)
+                       : k == 1 ? v->io_errors : k == 2 ? v->bytes_read : v->bytes_written;
+            char path[512];
+            if (k == 0) /* (the state names why; counters keep one series per device) */
+                put(b, "%s{device=\"%u\",path=\"%s\",state=\"%s\"} %llu\n", names[k], d,
+                    label(v->path, path, sizeof path), v->state ? v->state : "", (unsigned long long)x);
+            else
+                put(b, "%s{device=\"%u\",path=\"%s\"} %llu\n", names[k], d, label(v->path, path, sizeof path),
+                    (unsigned long long)x);
+        }
+    }
+}
+
 char *l3_metrics_prometheus(const l3_snapshot *snap, const l3_slab_stats *st)
 {
     buf b = { 0 };
@@ -135,6 +174,7 @@ char *l3_metrics_prometheus(const l3_snapshot *snap, const l3_slab_stats *st)
             st->engine, (unsigned long long)st->io_unfixed);
         family(&b, "l3cache_store_host_fixed", "gauge", "1 when the Host pool is registered as fixed buffers.");
         put(&b, "l3cache_store_host_fixed %d\n", st->host_fixed);
+        device_rows(&b, st);
     }
     return b.p;
 }

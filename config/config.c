@@ -44,6 +44,8 @@ void l3_config_free(l3_config *c)
     free(c->deployment_id);
     free(c->weight_version);
     free(c->path_owned);
+    for (size_t i = 0; i < L3_MAX_STORE_PATHS; i++)
+        free(c->paths_owned[i]);
     memset(c, 0, sizeof *c);
 }
 
@@ -55,6 +57,8 @@ l3_status l3_config_set_path(l3_config *c, const char *path, l3_error *err)
     free(c->path_owned);
     c->path_owned = p;
     c->store.path = p;
+    c->store.paths = NULL; /* one path replaces a list */
+    c->store.num_paths = 0;
     return L3_OK;
 }
 
@@ -86,9 +90,34 @@ static l3_status parse_eviction(const json_t *v, l3_eviction *out, l3_error *err
     return L3_OK;
 }
 
+/* store.paths: the store's devices, 1 to 16 distinct files or block
+ * devices, in the store's order (store.path must not be given too). */
+static l3_status parse_paths(const json_t *v, l3_config *c, l3_error *err)
+{
+    size_t n = json_is_array(v) ? json_array_size(v) : 0;
+    if (n == 0 || n > L3_MAX_STORE_PATHS)
+        return l3_fail(err, L3_ECONFIG, "$.store.paths: an array of 1 to %d paths, one per device", L3_MAX_STORE_PATHS);
+    if (c->store.path)
+        return l3_fail(err, L3_ECONFIG, "$.store.paths: give store.path or store.paths, not both");
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "$.store.paths[%zu]", i);
+        l3_status st = l3_json_string(json_array_get(v, i), name, true, &c->paths_owned[i], err);
+        if (st != L3_OK)
+            return st;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(c->paths_owned[i], c->paths_owned[j]) == 0)
+                return l3_fail(err, L3_ECONFIG, "%s: %s is listed twice", name, c->paths_owned[i]);
+    }
+    c->store.paths = (const char *const *)c->paths_owned;
+    c->store.num_paths = (unsigned)n;
+    c->store.path = c->paths_owned[0];
+    return L3_OK;
+}
+
 static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
 {
-    static const char *const known[] = { "path", "capacity", "slab_size", "block_size", "max_objects",
+    static const char *const known[] = { "path", "paths", "capacity", "slab_size", "block_size", "max_objects",
                                          "engine", "io_timeout", "verify_checksums",
                                          "register_buffers", "lock_timeout", "mode", "eviction",
                                          "write_budget", "expected_object_size", "preallocate", NULL };
@@ -102,6 +131,8 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
             return st;
         c->store.path = c->path_owned;
     }
+    if ((v = json_object_get(o, "paths")) && (st = parse_paths(v, c, err)) != L3_OK)
+        return st;
     if ((v = json_object_get(o, "capacity")) &&
         (st = l3_json_size(v, "$.store.capacity", 0, UINT64_MAX, false, &c->store.capacity, err)) != L3_OK)
         return st;
@@ -226,8 +257,9 @@ static l3_status check_geometry(const l3_config *c, l3_error *err)
     char why[256];
     if (o->slab_size % o->block_size)
         return l3_fail(err, L3_ECONFIG, "$.store.slab_size: not a multiple of block_size");
-    if (!o->capacity || l3_geometry_plan(o->capacity, o->slab_size, o->block_size, o->max_objects,
-                                         o->expected_object_size, &g, why, sizeof why))
+    uint32_t nd = o->num_paths ? o->num_paths : 1;
+    if (!o->capacity || l3_geometry_plan_devices(o->capacity, nd, o->slab_size, o->block_size, o->max_objects,
+                                                 o->expected_object_size, &g, why, sizeof why))
         return L3_OK;
     if (o->max_objects &&
         l3_geometry_plan(o->capacity, o->slab_size, o->block_size, 0, o->expected_object_size, &g, why, sizeof why))
@@ -274,7 +306,8 @@ static l3_status parse_root(const json_t *root, l3_config *c, l3_error *err)
     if (st == L3_OK && (v = json_object_get(root, "namespace")))
         st = parse_namespace(v, c, err);
     if (st == L3_OK && !c->store.path)
-        st = l3_fail(err, L3_ECONFIG, "$.store.path: required (the store's file or block device)");
+        st = l3_fail(err, L3_ECONFIG, "$.store.path: required (the store's file or block device; or "
+                                      "store.paths, several)");
     if (st == L3_OK) {
         /* The namespace must name a prefix: UTF-8 text. */
         char prefix[L3_KEY_PREFIX_LEN + 1];
@@ -285,8 +318,8 @@ static l3_status parse_root(const json_t *root, l3_config *c, l3_error *err)
     }
     if (st == L3_OK)
         st = check_geometry(c, err);
-    if (st == L3_OK)
-        st = check_path(c->store.path, err);
+    for (unsigned i = 0; st == L3_OK && i < (c->store.num_paths ? c->store.num_paths : 1); i++)
+        st = check_path(c->store.num_paths ? c->store.paths[i] : c->store.path, err);
     return st;
 }
 
@@ -368,7 +401,14 @@ l3_slab_options l3_config_store_options(const l3_config *c)
 char *l3_config_to_json(const l3_config *c)
 {
     json_t *root = json_object(), *s = json_object(), *x = json_object(), *n = json_object();
-    json_object_set_new(s, "path", json_string(c->store.path ? c->store.path : ""));
+    if (c->store.num_paths) {
+        json_t *a = json_array();
+        for (unsigned i = 0; i < c->store.num_paths; i++)
+            json_array_append_new(a, json_string(c->store.paths[i]));
+        json_object_set_new(s, "paths", a);
+    } else {
+        json_object_set_new(s, "path", json_string(c->store.path ? c->store.path : ""));
+    }
     json_object_set_new(s, "capacity", json_integer((json_int_t)c->store.capacity));
     if (c->store.slab_size) /* (0: by the capacity) */
         json_object_set_new(s, "slab_size", json_integer((json_int_t)c->store.slab_size));

@@ -17,6 +17,8 @@
 #include "l3_slabstore.h"
 #include "l3_status.h"
 
+#define L3_MAX_STORE_PATHS 16
+
 typedef struct l3_config {
     l3_slab_options store;        /* store.* (path owned by the config) */
     l3_executor_config executor;  /* executor.* */
@@ -24,6 +26,7 @@ typedef struct l3_config {
     char *weight_version;         /* namespace.weight_version */
     bool has_draft;               /* namespace.has_draft */
     char *path_owned;
+    char *paths_owned[L3_MAX_STORE_PATHS]; /* store.paths, when given */
 } l3_config;
 
 /* The defaults (no path). Free with l3_config_free. */

@@ -108,10 +108,11 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
     }
     sl->live = 0;
     sl->live_bytes = 0;
-    if (sl->state == S_OPEN && s->class_open[sl->payload_blocks] == (int32_t)v)
-        s->class_open[sl->payload_blocks] = -1;
+    int32_t *open = l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, v));
+    if (sl->state == S_OPEN && *open == (int32_t)v)
+        *open = -1;
     bool was_free = sl->state == S_FREE; /* (already counted when it was freed) */
-    sl->state = S_FREE;
+    sl->state = sl->state == S_OFFLINE ? S_OFFLINE : S_FREE;
     if (dropped || (sl->disk_used && !was_free)) {
         atomic_fetch_add(&s->evictions, 1);
         atomic_fetch_add(&s->evicted_objects, dropped);
@@ -137,7 +138,7 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     sl->state = S_OPEN;
     sl->disk_used = 1;
     l3_policy_written(s, v);
-    s->class_open[payload_blocks] = (int32_t)v;
+    *l3_class_open(s, payload_blocks, l3_slab_device(&s->geo, v)) = (int32_t)v;
     l3_slab_record *r = &s->table[v];
     memset(r, 0, sizeof *r);
     r->slab = v;
@@ -196,33 +197,79 @@ static void warn_index_bound(l3_slabstore *s)
            (unsigned long long)(s->index.meta->count ? total_live_bytes(s) / s->index.meta->count : 0));
 }
 
+/* The device the next slot goes to: the devices in turn (so that a
+ * batch's I/O spreads over all of them), passing over offline ones; -1
+ * when none is online. */
+static int32_t next_device(l3_slabstore *s)
+{
+    uint32_t nd = s->geo.num_devices;
+    uint32_t first = nd == 1 ? 0 : atomic_fetch_add_explicit(&s->sh->next_device, 1, memory_order_relaxed) % nd;
+    for (uint32_t k = 0; k < nd; k++) {
+        uint32_t d = (first + k) % nd;
+        if (s->sh->dev_state[d] == DEV_OK)
+            return (int32_t)d;
+    }
+    return -1;
+}
+
+/* A slab to open on device `d`, or failing that on any online device. */
+static int32_t victim_near(l3_slabstore *s, int32_t d)
+{
+    int32_t v = l3_policy_victim(s, false, s->geo.num_devices > 1 ? d : -1);
+    if (v < 0 && s->geo.num_devices > 1)
+        v = l3_policy_victim(s, false, -1);
+    return v;
+}
+
 bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot)
 {
+    if (atomic_load_explicit(&s->sh->failed_mask, memory_order_relaxed) !=
+        atomic_load_explicit(&s->sh->swept_mask, memory_order_relaxed))
+        l3_alloc_sweep_failed(s);
     /* The index has a bound: make room by evicting whole slabs. */
     while (s->index.meta->count + s->sh->reserved >= s->index.meta->max) {
-        int32_t v = l3_policy_victim(s, true);
+        int32_t v = l3_policy_victim(s, true, -1);
         if (v < 0)
             return false;
         warn_index_bound(s);
         l3_alloc_evict(s, (uint32_t)v);
         atomic_fetch_add(&s->index_bound_evictions, 1);
     }
-    int32_t cur = s->class_open[pb];
+    int32_t d = next_device(s);
+    if (d < 0)
+        return false;
+    int32_t *open = l3_class_open(s, pb, (uint32_t)d);
+    int32_t cur = *open;
     if (cur >= 0 && s->slabs[cur].next_slot < s->slabs[cur].nslots) {
         reserve(s, (uint32_t)cur, out_slab, out_slot);
         return true;
     }
     if (cur >= 0) {
         s->slabs[cur].state = S_SEALED;
-        s->class_open[pb] = -1;
+        *open = -1;
     }
-    int32_t v = l3_policy_victim(s, false);
+    int32_t v = victim_near(s, d);
     if (v < 0 && l3_shm_reap_dead(s))
-        v = l3_policy_victim(s, false); /* a dead process held them */
+        v = victim_near(s, d); /* a dead process held them */
     if (v < 0 || !open_slab(s, (uint32_t)v, pb))
         return false;
     reserve(s, (uint32_t)v, out_slab, out_slot);
     return true;
+}
+
+void l3_alloc_sweep_failed(l3_slabstore *s)
+{
+    uint32_t failed = atomic_load(&s->sh->failed_mask), swept = atomic_load(&s->sh->swept_mask);
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
+        uint32_t d = l3_slab_device(&s->geo, i);
+        if (!(failed & ~swept & (1u << d)))
+            continue;
+        slab *sl = &s->slabs[i];
+        if (sl->state != S_OFFLINE && sl->inflight == 0)
+            l3_alloc_evict(s, i);
+        sl->state = S_OFFLINE; /* (one with writes in flight is evicted as they end) */
+    }
+    atomic_fetch_or(&s->sh->swept_mask, failed);
 }
 
 void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
@@ -239,8 +286,10 @@ void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
         s->sh->procs[s->me].reserved--;
     }
     if (sl->state == S_OPEN && sl->next_slot >= sl->nslots &&
-        s->class_open[sl->payload_blocks] != (int32_t)slab_id)
+        *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, slab_id)) != (int32_t)slab_id)
         sl->state = S_SEALED;
+    if (sl->state == S_OFFLINE && sl->inflight == 0 && (sl->live || sl->next_slot))
+        l3_alloc_evict(s, slab_id); /* its device failed while writes were in flight */
 }
 
 void l3_alloc_reset(l3_slabstore *s)
@@ -252,11 +301,11 @@ void l3_alloc_reset(l3_slabstore *s)
             memset(l3_slab_slot_ids(s, i), 0, (size_t)sl->nslots * sizeof(uint64_t));
         sl->live = 0;
         sl->live_bytes = 0;
-        sl->state = S_FREE;
+        sl->state = sl->state == S_OFFLINE ? S_OFFLINE : S_FREE;
         sl->disk_used = 0;
         sl->record_gen = 0;
     }
-    for (uint32_t c = 0; c <= s->sh->max_payload_blocks; c++)
+    for (uint32_t c = 0; c < (s->sh->max_payload_blocks + 1) * s->geo.num_devices; c++)
         s->class_open[c] = -1;
     for (uint32_t i = 0; i < s->sh->num_ns; i++)
         s->ns[i].objects = s->ns[i].bytes = 0;

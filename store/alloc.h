@@ -43,6 +43,11 @@ void l3_alloc_pin(l3_slabstore *s, uint32_t slab);
  * not). */
 void l3_alloc_release(l3_slabstore *s, uint32_t slab);
 
+/* Take the slabs of devices that failed since the last sweep offline:
+ * their objects leave the index (those with writes in flight as the
+ * writes end), and nothing is placed there again. */
+void l3_alloc_sweep_failed(l3_slabstore *s);
+
 /* Forget every object and slab (after an epoch bump, or a failed load):
  * an empty index, every slab free. */
 void l3_alloc_reset(l3_slabstore *s);

@@ -38,9 +38,22 @@ uint64_t l3_default_slab_size(uint64_t capacity)
 bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size,
                       uint64_t max_objects, uint64_t expected_object, l3_geometry *g, char *why, size_t why_len)
 {
+    return l3_geometry_plan_devices(capacity, 1, slab_size, block_size, max_objects, expected_object, g, why,
+                                    why_len);
+}
+
+bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab_size, uint32_t block_size,
+                              uint64_t max_objects, uint64_t expected_object, l3_geometry *g, char *why,
+                              size_t why_len)
+{
     memset(g, 0, sizeof *g);
+    if (devices < 1 || devices > L3_MAX_DEVICES) {
+        snprintf(why, why_len, "a store spans 1 to %u devices, not %u", L3_MAX_DEVICES, devices);
+        return false;
+    }
+    g->num_devices = devices;
     if (!slab_size)
-        slab_size = l3_default_slab_size(capacity);
+        slab_size = l3_default_slab_size(capacity * devices);
     if (block_size < 512 || block_size > 65536 || (block_size & (block_size - 1))) {
         snprintf(why, why_len, "block_size %u is not a power of two from 512 to 65536", block_size);
         return false;
@@ -54,37 +67,38 @@ bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size
     g->slab_size = slab_size;
     g->header_bytes = (uint32_t)l3_round_up(L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX, block_size);
     g->slab_table_off = L3_SB_COPIES * (uint64_t)l3_round_up(L3_SB_BYTES, block_size);
-    /* Number of slabs: solve with the metadata subtracted (two passes). */
+    /* Slabs per device: solve with the metadata subtracted (two passes). */
     uint64_t guess = capacity / slab_size;
     for (int pass = 0; pass < 2; pass++) {
-        uint64_t data_guess = guess * slab_size;
+        uint64_t data_guess = guess * devices * slab_size;
         uint64_t objects = max_objects ? max_objects
                                         : data_guess / (expected_object ? expected_object : L3_DEFAULT_EXPECTED_OBJECT);
         if (objects < 1024)
             objects = 1024;
         g->max_objects = objects;
-        g->slab_table_len = l3_round_up(guess * L3_SLAB_RECORD_BYTES, block_size);
+        g->slab_table_len = l3_round_up(guess * devices * L3_SLAB_RECORD_BYTES, block_size);
         g->journal_off = g->slab_table_off + g->slab_table_len;
         g->journal_len = l3_round_up(L3_JOURNAL_RECORDS * L3_JOURNAL_RECORD_BYTES, block_size);
         g->checkpoint_off = g->journal_off + g->journal_len;
-        g->checkpoint_len = l3_checkpoint_bytes(objects, (uint32_t)guess, block_size);
+        g->checkpoint_len = l3_checkpoint_bytes(objects, (uint32_t)(guess * devices), block_size);
         g->data_off = l3_round_up(g->checkpoint_off + g->checkpoint_len, 1u << 20);
         guess = capacity > g->data_off ? (capacity - g->data_off) / slab_size : 0;
     }
-    if (guess < L3_MIN_SLABS) {
+    uint64_t need = (L3_MIN_SLABS + devices - 1) / devices;
+    if (guess < need) {
         snprintf(why, why_len,
                  "capacity %llu holds %llu slab(s) of %llu after %llu of metadata; a store needs %u "
-                 "(so that a batch can evict): capacity %llu or more, or smaller slabs",
+                 "(so that a batch can evict): capacity %llu or more%s, or smaller slabs",
                  (unsigned long long)capacity, (unsigned long long)guess, (unsigned long long)slab_size,
                  (unsigned long long)g->data_off, L3_MIN_SLABS,
-                 (unsigned long long)(g->data_off + (uint64_t)L3_MIN_SLABS * slab_size));
+                 (unsigned long long)(g->data_off + need * slab_size), devices > 1 ? " per device" : "");
         return false;
     }
-    if (guess > UINT32_MAX) {
+    if (guess * devices > UINT32_MAX) {
         snprintf(why, why_len, "too many slabs");
         return false;
     }
-    g->num_slabs = (uint32_t)guess;
+    g->num_slabs = (uint32_t)(guess * devices);
     g->capacity = g->data_off + guess * slab_size;
     g->max_slots = geometry_slots(g);
     return true;
@@ -96,7 +110,7 @@ bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size
  * area (as l3_geometry_plan sizes it). */
 static bool geometry_bounded(const l3_geometry *g, uint64_t size, char *why, size_t why_len)
 {
-    if (g->num_slabs > g->capacity / g->slab_size || g->capacity > (1ull << 60) ||
+    if (g->num_slabs / g->num_devices > g->capacity / g->slab_size || g->capacity > (1ull << 60) ||
         g->max_objects > g->checkpoint_len / sizeof(l3_index_entry) || g->checkpoint_len > g->capacity ||
         g->slab_table_len > g->capacity || g->journal_len > g->capacity) {
         snprintf(why, why_len, "the superblock's geometry is implausible (%u slabs, %llu max objects, "
@@ -127,6 +141,11 @@ bool l3_geometry_from_sb(const l3_superblock *sb, uint64_t size, l3_geometry *g,
     g->checkpoint_off = sb->checkpoint_off;
     g->checkpoint_len = sb->checkpoint_len;
     g->data_off = sb->data_off;
+    g->num_devices = sb->num_devices ? sb->num_devices : 1;
+    if (g->num_devices > L3_MAX_DEVICES || g->num_slabs % g->num_devices) {
+        snprintf(why, why_len, "the superblock names %u devices for %u slabs", g->num_devices, g->num_slabs);
+        return false;
+    }
     if (g->block_size < 512 || g->block_size > 65536 || (g->block_size & (g->block_size - 1)) ||
         g->slab_size < (1u << 20) || (g->slab_size & (g->slab_size - 1)) || g->num_slabs == 0 ||
         g->max_objects == 0) {
@@ -142,7 +161,7 @@ bool l3_geometry_from_sb(const l3_superblock *sb, uint64_t size, l3_geometry *g,
         g->journal_len < L3_JOURNAL_RECORDS * L3_JOURNAL_RECORD_BYTES ||
         g->checkpoint_off < g->journal_off + g->journal_len ||
         g->data_off < g->checkpoint_off + g->checkpoint_len ||
-        g->capacity < g->data_off + (uint64_t)g->num_slabs * g->slab_size) {
+        g->capacity < g->data_off + (uint64_t)(g->num_slabs / g->num_devices) * g->slab_size) {
         snprintf(why, why_len, "the superblock's areas overlap or are misaligned");
         return false;
     }

@@ -20,7 +20,11 @@
 #define L3_CKPT_MAGIC 0x54504b43334c4c33ull   /* "3LL3CKPT" */
 
 /* Feature flags this build understands: a superblock with others is refused. */
-#define L3_INCOMPAT_KNOWN 0u
+#define L3_INCOMPAT_DEVICES 1u     /* a store over several devices (num_devices > 1) */
+#define L3_INCOMPAT_KNOWN L3_INCOMPAT_DEVICES
+
+/* The most devices one store spans. */
+#define L3_MAX_DEVICES 16u
 
 #define L3_SB_BYTES 4096u          /* each superblock copy's slot */
 #define L3_SB_COPIES 2
@@ -58,7 +62,9 @@ typedef struct l3_superblock {
     uint32_t ckpt_entries;
     uint64_t next_seq;       /* the object sequence to continue from */
     uint64_t created_at;     /* unix seconds */
-    uint8_t pad[512 - 184];
+    uint32_t num_devices;    /* devices the store spans (0 means 1) */
+    uint32_t device;         /* this device's place among them, from 0 */
+    uint8_t pad[512 - 192];
 } l3_superblock;
 _Static_assert(sizeof(l3_superblock) == 512, "superblock size");
 
@@ -168,6 +174,7 @@ typedef struct l3_geometry {
     uint64_t data_off;
     uint32_t header_bytes;   /* an object header's blocks, in bytes */
     uint32_t max_slots;      /* slots a slab may have (l3_geometry_slots): the slot table's width */
+    uint32_t num_devices;    /* devices the slabs are striped over: slab i on device i % num_devices */
 } l3_geometry;
 
 /* The expected object size a store's index is sized for by default. */
@@ -194,6 +201,14 @@ uint64_t l3_default_slab_size(uint64_t capacity);
 bool l3_geometry_plan(uint64_t capacity, uint64_t slab_size, uint32_t block_size,
                       uint64_t max_objects, uint64_t expected_object, l3_geometry *g, char *why, size_t why_len);
 
+/* The same for a store over `devices` devices of `capacity` bytes each:
+ * every device holds the superblocks and metadata areas (sized for the
+ * whole store) and an equal share of the slabs; `capacity` in the result
+ * is each device's image. */
+bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab_size, uint32_t block_size,
+                              uint64_t max_objects, uint64_t expected_object, l3_geometry *g, char *why,
+                              size_t why_len);
+
 /* The geometry a superblock describes on an image of `size` bytes (0:
  * unknown); false when it is inconsistent, or implausible for the image
  * (every field is bounded before anything is sized from it). */
@@ -212,11 +227,25 @@ static inline uint32_t l3_slots_per_slab(const l3_geometry *g, uint32_t payload_
     uint64_t fit = g->slab_size / l3_slot_bytes(g, payload_blocks);
     return (uint32_t)(fit < g->max_slots ? fit : g->max_slots);
 }
-/* Device offset of slot `slot` of slab `slab` in class `payload_blocks`. */
+/* The device slab `slab` lives on, and its place there. */
+static inline uint32_t l3_slab_device(const l3_geometry *g, uint32_t slab) { return slab % g->num_devices; }
+static inline uint32_t l3_slab_local(const l3_geometry *g, uint32_t slab) { return slab / g->num_devices; }
+
+/* The byte offset of slot `slot` of slab `slab` (class `payload_blocks`)
+ * on its device. */
+static inline uint64_t l3_slot_byte(const l3_geometry *g, uint32_t slab, uint32_t payload_blocks, uint32_t slot)
+{
+    return g->data_off + (uint64_t)l3_slab_local(g, slab) * g->slab_size +
+           (uint64_t)slot * l3_slot_bytes(g, payload_blocks);
+}
+
+/* The I/O offset of that slot: its device's index in the bits from 48 up
+ * (the engine's l3_io_offset), the byte offset below; a store of one
+ * device has plain byte offsets. */
 static inline uint64_t l3_slot_offset(const l3_geometry *g, uint32_t slab, uint32_t payload_blocks,
                                       uint32_t slot)
 {
-    return g->data_off + (uint64_t)slab * g->slab_size + (uint64_t)slot * l3_slot_bytes(g, payload_blocks);
+    return (uint64_t)l3_slab_device(g, slab) << 48 | l3_slot_byte(g, slab, payload_blocks, slot);
 }
 
 /* Seal a superblock: set its crc (copy and crc excluded). */

@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "batch.h"
 #include "l3_crc32c.h"
+#include "meta.h"
 #include "policy.h"
 
 typedef struct get_key {
@@ -180,6 +181,14 @@ static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *k
     bool retired = true;
     l3_status rc = r < 0 ? l3_fail(err, L3_ENOMEM, "allocating a bounce buffer")
                          : l3_io_run(s->engine, ctx, w->reqs, (size_t)r, s->opt.io_timeout, &retired, err);
+    if (r > 0 && rc == L3_OK && retired) {
+        l3_meta_note_io(s, w->reqs, (size_t)r);
+        if (atomic_load(&s->sh->failed_mask) != atomic_load(&s->sh->swept_mask)) {
+            l3_slab_lock(s);
+            l3_alloc_sweep_failed(s);
+            l3_slab_unlock(s);
+        }
+    }
     if (!retired) {
         /* Some reads may still land in the pool: say so, refuse more. */
         atomic_store(&s->fatal, true);

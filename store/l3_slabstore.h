@@ -23,8 +23,12 @@ typedef enum l3_eviction {
 
 /* How to open (or create) a store. Zero fields take the defaults. */
 typedef struct l3_slab_options {
-    const char *path;          /* file or block device (required) */
-    uint64_t capacity;         /* bytes; 0: a block device's size, an existing file's size */
+    const char *path;          /* file or block device (required unless `paths` is set) */
+    const char *const *paths;  /* or the store's devices (files or block devices), in order:
+                                  slabs are striped over them (at most 16) */
+    unsigned num_paths;        /* entries of `paths` (0: the store is `path` alone) */
+    uint64_t capacity;         /* bytes (per device); 0: a block device's size, an existing
+                                  file's size (the smallest device's, for several) */
     uint64_t slab_size;        /* default 1/64 of the capacity, a power of two from 1 to 64 MiB */
     uint32_t block_size;       /* logical block, default 4096 */
     uint64_t max_objects;      /* index bound; default the slabs' bytes / expected_object_size */
@@ -49,6 +53,17 @@ typedef struct l3_slab_options {
     uint64_t write_budget;     /* device bytes per second, averaged (a bucket of 10 s of
                                   it); over it puts are declined, retired; 0: none */
 } l3_slab_options;
+
+/* The most devices a store spans. */
+#define L3_SLAB_MAX_DEVICES 16
+
+/* One device of a store: its state and what this process moved there. */
+typedef struct l3_slab_device_stats {
+    const char *path;
+    const char *state;           /* "ok", "missing" (at open) or "failed" */
+    uint32_t slabs;              /* its slabs */
+    uint64_t io_errors, bytes_read, bytes_written;
+} l3_slab_device_stats;
 
 /* Counters and state of a store. */
 typedef struct l3_slab_stats {
@@ -83,6 +98,8 @@ typedef struct l3_slab_stats {
     uint32_t attached_processes; /* processes attached to the shared store */
     uint64_t reserved_slots;     /* slots reserved by puts in flight, all processes */
     uint32_t device_max_segments; /* DMA segments the device takes per request (0: unknown) */
+    uint32_t num_devices, devices_offline; /* devices the store spans; of them missing or failed */
+    l3_slab_device_stats device[L3_SLAB_MAX_DEVICES];
 } l3_slab_stats;
 
 typedef struct l3_slabstore l3_slabstore;

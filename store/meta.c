@@ -2,6 +2,7 @@
 #include "meta.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdlib.h>
@@ -38,22 +39,119 @@ void *l3_meta_alloc(size_t align, size_t len)
     return p;
 }
 
-/* Write metadata, through the engine's fault injection (tests). */
-static l3_status meta_write(l3_slabstore *s, const void *buf, size_t len, uint64_t off, l3_error *err)
+bool l3_meta_dev_ok(const l3_slabstore *s, uint32_t d)
 {
-    if (s->engine && l3_io_engine_meta_fault(s->engine))
-        return l3_fail(err, L3_EIO, "writing %zu bytes at %llu of %s: %s (injected)", len,
-                       (unsigned long long)off, s->path, strerror(EIO));
-    return l3_meta_rw(s->fd, s->path, true, (void *)buf, len, off, err);
+    if (d >= s->ndev || s->dev[d].fd < 0)
+        return false;
+    return !s->sh || s->sh->dev_state[d] == DEV_OK;
 }
 
-/* Write and make durable: the metadata writes' common tail. */
-static l3_status write_sync(l3_slabstore *s, const void *buf, size_t len, uint64_t off, l3_error *err)
+void l3_meta_dev_failed(l3_slabstore *s, uint32_t d, const char *why)
 {
-    l3_status st = meta_write(s, buf, len, off, err);
-    if (st == L3_OK && fdatasync(s->fd) != 0)
-        st = l3_fail(err, L3_EIO, "fdatasync %s: %s", s->path, strerror(errno));
+    if (!s->sh || s->ndev < 2 || d >= s->ndev)
+        return; /* one device: its errors are the store's, returned as they are */
+    l3_slab_lock(s);
+    bool first = s->sh->dev_state[d] == DEV_OK;
+    if (first)
+        s->sh->dev_state[d] = DEV_FAILED;
+    l3_slab_unlock(s);
+    atomic_fetch_or(&s->sh->failed_mask, 1u << d);
+    if (first)
+        l3_log("error", "store %s: device %u (%s) FAILED: %s. Its objects are lost to this store until it "
+                        "is opened again with the device working; the other %u device(s) serve on",
+               s->path, d, s->dev[d].path, why, s->ndev - 1);
+}
+
+void l3_meta_note_io(l3_slabstore *s, const l3_io_req *reqs, size_t n)
+{
+    if (s->ndev < 2 || !s->sh)
+        return;
+    uint32_t errors[L3_MAX_DEVICES] = { 0 }, ok = 0;
+    int last[L3_MAX_DEVICES] = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        uint32_t d = l3_io_dev_of(reqs[i].offset);
+        if (!reqs[i].len || d >= s->ndev)
+            continue;
+        if (reqs[i].res == (int32_t)reqs[i].len)
+            ok |= 1u << d;
+        else if (reqs[i].res < 0) {
+            errors[d]++;
+            last[d] = -reqs[i].res;
+        }
+    }
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        if (ok & (1u << d)) {
+            if (atomic_load_explicit(&s->sh->dev_err_run[d], memory_order_relaxed))
+                atomic_store(&s->sh->dev_err_run[d], 0); /* it works: errors there were media errors */
+            continue;
+        }
+        if (!errors[d])
+            continue;
+        uint32_t run = atomic_fetch_add(&s->sh->dev_err_run[d], errors[d]) + errors[d];
+        if (run >= L3_DEV_FAIL_RUN) {
+            char why[128];
+            snprintf(why, sizeof why, "%u I/O errors in a row, none completing (last: %s)", run, strerror(last[d]));
+            l3_meta_dev_failed(s, d, why);
+        }
+    }
+}
+
+/* Write metadata to device d, through the engine's fault injection
+ * (tests), and with `sync` make it durable. */
+static l3_status dev_write(l3_slabstore *s, uint32_t d, const void *buf, size_t len, uint64_t off, bool sync,
+                           l3_error *err)
+{
+    const l3_device *dv = &s->dev[d];
+    l3_status st;
+    if (!l3_meta_dev_ok(s, d))
+        return l3_fail(err, L3_EIO, "device %u (%s) is offline", d, dv->path);
+    if (s->engine && l3_io_engine_meta_fault(s->engine, d))
+        st = l3_fail(err, L3_EIO, "writing %zu bytes at %llu of %s: %s (injected)", len,
+                     (unsigned long long)off, dv->path, strerror(EIO));
+    else
+        st = l3_meta_rw(dv->fd, dv->path, true, (void *)buf, len, off, err);
+    if (st == L3_OK && sync && fdatasync(dv->fd) != 0)
+        st = l3_fail(err, L3_EIO, "fdatasync %s: %s", dv->path, strerror(errno));
+    if (st != L3_OK)
+        l3_meta_dev_failed(s, d, err ? err->msg : "a metadata write failed");
     return st;
+}
+
+l3_status l3_meta_io(l3_slabstore *s, bool write, void *buf, size_t len, uint64_t ioff, l3_error *err)
+{
+    uint32_t d = l3_io_dev_of(ioff);
+    if (write)
+        return dev_write(s, d, buf, len, l3_io_byte_of(ioff), false, err);
+    if (!l3_meta_dev_ok(s, d))
+        return l3_fail(err, L3_EIO, "device %u (%s) is offline", d, d < s->ndev ? s->dev[d].path : "?");
+    return l3_meta_rw(s->dev[d].fd, s->dev[d].path, false, buf, len, l3_io_byte_of(ioff), err);
+}
+
+l3_status l3_meta_write_all(l3_slabstore *s, const void *buf, size_t len, uint64_t off, l3_error *err)
+{
+    l3_status first = L3_OK;
+    l3_error first_err = { 0 };
+    uint32_t written = 0;
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        if (!l3_meta_dev_ok(s, d))
+            continue;
+        l3_error e;
+        l3_status st = dev_write(s, d, buf, len, off, true, &e);
+        if (st == L3_OK)
+            written++;
+        else if (first == L3_OK) {
+            first = st;
+            first_err = e;
+        }
+    }
+    /* Several devices: enough that one took it (the others failed, loudly). */
+    if (written && s->ndev > 1)
+        return L3_OK;
+    if (first == L3_OK && !written)
+        return l3_fail(err, L3_EIO, "store %s: no device is online", s->path);
+    if (first != L3_OK && err)
+        *err = first_err;
+    return first;
 }
 
 l3_status l3_meta_write_sb(l3_slabstore *s, l3_error *err)
@@ -68,14 +166,25 @@ l3_status l3_meta_write_sb(l3_slabstore *s, l3_error *err)
     l3_superblock *cur = s->sh ? &s->sh->sb : &s->disk_sb;
     cur->sequence++;
     l3_status st = L3_OK;
-    for (uint32_t c = 0; c < L3_SB_COPIES && st == L3_OK; c++) {
-        l3_superblock *sb = (l3_superblock *)buf;
-        *sb = *cur;
-        sb->copy = c;
-        l3_sb_seal(sb);
-        st = write_sync(s, buf, slot, (uint64_t)c * slot, err);
+    uint32_t written = 0;
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        l3_status dst = l3_meta_dev_ok(s, d) ? L3_OK : L3_EIO;
+        for (uint32_t c = 0; c < L3_SB_COPIES && dst == L3_OK; c++) {
+            l3_superblock *sb = (l3_superblock *)buf;
+            *sb = *cur;
+            sb->device = d;
+            sb->copy = c;
+            l3_sb_seal(sb);
+            dst = dev_write(s, d, buf, slot, (uint64_t)c * slot, true, err);
+        }
+        if (dst == L3_OK)
+            written++;
+        else if (l3_meta_dev_ok(s, d) || s->ndev == 1)
+            st = dst;
     }
     free(buf);
+    if (s->ndev > 1)
+        return written ? L3_OK : l3_fail(err, L3_EIO, "store %s: no device took the superblock", s->path);
     return st;
 }
 
@@ -88,12 +197,13 @@ l3_status l3_meta_write_record(l3_slabstore *s, uint32_t i, l3_error *err)
     if (!buf)
         return l3_fail(err, L3_ENOMEM, "allocating a slab table buffer");
     /* table_mu orders whole-block writes: a later one never carries an
-     * older neighbour. */
+     * older neighbour. The record goes to its slab's device (whose copy of
+     * the table is the one read for it). */
     l3_shm_lock(s, &s->sh->table_mu);
     l3_slab_lock(s);
     memcpy(buf, (uint8_t *)s->table + block_off, b);
     l3_slab_unlock(s);
-    l3_status st = meta_write(s, buf, b, s->geo.slab_table_off + block_off, err);
+    l3_status st = dev_write(s, l3_slab_device(&s->geo, i), buf, b, s->geo.slab_table_off + block_off, false, err);
     l3_shm_unlock(&s->sh->table_mu);
     free(buf);
     return st;
@@ -111,7 +221,7 @@ l3_status l3_meta_write_journal(l3_slabstore *s, uint32_t slot, const l3_journal
     l3_journal_record saved = s->journal[slot];
     s->journal[slot] = *rec;
     memcpy(buf, (uint8_t *)s->journal + block_off, b);
-    l3_status st = write_sync(s, buf, b, s->geo.journal_off + block_off, err);
+    l3_status st = l3_meta_write_all(s, buf, b, s->geo.journal_off + block_off, err);
     if (st != L3_OK)
         s->journal[slot] = saved;
     free(buf);
@@ -142,56 +252,100 @@ static void new_superblock(l3_superblock *sb, const l3_geometry *g)
     sb->data_off = g->data_off;
     sb->next_seq = 1;
     sb->created_at = (uint64_t)time(NULL);
+    sb->num_devices = g->num_devices;
+    sb->incompat = g->num_devices > 1 ? L3_INCOMPAT_DEVICES : 0;
 }
 
 /* Give a regular file its bytes (fallocate, or a sparse extension where
  * the file system cannot or the options say not to). */
-static l3_status allocate_file(l3_slabstore *s, uint64_t capacity, l3_error *err)
+static l3_status allocate_file(l3_slabstore *s, const l3_device *dv, uint64_t capacity, l3_error *err)
 {
-    int rc = s->opt.no_preallocate ? EOPNOTSUPP : posix_fallocate(s->fd, 0, (off_t)capacity);
+    int rc = s->opt.no_preallocate ? EOPNOTSUPP : posix_fallocate(dv->fd, 0, (off_t)capacity);
     if (rc == EOPNOTSUPP || rc == EINVAL)
-        rc = ftruncate(s->fd, (off_t)capacity) == 0 ? 0 : errno;
+        rc = ftruncate(dv->fd, (off_t)capacity) == 0 ? 0 : errno;
     if (rc != 0)
         return l3_fail(err, rc == ENOSPC ? L3_ENOSPC : L3_EIO, "allocating %llu bytes for %s: %s",
-                       (unsigned long long)capacity, s->path, strerror(rc));
+                       (unsigned long long)capacity, dv->path, strerror(rc));
     return L3_OK;
+}
+
+/* Give device d its bytes and empty metadata areas. */
+static l3_status format_device(l3_slabstore *s, uint32_t d, const uint8_t *zero, l3_error *err)
+{
+    const l3_geometry *g = &s->geo;
+    const l3_device *dv = &s->dev[d];
+    l3_status st = dv->blockdev ? L3_OK : allocate_file(s, dv, g->capacity, err);
+    if (st == L3_OK)
+        st = l3_meta_rw(dv->fd, dv->path, true, (void *)zero, g->slab_table_len, g->slab_table_off, err);
+    if (st == L3_OK)
+        st = l3_meta_rw(dv->fd, dv->path, true, (void *)zero, g->journal_len, g->journal_off, err);
+    if (st == L3_OK && dv->blockdev) {
+        uint64_t range[2] = { g->data_off, (uint64_t)(g->num_slabs / g->num_devices) * g->slab_size };
+        (void)ioctl(dv->fd, BLKDISCARD, range); /* best effort: tell the SSD it is free */
+    }
+    return st;
 }
 
 l3_status l3_meta_format(l3_slabstore *s, uint64_t capacity, l3_error *err)
 {
     char why[256];
-    if (!l3_geometry_plan(capacity, s->opt.slab_size, s->opt.block_size, s->opt.max_objects,
-                          s->opt.expected_object_size, &s->geo, why, sizeof why))
+    if (!l3_geometry_plan_devices(capacity, s->ndev, s->opt.slab_size, s->opt.block_size, s->opt.max_objects,
+                                  s->opt.expected_object_size, &s->geo, why, sizeof why))
         return l3_fail(err, L3_ECONFIG, "%s: %s", s->path, why);
     const l3_geometry *g = &s->geo;
-    l3_status st = s->is_blockdev ? L3_OK : allocate_file(s, g->capacity, err);
-    if (st != L3_OK)
-        return st;
     new_superblock(&s->disk_sb, g);
-    /* An empty slab table and journal, then the superblock that names them. */
+    /* Empty slab tables and journals, then the superblocks that name them. */
     size_t zlen = g->slab_table_len > g->journal_len ? g->slab_table_len : g->journal_len;
     uint8_t *zero = l3_meta_alloc(g->block_size, zlen);
     if (!zero)
         return l3_fail(err, L3_ENOMEM, "allocating a metadata buffer");
-    st = l3_meta_rw(s->fd, s->path, true, zero, g->slab_table_len, g->slab_table_off, err);
-    if (st == L3_OK)
-        st = l3_meta_rw(s->fd, s->path, true, zero, g->journal_len, g->journal_off, err);
+    l3_status st = L3_OK;
+    for (uint32_t d = 0; d < s->ndev && st == L3_OK; d++)
+        st = format_device(s, d, zero, err);
     free(zero);
-    if (st != L3_OK)
-        return st;
-    if (s->is_blockdev) {
-        uint64_t range[2] = { g->data_off, (uint64_t)g->num_slabs * g->slab_size };
-        (void)ioctl(s->fd, BLKDISCARD, range); /* best effort: tell the SSD it is free */
+    return st == L3_OK ? l3_meta_write_sb(s, err) : st;
+}
+
+/* Merge device d's table and journal (read into tbl, jr) into the
+ * images: its own slabs' records; each journal slot's newest record. */
+static void merge_tables(l3_slabstore *s, uint32_t d, const l3_slab_record *tbl, const l3_journal_record *jr)
+{
+    for (uint32_t i = d; i < s->geo.num_slabs; i += s->geo.num_devices)
+        s->table[i] = tbl[i];
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
+        bool have = l3_journal_record_valid(&s->journal[j]);
+        if (l3_journal_record_valid(&jr[j]) && (!have || jr[j].seq > s->journal[j].seq))
+            s->journal[j] = jr[j];
     }
-    return l3_meta_write_sb(s, err);
 }
 
 l3_status l3_meta_read_tables(l3_slabstore *s, l3_error *err)
 {
-    l3_status st = l3_meta_rw(s->fd, s->path, false, s->table, s->geo.slab_table_len,
-                              s->geo.slab_table_off, err);
-    if (st == L3_OK)
-        st = l3_meta_rw(s->fd, s->path, false, s->journal, s->geo.journal_len, s->geo.journal_off, err);
+    const l3_geometry *g = &s->geo;
+    if (s->ndev == 1) {
+        l3_status st = l3_meta_rw(s->dev[0].fd, s->path, false, s->table, g->slab_table_len, g->slab_table_off, err);
+        if (st == L3_OK)
+            st = l3_meta_rw(s->dev[0].fd, s->path, false, s->journal, g->journal_len, g->journal_off, err);
+        return st;
+    }
+    uint8_t *tbl = l3_meta_alloc(g->block_size, g->slab_table_len);
+    uint8_t *jr = l3_meta_alloc(g->block_size, g->journal_len);
+    l3_status st = tbl && jr ? L3_OK : l3_fail(err, L3_ENOMEM, "allocating metadata buffers");
+    memset(s->table, 0, g->slab_table_len);
+    memset(s->journal, 0, g->journal_len);
+    for (uint32_t d = 0; d < s->ndev && st == L3_OK; d++) {
+        if (!l3_meta_dev_ok(s, d))
+            continue;
+        l3_error e;
+        if (l3_meta_rw(s->dev[d].fd, s->dev[d].path, false, tbl, g->slab_table_len, g->slab_table_off, &e) != L3_OK ||
+            l3_meta_rw(s->dev[d].fd, s->dev[d].path, false, jr, g->journal_len, g->journal_off, &e) != L3_OK) {
+            l3_meta_dev_failed(s, d, e.msg);
+            continue;
+        }
+        merge_tables(s, d, (const l3_slab_record *)tbl, (const l3_journal_record *)jr);
+    }
+    free(tbl);
+    free(jr);
     return st;
 }
 

@@ -19,9 +19,35 @@ void *l3_meta_alloc(size_t align, size_t len);
 l3_status l3_meta_rw(int fd, const char *path, bool write, void *buf, size_t len, uint64_t off,
                      l3_error *err);
 
+/* Whether device d is present and not failed. */
+bool l3_meta_dev_ok(const l3_slabstore *s, uint32_t d);
+
+/* Say loudly that device d failed (`why`) and mark it so: nothing is
+ * placed there again, and its slabs go offline at the next allocation.
+ * A store of one device has nothing to fail over to: a no-op there. */
+void l3_meta_dev_failed(l3_slabstore *s, uint32_t d, const char *why);
+
+/* Requests failing in a row, none completing, that fail a device. */
+#define L3_DEV_FAIL_RUN 8u
+
+/* Look at a finished engine batch by device: a device with errors and no
+ * completion adds them to its run of errors (at L3_DEV_FAIL_RUN it
+ * fails); one that completed something ends its run. */
+void l3_meta_note_io(l3_slabstore *s, const l3_io_req *reqs, size_t n);
+
+/* Read or write `len` bytes at I/O offset `ioff` (device and byte, as
+ * l3_slot_offset gives it) synchronously; a write failure fails the
+ * device. */
+l3_status l3_meta_io(l3_slabstore *s, bool write, void *buf, size_t len, uint64_t ioff, l3_error *err);
+
+/* Write `len` bytes at `off` of every online device, each made durable;
+ * with several devices, one that takes it is enough. */
+l3_status l3_meta_write_all(l3_slabstore *s, const void *buf, size_t len, uint64_t off, l3_error *err);
+
 /* Write the superblock (the mapping's, or before it exists the one read
- * or formatted), both copies in turn, each followed by fdatasync. The
- * caller holds sb_mu once the mapping exists. */
+ * or formatted), both copies in turn, each followed by fdatasync, to every
+ * online device (each copy naming its device's place). The caller holds
+ * sb_mu once the mapping exists. */
 l3_status l3_meta_write_sb(l3_slabstore *s, l3_error *err);
 
 /* Write the table block holding slab `slab`'s record, from the image. */
@@ -33,11 +59,13 @@ l3_status l3_meta_write_record(l3_slabstore *s, uint32_t slab, l3_error *err);
 l3_status l3_meta_write_journal(l3_slabstore *s, uint32_t slot, const l3_journal_record *rec,
                                 l3_error *err);
 
-/* Lay out and format a store of `capacity` bytes: allocate the file,
- * zero the slab table and journal, write the superblock. */
+/* Lay out and format a store of `capacity` bytes per device: allocate
+ * the files, zero the slab tables and journals, write the superblocks. */
 l3_status l3_meta_format(l3_slabstore *s, uint64_t capacity, l3_error *err);
 
-/* Read the slab table and the journal into the mapping's images. */
+/* Read the slab table and the journal into the mapping's images: each
+ * slab's record from its own device, each journal slot's newest record
+ * of any device. */
 l3_status l3_meta_read_tables(l3_slabstore *s, l3_error *err);
 
 /* Whether the image's first 8 KiB are zero (a blank device or file). */

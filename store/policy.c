@@ -69,13 +69,14 @@ static uint64_t age_key(const l3_slabstore *s, const slab *sl)
     return sl->first_seq;
 }
 
-int32_t l3_policy_victim(l3_slabstore *s, bool need_live)
+int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device)
 {
     int32_t best = -1;
     uint64_t best_key = UINT64_MAX, now = l3_policy_clock_ns();
-    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
+    uint32_t nd = s->geo.num_devices;
+    for (uint32_t i = device < 0 ? 0 : (uint32_t)device; i < s->geo.num_slabs; i += device < 0 ? 1 : nd) {
         slab *sl = &s->slabs[i];
-        if (sl->inflight)
+        if (sl->inflight || sl->state == S_OFFLINE)
             continue;
         if (!need_live && sl->state == S_FREE)
             return (int32_t)i;

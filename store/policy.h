@@ -47,8 +47,9 @@ bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e);
 
 /* The slab to reuse, under the lock: with `need_live` false a free or
  * empty slab first, else the victim among slabs with live objects; never
- * a slab with writes in flight or a read lease. -1 when none qualifies. */
-int32_t l3_policy_victim(l3_slabstore *s, bool need_live);
+ * a slab with writes in flight, a read lease, or its device offline; only
+ * on device `device` unless it is -1. -1 when none qualifies. */
+int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device);
 
 /* Whether a write of `bytes` fits the store's write budget (under the
  * lock): a bucket of `write_budget` bytes per second, 10 s deep, shared

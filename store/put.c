@@ -238,6 +238,8 @@ static l3_status write_wave(l3_slabstore *s, put_wave *w, const char *const *key
     }
     if (rc == L3_OK)
         rc = l3_io_run(s->engine, ctx, w->reqs, (size_t)r, s->opt.io_timeout, retired, err);
+    if (rc == L3_OK && *retired)
+        l3_meta_note_io(s, w->reqs, (size_t)r);
     l3_io_release(s->engine, ctx);
     return rc;
 }
@@ -255,7 +257,7 @@ static void zero_orphans(l3_slabstore *s, put_wave *w)
     for (size_t i = 0; i < w->num_orphans; i++) {
         memset(zero, 0, hb);
         l3_error e;
-        if (l3_meta_rw(s->fd, s->path, true, zero, hb, w->orphans[i], &e) != L3_OK)
+        if (l3_meta_io(s, true, zero, hb, w->orphans[i], &e) != L3_OK)
             l3_log("error", "zeroing an unpublished moved object: %s", e.msg);
     }
     free(zero);
@@ -341,8 +343,16 @@ l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host
     free(w.plans);
     free(w.reqs);
     free(w.slabs);
-    if (rc == L3_OK && io_error && res->retired)
+    size_t written = 0;
+    for (size_t i = 0; i < n && s->ndev > 1; i++)
+        written += res->success[i];
+    /* One device: a write error is the batch's. Several: the keys that
+     * went to a failing device are its failures, the rest stand. */
+    if (rc == L3_OK && io_error && res->retired && !written)
         rc = l3_fail(err, L3_EIO, "writing %s: %s", s->path, strerror(io_error));
+    else if (rc == L3_OK && io_error && res->retired)
+        l3_log("error", "writing %s: %zu of %zu keys failed on a device (%s)", s->path, n - written, n,
+               strerror(io_error));
     if (rc != L3_OK)
         for (size_t i = 0; i < n; i++)
             res->success[i] = false;

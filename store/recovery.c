@@ -21,12 +21,29 @@
 #define FREE_FLAG 0x40000000u
 #define SCAN_CHUNK (1u << 20)
 
-/* Adopt every slab whose record is in use in this epoch (under lock). */
-static l3_status adopt_slabs(l3_slabstore *s, l3_error *err)
+/* The devices online now (a bit each). */
+static uint32_t online_devices(const l3_slabstore *s)
+{
+    uint32_t m = 0;
+    for (uint32_t d = 0; d < s->geo.num_devices; d++)
+        m |= s->sh->dev_state[d] == DEV_OK ? 1u << d : 0;
+    return m;
+}
+
+/* Adopt every slab of the devices in `mask` whose record is in use in
+ * this epoch (under lock); a device offline takes its slabs offline. */
+static l3_status adopt_slabs(l3_slabstore *s, uint32_t mask, l3_error *err)
 {
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
         const l3_slab_record *r = &s->table[i];
         slab *sl = &s->slabs[i];
+        uint32_t d = l3_slab_device(&s->geo, i);
+        if (!(mask & (1u << d)))
+            continue;
+        if (s->sh->dev_state[d] != DEV_OK) {
+            sl->state = S_OFFLINE;
+            continue;
+        }
         if (l3_slab_record_valid(r, i))
             sl->gen = r->gen; /* a reopened slab's generation keeps growing */
         if (!l3_slab_in_use(r, i, s->sh->sb.epoch)) {
@@ -101,9 +118,7 @@ static l3_status write_checkpoint(l3_slabstore *s, uint32_t *crc_out, uint64_t *
     h->num_slabs = g->num_slabs;
     l3_slab_unlock(s);
     l3_checkpoint_header_seal(h);
-    l3_status st = l3_meta_rw(s->fd, s->path, true, buf, total, g->checkpoint_off, err);
-    if (st == L3_OK && fdatasync(s->fd) != 0)
-        st = l3_fail(err, L3_EIO, "fdatasync: %s", strerror(errno));
+    l3_status st = l3_meta_write_all(s, buf, total, g->checkpoint_off, err);
     *crc_out = h->body_crc;
     *bytes_out = body;
     free(buf);
@@ -118,7 +133,7 @@ static l3_status read_checkpoint_header(l3_slabstore *s, l3_checkpoint_header *h
     uint8_t *head = l3_meta_alloc(b, b);
     if (!head)
         return l3_fail(err, L3_ENOMEM, "allocating a checkpoint buffer");
-    l3_status st = l3_meta_rw(s->fd, s->path, false, head, b, g->checkpoint_off, err);
+    l3_status st = l3_meta_io(s, false, head, b, l3_io_offset(s->ref_dev, g->checkpoint_off), err);
     memcpy(h, head, sizeof *h);
     free(head);
     if (st != L3_OK)
@@ -182,7 +197,7 @@ static void *read_body(void *arg)
     uint64_t at = 0;
     while (at < r->len && r->st == L3_OK) {
         uint64_t n = r->len - at < BODY_CHUNK ? r->len - at : BODY_CHUNK;
-        r->st = l3_meta_rw(r->s->fd, r->s->path, false, r->body + at, n, r->off + at, &r->read_err);
+        r->st = l3_meta_io(r->s, false, r->body + at, n, l3_io_offset(r->s->ref_dev, r->off + at), &r->read_err);
         if (r->st == L3_OK && at < r->bytes)
             r->crc = l3_crc32c(r->crc, r->body + at, at + n <= r->bytes ? n : r->bytes - at);
         at += r->st == L3_OK ? n : 0;
@@ -233,9 +248,9 @@ static l3_status load_ns_and_fills(l3_slabstore *s, const l3_checkpoint_header *
         sl->next_slot = next;
         if (fill & FREE_FLAG) {
             sl->state = S_FREE;
-        } else if ((fill & OPEN_FLAG) && s->class_open[sl->payload_blocks] < 0) {
+        } else if ((fill & OPEN_FLAG) && *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i)) < 0) {
             sl->state = S_OPEN;
-            s->class_open[sl->payload_blocks] = (int32_t)i;
+            *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i)) = (int32_t)i;
         }
     }
     return L3_OK;
@@ -259,6 +274,8 @@ static l3_status load_entry(l3_slabstore *s, const uint8_t *p, uint64_t k, l3_er
     memcpy(&e, p, sizeof e);
     slab *sl = e.slab < s->geo.num_slabs ? &s->slabs[e.slab] : NULL;
     l3_key_id id = { .hash = e.hash, .check = e.check, .len = e.key_len };
+    if (sl && (s->ckpt_skip >> l3_slab_device(&s->geo, e.slab) & 1))
+        return L3_OK; /* its device is offline, or is scanned instead */
     if (!sl || !sl->disk_used || sl->state == S_FREE || e.slot >= sl->next_slot ||
         e.size > (uint64_t)sl->payload_blocks * s->geo.block_size || e.ns > s->sh->num_ns || !e.hash ||
         e.gen != (uint32_t)sl->gen || l3_index_find(&s->index, id) || l3_slab_slot_ids(s, e.slab)[e.slot])
@@ -335,7 +352,7 @@ static int start_populating(l3_slabstore *s, uint64_t entries, populate_job jobs
  * crc: a body that does not check undoes the load (under lock). */
 static l3_status load_body(l3_slabstore *s, const l3_checkpoint_header *h, body_reader *r, l3_error *err)
 {
-    l3_status st = adopt_slabs(s, err);
+    l3_status st = adopt_slabs(s, UINT32_MAX, err);
     if (st == L3_OK && body_wait(r, l3_checkpoint_entries_at(h)) < l3_checkpoint_entries_at(h))
         return read_failure(r, err);
     if (st == L3_OK)
@@ -405,7 +422,7 @@ static bool payload_checks(l3_slabstore *s, uint64_t slot_off, uint32_t size, ui
     uint32_t len = (uint32_t)l3_round_up(size, b);
     uint8_t *tmp = l3_meta_alloc(b, len);
     l3_error perr;
-    bool ok = tmp && l3_meta_rw(s->fd, s->path, false, tmp, len, slot_off + s->geo.header_bytes, &perr) == L3_OK &&
+    bool ok = tmp && l3_meta_io(s, false, tmp, len, slot_off + s->geo.header_bytes, &perr) == L3_OK &&
               l3_crc32c(0, tmp, size) == crc;
     free(tmp);
     return ok;
@@ -580,11 +597,12 @@ static l3_status scan_headers(l3_slabstore *s, uint32_t i, scan_state *ss, bool 
 /* Rebuild the index from the object headers of every used slab: slabs
  * with few headers read a header at a time, then the dense ones read whole
  * (scan_dense). */
-static l3_status scan(l3_slabstore *s, l3_error *err)
+static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
 {
     const l3_geometry *g = &s->geo;
     l3_slab_lock(s);
-    l3_status st = adopt_slabs(s, err);
+    l3_status st = adopt_slabs(s, mask, err);
+    mask &= online_devices(s);
     l3_slab_unlock(s);
     if (st != L3_OK)
         return st;
@@ -599,7 +617,7 @@ static l3_status scan(l3_slabstore *s, l3_error *err)
         bool retired = true;
         /* Headers a quarter of the slab or more: one sequential read of the
          * whole slab beats a read per header. */
-        if (!sl->disk_used)
+        if (!sl->disk_used || !(mask >> l3_slab_device(g, i) & 1))
             continue;
         else if ((uint64_t)sl->nslots * g->header_bytes * 4 >= g->slab_size)
             dense[num_dense++] = i;
@@ -633,6 +651,11 @@ l3_status l3_recovery_load(l3_slabstore *s, l3_error *err)
     if (!s->formatted && (st = l3_meta_read_tables(s, err)) != L3_OK)
         return st;
     bool from_checkpoint = false;
+    uint32_t online = online_devices(s), behind = s->behind_mask & online;
+    if (behind)
+        l3_log("warning", "store %s: %u device(s) missed the last session (mask 0x%x): their slabs are "
+                          "scanned", s->path, (unsigned)__builtin_popcount(behind), behind);
+    s->ckpt_skip = ~online | behind;
     if (s->sh->sb.clean) {
         st = load_checkpoint(s, err);
         if (st == L3_OK)
@@ -643,7 +666,7 @@ l3_status l3_recovery_load(l3_slabstore *s, l3_error *err)
         else
             return st;
     }
-    if (!from_checkpoint && (st = scan(s, err)) != L3_OK)
+    if ((!from_checkpoint || behind) && (st = scan(s, from_checkpoint ? behind : UINT32_MAX, err)) != L3_OK)
         return st;
     uint64_t next = l3_journal_next_seq(s->journal, s->sh->sb.epoch);
     if (next > atomic_load(&s->sh->seq))

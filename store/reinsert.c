@@ -27,7 +27,7 @@ typedef struct evacuation {
  * there is no victim. */
 static bool pick(l3_slabstore *s, evacuation *ev)
 {
-    int32_t v = l3_policy_victim(s, true);
+    int32_t v = l3_policy_victim(s, true, -1);
     if (v < 0)
         return false;
     slab *sl = &s->slabs[v];
@@ -39,8 +39,9 @@ static bool pick(l3_slabstore *s, evacuation *ev)
         if (e && l3_policy_reinserts(s, e))
             ev->entries[ev->n++] = *e;
     }
-    if (sl->state == S_OPEN && s->class_open[sl->payload_blocks] == v)
-        s->class_open[sl->payload_blocks] = -1;
+    int32_t *open = l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, (uint32_t)v));
+    if (sl->state == S_OPEN && *open == v)
+        *open = -1;
     sl->state = S_SEALED;
     l3_alloc_pin(s, (uint32_t)v);
     return true;

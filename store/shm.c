@@ -54,7 +54,7 @@ static size_t layout(const l3_geometry *g, shared *h)
     h->off_slabs = off;
     off += page_round((size_t)g->num_slabs * sizeof(slab));
     h->off_class_open = off;
-    off += page_round(((size_t)max_pb + 1) * sizeof(int32_t));
+    off += page_round(((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t));
     h->off_slot_ids = off;
     off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint64_t));
     h->off_table = off;
@@ -65,6 +65,7 @@ static size_t layout(const l3_geometry *g, shared *h)
     off += page_round(l3_index_capacity_for(g->max_objects) * sizeof(l3_index_entry));
     h->max_payload_blocks = max_pb;
     h->max_slots = max_slots;
+    h->num_devices = g->num_devices;
     return off;
 }
 
@@ -433,8 +434,10 @@ static l3_status build_fresh(l3_slabstore *s, const shared *hdr, size_t need, l3
         init_robust(&h->procs[p].alive);
     l3_index_format(&h->index, s->geo.max_objects);
     set_views(s);
-    for (uint32_t c = 0; c <= h->max_payload_blocks; c++)
+    for (uint32_t c = 0; c < (h->max_payload_blocks + 1) * h->num_devices; c++)
         s->class_open[c] = -1;
+    for (uint32_t d = 0; d < s->ndev; d++)
+        h->dev_state[d] = s->dev[d].fd < 0 ? DEV_MISSING : DEV_OK;
     atomic_store(&h->seq, s->disk_sb.next_seq ? s->disk_sb.next_seq : 1);
     return L3_OK;
 }
@@ -496,6 +499,10 @@ l3_status l3_shm_attach(l3_slabstore *s, bool formatted, l3_status (*load)(l3_sl
         rc = build_fresh(s, &hdr, need, err);
     else if (rc == L3_OK)
         set_views(s);
+    for (uint32_t d = 0; rc == L3_OK && joined && d < s->ndev; d++)
+        if (s->dev[d].fd < 0 && s->sh->dev_state[d] == DEV_OK)
+            rc = l3_fail(err, L3_EIO, "store %s: device %u (%s) is missing here, but the processes already "
+                                      "attached have it", s->path, d, s->dev[d].path);
     if (rc == L3_OK)
         rc = take_proc_slot(s, err);
     if (rc == L3_OK && !start_alive(s))

@@ -21,9 +21,12 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 4
+#define L3_SHM_VERSION 5
 
-enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2 };
+enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
+
+/* A device's state (in the mapping). */
+enum { DEV_OK = 0, DEV_MISSING = 1, DEV_FAILED = 2 };
 
 /* A slab's state (in the mapping). */
 typedef struct slab {
@@ -84,6 +87,11 @@ typedef struct shared {
     uint32_t opened_from_checkpoint;
     uint32_t attached;
     uint64_t off_slabs, off_class_open, off_slot_ids, off_table, off_journal, off_index;
+    uint32_t num_devices;
+    uint32_t dev_state[L3_MAX_DEVICES];      /* DEV_OK, DEV_MISSING (at open), DEV_FAILED */
+    _Atomic uint32_t dev_err_run[L3_MAX_DEVICES]; /* requests failed in a row there */
+    _Atomic uint32_t failed_mask, swept_mask; /* devices failed; those whose slabs were taken offline */
+    _Atomic uint32_t next_device;             /* the device the next put's slot goes to */
     ns_info ns[L3_MAX_NAMESPACES];
     proc_slot procs[L3_MAX_PROCS];
 } shared;

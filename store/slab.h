@@ -17,12 +17,28 @@
 #include "l3_slabstore.h"
 #include "shm.h"
 
+/* One device (file or block device) of the store. */
+typedef struct l3_device {
+    char *path;
+    int fd;                  /* -1: missing at open */
+    bool blockdev;
+    bool existed;            /* there before this open */
+    bool shared_dev;         /* a block device another process holds O_EXCL */
+    uint64_t size;           /* bytes of the file or device */
+    uint64_t sb_sequence;    /* its newest valid superblock's sequence (0: none) */
+} l3_device;
+
 struct l3_slabstore {
     l3_store base;
     l3_slab_options opt;
-    char *path;
-    int fd;
+    char *path;              /* the first device's path: the store's name in messages */
+    int fd;                  /* the first present device's descriptor (names the mapping) */
     bool is_blockdev;
+    l3_device dev[L3_MAX_DEVICES];
+    uint32_t ndev;
+    uint32_t ref_dev;        /* the device whose superblock is the newest (the checkpoint is read there) */
+    uint32_t behind_mask;    /* present devices that missed the newest superblock: scanned at load */
+    uint32_t ckpt_skip;      /* devices whose checkpoint entries a load passes over */
     l3_geometry geo;
     l3_superblock disk_sb;   /* as read or formatted, before the mapping exists */
     uint8_t geo_uuid[16];
@@ -70,6 +86,12 @@ struct l3_slabstore {
 static inline uint64_t *l3_slab_slot_ids(l3_slabstore *s, uint32_t i)
 {
     return s->slot_ids + (uint64_t)i * s->sh->max_slots;
+}
+
+/* The open slab of class `pb` on device `d` (an entry of the mapping). */
+static inline int32_t *l3_class_open(l3_slabstore *s, uint32_t pb, uint32_t d)
+{
+    return &s->class_open[(size_t)pb * s->geo.num_devices + d];
 }
 
 /* Take and drop the lock of the index, slabs, classes, namespaces and

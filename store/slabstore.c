@@ -51,6 +51,17 @@ void l3_slab_options_default(l3_slab_options *o, const char *path)
 
 static l3_status check_options(l3_slab_options *o, l3_error *err)
 {
+    if (o->num_paths > L3_MAX_DEVICES || (o->num_paths && !o->paths))
+        return l3_fail(err, L3_ECONFIG, "a store spans 1 to %u devices", L3_MAX_DEVICES);
+    for (unsigned i = 0; i < o->num_paths; i++) {
+        if (!o->paths[i] || !o->paths[i][0])
+            return l3_fail(err, L3_ECONFIG, "store path %u is empty", i);
+        for (unsigned j = 0; j < i; j++)
+            if (strcmp(o->paths[i], o->paths[j]) == 0)
+                return l3_fail(err, L3_ECONFIG, "%s is listed twice among the store's paths", o->paths[i]);
+    }
+    if (o->num_paths)
+        o->path = o->paths[0];
     if (!o->path || !o->path[0])
         return l3_fail(err, L3_ECONFIG, "the store needs a path");
     if (!o->mode)
@@ -175,117 +186,242 @@ static int lock_file(int fd, int how, double timeout)
     return 0;
 }
 
-/* How the store's file or device was opened. */
-typedef struct opened_file {
-    int fd;
-    bool existed;      /* it was there before this open */
-    bool blockdev;
-    bool shared_dev;   /* a block device some other process holds O_EXCL */
-    struct stat st;
-} opened_file;
-
-/* Open (or create) the store's file or device, O_DIRECT. A block device
- * is opened O_EXCL (no mounts meanwhile) by its first opener; the others
- * attach without it (checked against the shared mapping later). */
-static l3_status open_file(const l3_slab_options *opt, opened_file *f, l3_error *err)
+/* Open (or with `create`, create) device d's file or block device,
+ * O_DIRECT. A block device is opened O_EXCL (no mounts meanwhile) by its
+ * first opener; the others attach without it (checked against the shared
+ * mapping later). */
+static l3_status open_file(const l3_slab_options *opt, l3_device *dv, bool create, l3_error *err)
 {
-    f->existed = stat(opt->path, &f->st) == 0;
-    if (!f->existed && (errno != ENOENT || !opt->create || opt->read_only))
-        return l3_fail(err, errno == ENOENT ? L3_ENOTFOUND : L3_EIO, "%s: %s", opt->path, strerror(errno));
-    f->blockdev = f->existed && S_ISBLK(f->st.st_mode);
-    if (f->existed && !f->blockdev && !S_ISREG(f->st.st_mode))
-        return l3_fail(err, L3_EINVAL, "%s is neither a regular file nor a block device", opt->path);
+    struct stat st;
+    dv->fd = -1;
+    dv->existed = stat(dv->path, &st) == 0;
+    if (!dv->existed && (errno != ENOENT || !create || opt->read_only))
+        return l3_fail(err, errno == ENOENT ? L3_ENOTFOUND : L3_EIO, "%s: %s", dv->path, strerror(errno));
+    dv->blockdev = dv->existed && S_ISBLK(st.st_mode);
+    if (dv->existed && !dv->blockdev && !S_ISREG(st.st_mode))
+        return l3_fail(err, L3_EINVAL, "%s is neither a regular file nor a block device", dv->path);
     int flags = (opt->read_only ? O_RDONLY : O_RDWR) | O_DIRECT | O_CLOEXEC;
-    if (!f->existed)
+    if (!dv->existed)
         flags |= O_CREAT | O_EXCL;
-    f->fd = open(opt->path, flags | (f->blockdev ? O_EXCL : 0), opt->mode);
-    if (f->fd >= 0 && !f->existed && fchmod(f->fd, opt->mode) != 0) /* exactly the mode, whatever the umask */
-        l3_log("warning", "%s: setting mode %04o: %s", opt->path, opt->mode, strerror(errno));
-    if (f->fd < 0 && errno == EEXIST && !f->existed) {
-        f->existed = true; /* another process created it meanwhile: open what it made */
+    dv->fd = open(dv->path, flags | (dv->blockdev ? O_EXCL : 0), opt->mode);
+    if (dv->fd >= 0 && !dv->existed && fchmod(dv->fd, opt->mode) != 0) /* exactly the mode, whatever the umask */
+        l3_log("warning", "%s: setting mode %04o: %s", dv->path, opt->mode, strerror(errno));
+    if (dv->fd < 0 && errno == EEXIST && !dv->existed) {
+        dv->existed = true; /* another process created it meanwhile: open what it made */
         flags &= ~(O_CREAT | O_EXCL);
-        f->fd = open(opt->path, flags);
+        dv->fd = open(dv->path, flags);
     }
-    if (f->fd < 0 && errno == EBUSY && f->blockdev) {
-        f->fd = open(opt->path, flags);
-        f->shared_dev = f->fd >= 0;
+    if (dv->fd < 0 && errno == EBUSY && dv->blockdev) {
+        dv->fd = open(dv->path, flags);
+        dv->shared_dev = dv->fd >= 0;
     }
-    if (f->fd >= 0)
+    if (dv->fd >= 0)
         return L3_OK;
     int e = errno;
     if (e == EINVAL)
         return l3_fail(err, L3_EUNSUPPORTED, "%s: the file system does not support O_DIRECT (tmpfs?); put "
-                                             "the store on a disk file system or a block device", opt->path);
-    return l3_fail(err, e == EBUSY ? L3_EBUSY : L3_EIO, "opening %s: %s%s", opt->path, strerror(e),
+                                             "the store on a disk file system or a block device", dv->path);
+    return l3_fail(err, e == EBUSY ? L3_EBUSY : L3_EIO, "opening %s: %s%s", dv->path, strerror(e),
                    e == EBUSY ? " (mounted or opened exclusively elsewhere)" : "");
 }
 
-/* The bytes of the file or device (read under the open lock: whoever
- * created the file may have formatted it meanwhile). */
-static l3_status image_size(l3_slabstore *s, opened_file *f, uint64_t *size, l3_error *err)
+/* Open every device. One alone must open. Of several, the missing are
+ * created only when none exists (a new store); otherwise a device that
+ * does not open is missing (the store opens degraded, or is refused
+ * later if it must be formatted). */
+static l3_status open_devices(l3_slabstore *s, l3_error *err)
 {
-    if (!f->blockdev) {
-        if (fstat(f->fd, &f->st) != 0)
-            return l3_fail(err, L3_EIO, "%s: %s", s->path, strerror(errno));
-        *size = (uint64_t)f->st.st_size;
+    if (s->ndev == 1)
+        return open_file(&s->opt, &s->dev[0], s->opt.create, err);
+    bool any = false;
+    for (uint32_t d = 0; d < s->ndev; d++)
+        any = any || access(s->dev[d].path, F_OK) == 0;
+    uint32_t opened = 0;
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        l3_error e;
+        l3_status st = open_file(&s->opt, &s->dev[d], s->opt.create && !any, &e);
+        if (st == L3_OK)
+            opened++;
+        else if (st != L3_ENOTFOUND && st != L3_EIO)
+            return l3_fail(err, st, "%s", e.msg);
+        else
+            l3_log("error", "store %s: device %u: %s", s->path, d, e.msg);
+    }
+    return opened ? L3_OK : l3_fail(err, L3_ENOTFOUND, "store %s: none of its %u devices opens", s->path, s->ndev);
+}
+
+/* The bytes of device d (read under the open lock: whoever created the
+ * file may have formatted it meanwhile). */
+static l3_status image_size(l3_slabstore *s, l3_device *dv, l3_error *err)
+{
+    if (!dv->blockdev) {
+        struct stat st;
+        if (fstat(dv->fd, &st) != 0)
+            return l3_fail(err, L3_EIO, "%s: %s", dv->path, strerror(errno));
+        dv->size = (uint64_t)st.st_size;
         return L3_OK;
     }
     int lbs = 0;
-    if (ioctl(f->fd, BLKGETSIZE64, size) != 0 || ioctl(f->fd, BLKSSZGET, &lbs) != 0)
-        return l3_fail(err, L3_EIO, "%s: reading the device's size: %s", s->path, strerror(errno));
+    if (ioctl(dv->fd, BLKGETSIZE64, &dv->size) != 0 || ioctl(dv->fd, BLKSSZGET, &lbs) != 0)
+        return l3_fail(err, L3_EIO, "%s: reading the device's size: %s", dv->path, strerror(errno));
     if (lbs <= 0 || s->opt.block_size % (uint32_t)lbs)
         return l3_fail(err, L3_ECONFIG, "%s: block_size %u is not a multiple of the device's logical "
-                                        "block %d", s->path, s->opt.block_size, lbs);
+                                        "block %d", dv->path, s->opt.block_size, lbs);
     return L3_OK;
 }
 
-/* Format a blank (or, asked to, any) image of `size` bytes. */
-static l3_status format_image(l3_slabstore *s, const opened_file *f, uint64_t size, bool valid,
-                              const char *why, l3_error *err)
+/* The smallest present device's bytes (what each device gives a new store). */
+static uint64_t smallest_device(const l3_slabstore *s)
+{
+    uint64_t m = UINT64_MAX;
+    for (uint32_t d = 0; d < s->ndev; d++)
+        if (s->dev[d].fd >= 0 && s->dev[d].size < m)
+            m = s->dev[d].size;
+    return m == UINT64_MAX ? 0 : m;
+}
+
+/* Whether every device may be formatted (L3_OK): present, and blank
+ * unless asked to format anyway. */
+static l3_status may_format(l3_slabstore *s, const char *why, l3_error *err)
 {
     const l3_slab_options *opt = &s->opt;
-    bool blank = size == 0 || (!valid && l3_meta_blank_head(f->fd, s->path, size));
-    if (!opt->format && !(opt->create && blank))
-        return l3_fail(err, L3_ECORRUPT, "%s holds no valid l3cache superblock (%s); refusing to "
-                                         "overwrite it (format it explicitly, or repair it with l3fsck)",
-                       s->path, size ? why : "empty");
-    if (opt->read_only || f->shared_dev)
-        return l3_fail(err, opt->read_only ? L3_ECLOSED : L3_EBUSY, "%s: %s", s->path,
-                       opt->read_only ? "a read-only open cannot format" : "the device is in use: cannot format it");
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        const l3_device *dv = &s->dev[d];
+        if (dv->fd < 0)
+            return l3_fail(err, L3_ENOTFOUND, "store %s: device %u (%s) is missing: a store is formatted with all "
+                                              "its devices", s->path, d, dv->path);
+        bool blank = dv->size == 0 || l3_meta_blank_head(dv->fd, dv->path, dv->size);
+        if (!opt->format && !(opt->create && blank))
+            return l3_fail(err, L3_ECORRUPT, "%s holds no valid l3cache superblock (%s); refusing to "
+                                             "overwrite it (format it explicitly, or repair it with l3fsck)",
+                           dv->path, dv->size ? why : "empty");
+        if (opt->read_only || dv->shared_dev)
+            return l3_fail(err, opt->read_only ? L3_ECLOSED : L3_EBUSY, "%s: %s", dv->path,
+                           opt->read_only ? "a read-only open cannot format" : "the device is in use: cannot format it");
+    }
+    return L3_OK;
+}
+
+/* Format blank (or, asked to, any) devices. */
+static l3_status format_image(l3_slabstore *s, const char *why, l3_error *err)
+{
+    const l3_slab_options *opt = &s->opt;
+    l3_status st = may_format(s, why, err);
+    if (st != L3_OK)
+        return st;
+    uint64_t size = smallest_device(s);
     uint64_t capacity = opt->capacity ? opt->capacity : size;
-    if (f->blockdev && capacity > size)
-        return l3_fail(err, L3_ECONFIG, "%s: capacity %llu exceeds the device's %llu bytes", s->path,
-                       (unsigned long long)capacity, (unsigned long long)size);
+    for (uint32_t d = 0; d < s->ndev; d++)
+        if (s->dev[d].blockdev && capacity > s->dev[d].size)
+            return l3_fail(err, L3_ECONFIG, "%s: capacity %llu exceeds the device's %llu bytes", s->dev[d].path,
+                           (unsigned long long)capacity, (unsigned long long)s->dev[d].size);
     if (!capacity)
         return l3_fail(err, L3_ECONFIG, "%s: a new store file needs a capacity", s->path);
     /* Formatting needs the store to itself. */
-    if (lock_file(f->fd, LOCK_EX, 0) != 0)
-        return l3_fail(err, L3_EBUSY, "%s is open in another process: cannot format it", s->path);
-    l3_status st = l3_meta_format(s, capacity, err);
-    lock_file(f->fd, LOCK_SH, 0);
+    uint32_t locked = 0;
+    for (; locked < s->ndev && st == L3_OK; locked++)
+        if (lock_file(s->dev[locked].fd, LOCK_EX, 0) != 0)
+            st = l3_fail(err, L3_EBUSY, "%s is open in another process: cannot format it", s->dev[locked].path);
+    if (st == L3_OK)
+        st = l3_meta_format(s, capacity, err);
+    for (uint32_t d = 0; d < locked; d++)
+        lock_file(s->dev[d].fd, LOCK_SH, 0);
     s->formatted = st == L3_OK;
     return st;
 }
 
-/* Read the superblock and geometry, or format the image. */
-static l3_status read_or_format(l3_slabstore *s, const opened_file *f, uint64_t size, l3_error *err)
+/* Whether device d's superblock `sb` belongs where it is listed, beside
+ * the reference `ref` (L3_OK). */
+static l3_status device_fits(l3_slabstore *s, uint32_t d, const l3_superblock *sb, const l3_superblock *ref, l3_error *err)
 {
-    l3_sb_copies sbs;
-    int valid = size ? l3_sb_read_copies(f->fd, size, &sbs) : 0;
+    const char *path = s->dev[d].path;
+    uint32_t n = sb->num_devices ? sb->num_devices : 1;
+    if (memcmp(sb->uuid, ref->uuid, 16) != 0)
+        return l3_fail(err, L3_ECORRUPT, "%s belongs to another store (its uuid differs from %s's): refusing to "
+                                         "open it as device %u", path, s->dev[s->ref_dev].path, d);
+    if (n != s->ndev)
+        return l3_fail(err, L3_ECONFIG, "%s is one of a store of %u device(s), but %u path(s) are given", path, n,
+                       s->ndev);
+    if (sb->device != d)
+        return l3_fail(err, L3_ECONFIG, "%s is device %u of its store but is listed at place %u: list the "
+                                        "paths in the store's order", path, sb->device, d);
+    return L3_OK;
+}
+
+/* Read every present device's superblocks; choose the newest as the
+ * store's, check that every device fits beside it, and mark the ones
+ * that missed it. Returns how many devices had a valid superblock. */
+static l3_status read_superblocks(l3_slabstore *s, l3_sb_copies *sbs, uint32_t *valid, l3_error *err)
+{
+    *valid = 0;
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        l3_device *dv = &s->dev[d];
+        if (dv->fd < 0 || !dv->size || l3_sb_read_copies(dv->fd, dv->size, &sbs[d]) == 0) {
+            sbs[d].best = -1;
+            continue;
+        }
+        const l3_superblock *sb = &sbs[d].copy[sbs[d].best];
+        dv->sb_sequence = sb->sequence;
+        if (*valid == 0 || sb->sequence > s->dev[s->ref_dev].sb_sequence)
+            s->ref_dev = d;
+        (*valid)++;
+    }
+    if (*valid == 0 || s->opt.format)
+        return L3_OK;
+    const l3_superblock *ref = &sbs[s->ref_dev].copy[sbs[s->ref_dev].best];
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        if (sbs[d].best < 0 && s->dev[d].fd >= 0 && s->ndev > 1) {
+            l3_log("error", "store %s: device %u (%s) holds no superblock of this store: treated as missing",
+                   s->path, d, s->dev[d].path);
+            flock(s->dev[d].fd, LOCK_UN);
+            close(s->dev[d].fd);
+            s->dev[d].fd = -1;
+        }
+        l3_status st = sbs[d].best >= 0 ? device_fits(s, d, &sbs[d].copy[sbs[d].best], ref, err) : L3_OK;
+        if (st != L3_OK)
+            return st;
+        if (sbs[d].best >= 0 && s->dev[d].sb_sequence < ref->sequence)
+            s->behind_mask |= 1u << d;
+    }
+    return L3_OK;
+}
+
+/* Say loudly which devices a store opens without. */
+static void say_degraded(l3_slabstore *s)
+{
+    for (uint32_t d = 0; d < s->ndev; d++)
+        if (s->dev[d].fd < 0)
+            l3_log("error", "store %s opened DEGRADED: device %u (%s) is missing; its slabs' objects are "
+                            "unavailable until the store is opened with it again", s->path, d, s->dev[d].path);
+}
+
+/* Read the superblocks and geometry, or format the devices. */
+static l3_status read_or_format(l3_slabstore *s, l3_error *err)
+{
+    l3_sb_copies sbs[L3_MAX_DEVICES];
+    uint32_t valid = 0;
+    l3_status st = read_superblocks(s, sbs, &valid, err);
+    if (st != L3_OK)
+        return st;
     char why[300] = "";
     if (valid && !s->opt.format) {
-        s->disk_sb = sbs.copy[sbs.best];
-        if (!l3_geometry_from_sb(&s->disk_sb, size, &s->geo, why, sizeof why))
-            return l3_fail(err, L3_ECORRUPT, "%s: %s", s->path, why);
-        if (s->geo.capacity > size)
-            return l3_fail(err, L3_ECORRUPT, "%s is %llu bytes but its store needs %llu: the image is "
-                                             "truncated", s->path, (unsigned long long)size,
-                           (unsigned long long)s->geo.capacity);
+        l3_device *ref = &s->dev[s->ref_dev];
+        s->disk_sb = sbs[s->ref_dev].copy[sbs[s->ref_dev].best];
+        if (!l3_geometry_from_sb(&s->disk_sb, ref->size, &s->geo, why, sizeof why))
+            return l3_fail(err, L3_ECORRUPT, "%s: %s", ref->path, why);
+        for (uint32_t d = 0; d < s->ndev; d++)
+            if (s->dev[d].fd >= 0 && s->geo.capacity > s->dev[d].size)
+                return l3_fail(err, L3_ECORRUPT, "%s is %llu bytes but its store needs %llu: the image is "
+                                                 "truncated", s->dev[d].path, (unsigned long long)s->dev[d].size,
+                               (unsigned long long)s->geo.capacity);
+        say_degraded(s);
         return L3_OK;
     }
-    if (size)
-        snprintf(why, sizeof why, "copy 0: %s; copy 1: %s", sbs.why[0], sbs.why[1]);
-    return format_image(s, f, size, valid > 0, why, err);
+    if (s->ndev == 1 && s->dev[0].size)
+        snprintf(why, sizeof why, "copy 0: %s; copy 1: %s", sbs[0].why[0], sbs[0].why[1]);
+    else if (s->ndev > 1)
+        snprintf(why, sizeof why, "no device has a valid superblock");
+    return format_image(s, why, err);
 }
 
 /* This process's engine: contexts for its workers, bounce room for a wave. */
@@ -301,28 +437,45 @@ static l3_status open_engine(l3_slabstore *s, l3_error *err)
         .alignment = s->geo.block_size,
         .register_buffers = !s->opt.no_register_buffers,
     };
-    return l3_io_engine_open(&io, s->fd, &s->engine, err);
+    int fds[L3_MAX_DEVICES];
+    for (uint32_t d = 0; d < s->ndev; d++)
+        fds[d] = s->dev[d].fd;
+    return l3_io_engine_open(&io, fds, s->ndev, &s->engine, err);
 }
 
-/* Everything after the file is open, under the shared object's open lock. */
-static l3_status open_locked(l3_slabstore *s, opened_file *f, l3_error *err)
+/* Share every present device (LOCK_SH); l3fsck -y and formatting take
+ * them exclusively. A killed process holds them until the kernel tore its
+ * rings down, so wait a little. Sizes are read under the open lock. */
+static l3_status share_devices(l3_slabstore *s, l3_error *err)
+{
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        l3_device *dv = &s->dev[d];
+        if (dv->fd < 0)
+            continue;
+        l3_status st = image_size(s, dv, err);
+        if (st != L3_OK)
+            return st;
+        if (lock_file(dv->fd, LOCK_SH, s->opt.lock_timeout) != 0)
+            return l3_fail(err, L3_EBUSY, "%s is locked exclusively by another process (l3fsck -y?)", dv->path);
+    }
+    return L3_OK;
+}
+
+/* Everything after the devices are open, under the shared object's open lock. */
+static l3_status open_locked(l3_slabstore *s, l3_error *err)
 {
     l3_status st;
-    uint64_t size = 0;
-    if ((st = l3_shm_open_locked(s, err)) != L3_OK || (st = image_size(s, f, &size, err)) != L3_OK)
-        return st;
-    /* Processes share the store (LOCK_SH); l3fsck -y and formatting take
-     * it exclusively. A killed process holds it until the kernel tore its
-     * rings down, so wait a little. */
-    if (lock_file(f->fd, LOCK_SH, s->opt.lock_timeout) != 0)
-        return l3_fail(err, L3_EBUSY, "%s is locked exclusively by another process (l3fsck -y?)", s->path);
-    if ((st = read_or_format(s, f, size, err)) != L3_OK)
+    if ((st = l3_shm_open_locked(s, err)) != L3_OK || (st = share_devices(s, err)) != L3_OK ||
+        (st = read_or_format(s, err)) != L3_OK)
         return st;
     memcpy(s->geo_uuid, s->disk_sb.uuid, 16);
     if ((st = open_engine(s, err)) != L3_OK ||
         (st = l3_shm_attach(s, s->formatted, l3_recovery_load, err)) != L3_OK)
         return st;
-    if (f->shared_dev && s->sh->attached <= 1) {
+    bool shared_dev = false;
+    for (uint32_t d = 0; d < s->ndev; d++)
+        shared_dev = shared_dev || s->dev[d].shared_dev;
+    if (shared_dev && s->sh->attached <= 1) {
         /* Nobody of ours held the device: someone else has it exclusively. */
         l3_shm_open_unlock(s, false);
         l3_shm_detach(s, NULL, NULL);
@@ -331,6 +484,46 @@ static l3_status open_locked(l3_slabstore *s, opened_file *f, l3_error *err)
                        s->path);
     }
     return L3_OK;
+}
+
+/* Close the devices (and remove the files this open created, on failure). */
+static void close_devices(l3_slabstore *s, bool failed)
+{
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        l3_device *dv = &s->dev[d];
+        if (dv->fd >= 0) {
+            flock(dv->fd, LOCK_UN);
+            close(dv->fd);
+        }
+        dv->fd = -1;
+        if (failed && dv->path && !dv->existed && !s->opt.read_only)
+            unlink(dv->path); /* leave nothing behind for a store that never opened */
+    }
+    s->fd = -1;
+}
+
+/* The store's devices from the options: `paths`, or `path` alone. */
+static l3_status name_devices(l3_slabstore *s, const l3_slab_options *opt, l3_error *err)
+{
+    s->ndev = opt->num_paths ? opt->num_paths : 1;
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        s->dev[d].fd = -1;
+        s->dev[d].path = strdup(opt->num_paths ? opt->paths[d] : opt->path);
+        if (!s->dev[d].path)
+            return l3_fail(err, L3_ENOMEM, "allocating the store");
+    }
+    s->path = s->dev[0].path;
+    s->opt.path = s->path;
+    s->opt.paths = NULL;
+    s->opt.num_paths = 0;
+    return L3_OK;
+}
+
+static void free_store(l3_slabstore *s)
+{
+    for (uint32_t d = 0; d < s->ndev; d++)
+        free(s->dev[d].path);
+    free(s);
 }
 
 l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_error *err)
@@ -343,36 +536,30 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
     if (st != L3_OK)
         return st;
     double started = l3_monotonic_seconds();
-    opened_file f = { .fd = -1 };
-    if ((st = open_file(&opt, &f, err)) != L3_OK)
-        return st;
     l3_slabstore *s = calloc(1, sizeof *s);
-    if (!s) {
-        close(f.fd);
+    if (!s)
         return l3_fail(err, L3_ENOMEM, "allocating the store");
-    }
     s->base.ops = &slab_ops;
     s->opt = opt;
-    s->path = strdup(opt.path);
-    s->opt.path = s->path;
-    s->fd = f.fd;
     s->shm_fd = -1;
     s->me = -1;
-    s->is_blockdev = f.blockdev;
-    s->max_segments = device_max_segments(f.fd, f.blockdev);
-    if (!s->path)
-        st = l3_fail(err, L3_ENOMEM, "allocating the store");
-    else
-        st = open_locked(s, &f, err);
+    s->fd = -1;
+    st = name_devices(s, &opt, err);
+    if (st == L3_OK)
+        st = open_devices(s, err);
+    for (uint32_t d = 0; d < s->ndev && s->fd < 0; d++)
+        if (s->dev[d].fd >= 0) {
+            s->fd = s->dev[d].fd; /* the first present device names the shared mapping */
+            s->is_blockdev = s->dev[d].blockdev;
+            s->max_segments = device_max_segments(s->fd, s->is_blockdev);
+        }
+    if (st == L3_OK)
+        st = open_locked(s, err);
     if (st != L3_OK) {
         l3_shm_open_unlock(s, true);
         l3_io_engine_close(s->engine);
-        flock(f.fd, LOCK_UN);
-        close(f.fd);
-        if (!f.existed && !opt.read_only)
-            unlink(opt.path); /* leave nothing behind for a store that never opened */
-        free(s->path);
-        free(s);
+        close_devices(s, true);
+        free_store(s);
         return st;
     }
     l3_shm_open_unlock(s, false);
@@ -399,9 +586,7 @@ l3_status l3_slabstore_close(l3_slabstore *s, l3_error *err)
     l3_io_engine_close(s->engine);
     s->engine = NULL;
     l3_status st = l3_shm_detach(s, l3_recovery_save, err);
-    flock(s->fd, LOCK_UN);
-    close(s->fd);
-    s->fd = -1;
+    close_devices(s, false);
     return st;
 }
 
@@ -416,8 +601,7 @@ void l3_slabstore_free(l3_slabstore *s)
     }
     if (s->engine_leaked)
         return; /* the kernel may still write memory the engine owns */
-    free(s->path);
-    free(s);
+    free_store(s);
 }
 
 /* What the shared mapping knows: objects, slabs, processes, reservations. */
@@ -459,8 +643,30 @@ static void engine_stats(l3_slabstore *s, l3_slab_stats *o)
     o->io_timeouts = atomic_load(&io->timeouts);
     o->io_faults = l3_io_engine_faults(s->engine);
     o->engine = l3_engine_name(l3_io_engine_kind(s->engine));
+    for (uint32_t d = 0; d < s->ndev; d++)
+        l3_io_engine_dev_stats(s->engine, d, &o->device[d].io_errors, &o->device[d].bytes_read,
+                               &o->device[d].bytes_written);
+    if (s->ndev == 1) {
+        o->device[0].io_errors = o->io_errors;
+        o->device[0].bytes_read = o->bytes_read;
+        o->device[0].bytes_written = o->bytes_written;
+    }
     o->host_fixed = l3_io_engine_host_fixed(s->engine);
     o->broken = l3_io_engine_broken(s->engine);
+}
+
+/* Each device's path, state and slabs. */
+static void device_states(l3_slabstore *s, l3_slab_stats *o)
+{
+    static const char *const names[] = { "ok", "missing", "failed" };
+    o->num_devices = s->ndev;
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        uint32_t st = s->sh ? s->sh->dev_state[d] : (uint32_t)(s->dev[d].fd < 0 ? DEV_MISSING : DEV_OK);
+        o->device[d].path = s->dev[d].path;
+        o->device[d].state = names[st <= DEV_FAILED ? st : DEV_FAILED];
+        o->device[d].slabs = s->geo.num_slabs / s->geo.num_devices + (d < s->geo.num_slabs % s->geo.num_devices);
+        o->devices_offline += st != DEV_OK;
+    }
 }
 
 void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
@@ -468,7 +674,7 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     memset(o, 0, sizeof *o);
     if (s->sh)
         shared_stats(s, o); /* (after close, only this process's counters) */
-    o->capacity_bytes = s->geo.capacity;
+    o->capacity_bytes = s->geo.capacity * s->geo.num_devices;
     o->data_bytes = (uint64_t)s->geo.num_slabs * s->geo.slab_size;
     o->block_size = s->geo.block_size;
     o->slab_size = s->geo.slab_size;
@@ -496,6 +702,7 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->unaligned_ios = atomic_load(&s->unaligned_ios);
     o->device_max_segments = s->max_segments;
     o->open_seconds = s->open_seconds;
+    device_states(s, o);
     o->broken = o->broken || atomic_load(&s->fatal);
 }
 
@@ -517,6 +724,16 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     json_object_set_new(o, "engine", json_string(st->engine ? st->engine : ""));
     json_object_set_new(o, "host_fixed", json_boolean(st->host_fixed));
     json_object_set_new(o, "broken", json_boolean(st->broken));
+    json_object_set_new(o, "devices_offline", json_integer(st->devices_offline));
+    json_t *devs = json_array();
+    for (uint32_t d = 0; d < st->num_devices && d < L3_SLAB_MAX_DEVICES; d++) {
+        const l3_slab_device_stats *v = &st->device[d];
+        json_array_append_new(devs, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "path", v->path ? v->path : "",
+                                              "state", v->state ? v->state : "", "slabs", (json_int_t)v->slabs,
+                                              "io_errors", (json_int_t)v->io_errors, "bytes_read",
+                                              (json_int_t)v->bytes_read, "bytes_written", (json_int_t)v->bytes_written));
+    }
+    json_object_set_new(o, "devices", devs);
     char *text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
     json_decref(o);
     return text;

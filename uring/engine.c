@@ -66,7 +66,7 @@ static void engine_free(l3_io_engine *e)
     free(e);
 }
 
-static l3_status engine_build(const l3_io_options *o, int fd, l3_engine_kind kind,
+static l3_status engine_build(const l3_io_options *o, const int *fds, unsigned nfds, l3_engine_kind kind,
                               l3_io_engine **out, l3_error *err)
 {
     l3_io_engine *e = calloc(1, sizeof *e);
@@ -74,7 +74,9 @@ static l3_status engine_build(const l3_io_options *o, int fd, l3_engine_kind kin
         return l3_fail(err, L3_ENOMEM, "allocating the I/O engine");
     e->kind = kind;
     e->options = *o;
-    e->fd = fd;
+    memcpy(e->fds, fds, nfds * sizeof *fds);
+    e->nfds = nfds;
+    e->depth = o->depth * nfds > 32768 ? 32768 : o->depth * nfds;
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->freed, NULL);
     pthread_mutex_init(&e->fault_mu, NULL);
@@ -97,27 +99,38 @@ static l3_status engine_build(const l3_io_options *o, int fd, l3_engine_kind kin
     return L3_OK;
 }
 
-l3_status l3_io_engine_open(const l3_io_options *o, int fd, l3_io_engine **out, l3_error *err)
+l3_status l3_io_engine_open(const l3_io_options *o, const int *fds, unsigned nfds, l3_io_engine **out,
+                            l3_error *err)
 {
     *out = NULL;
+    if (nfds == 0 || nfds > L3_IO_MAX_DEVICES)
+        return l3_fail(err, L3_EINVAL, "I/O engine: 1 to %u devices, not %u", L3_IO_MAX_DEVICES, nfds);
     if (!o || o->contexts == 0 || o->depth == 0 || o->depth > 32768)
         return l3_fail(err, L3_EINVAL, "I/O engine: contexts must be >= 1 and depth 1 to 32768");
     if (o->alignment == 0 || (o->alignment & (o->alignment - 1)))
         return l3_fail(err, L3_EINVAL, "I/O engine: alignment %zu is not a power of two", o->alignment);
     if (o->kind == L3_ENGINE_LIBAIO)
-        return engine_build(o, fd, L3_ENGINE_LIBAIO, out, err);
+        return engine_build(o, fds, nfds, L3_ENGINE_LIBAIO, out, err);
     l3_error uerr;
-    l3_status st = engine_build(o, fd, L3_ENGINE_IO_URING, out, &uerr);
+    l3_status st = engine_build(o, fds, nfds, L3_ENGINE_IO_URING, out, &uerr);
     if (st == L3_OK || o->kind == L3_ENGINE_IO_URING) {
         if (st != L3_OK && err)
             *err = uerr;
         return st;
     }
     l3_log("warning", "io_uring is unavailable (%s); falling back to libaio", uerr.msg);
-    return engine_build(o, fd, L3_ENGINE_LIBAIO, out, err);
+    return engine_build(o, fds, nfds, L3_ENGINE_LIBAIO, out, err);
 }
 
 l3_engine_kind l3_io_engine_kind(const l3_io_engine *e) { return e->kind; }
+void l3_io_engine_dev_stats(l3_io_engine *e, unsigned dev, uint64_t *errors, uint64_t *bytes_read,
+                            uint64_t *bytes_written)
+{
+    bool in = dev < e->nfds;
+    *errors = in ? atomic_load(&e->dev_errors[dev]) : 0;
+    *bytes_read = in ? atomic_load(&e->dev_read[dev]) : 0;
+    *bytes_written = in ? atomic_load(&e->dev_written[dev]) : 0;
+}
 l3_io_stats *l3_io_engine_stats(l3_io_engine *e) { return &e->stats; }
 bool l3_io_engine_broken(l3_io_engine *e) { return atomic_load(&e->broken); }
 

@@ -28,6 +28,15 @@ typedef struct l3_io_options {
     bool register_buffers; /* register the Host pool as fixed buffers (default true) */
 } l3_io_options;
 
+/* A request's offset names its device too: the device's index in the
+ * bits from L3_IO_DEV_SHIFT up, the byte offset on it below. A store of
+ * one device uses plain offsets. */
+#define L3_IO_DEV_SHIFT 48
+#define L3_IO_MAX_DEVICES 16u
+static inline uint64_t l3_io_offset(uint32_t dev, uint64_t off) { return (uint64_t)dev << L3_IO_DEV_SHIFT | off; }
+static inline uint32_t l3_io_dev_of(uint64_t off) { return (uint32_t)(off >> L3_IO_DEV_SHIFT); }
+static inline uint64_t l3_io_byte_of(uint64_t off) { return off & ((1ull << L3_IO_DEV_SHIFT) - 1); }
+
 /* One request: read or write `len` bytes at device `offset` from `buf`. */
 typedef struct l3_io_req {
     bool write;
@@ -57,11 +66,17 @@ typedef struct l3_io_stats {
 typedef struct l3_io_engine l3_io_engine;
 typedef struct l3_io_ctx l3_io_ctx;
 
-/* Build an engine over `fd` (opened O_DIRECT). With kind auto, a failed
- * io_uring setup (io_uring_disabled, seccomp, ENOSYS) falls back to libaio
- * and logs why. */
-l3_status l3_io_engine_open(const l3_io_options *options, int fd, l3_io_engine **out,
-                            l3_error *err);
+/* Build an engine over `nfds` descriptors (opened O_DIRECT; a request's
+ * offset names which, l3_io_offset). Each context's ring takes `depth`
+ * requests per device. With kind auto, a failed io_uring setup
+ * (io_uring_disabled, seccomp, ENOSYS) falls back to libaio and logs why. */
+l3_status l3_io_engine_open(const l3_io_options *options, const int *fds, unsigned nfds,
+                            l3_io_engine **out, l3_error *err);
+
+/* What this engine moved on device `dev` so far: requests that failed,
+ * bytes read and written. */
+void l3_io_engine_dev_stats(l3_io_engine *engine, unsigned dev, uint64_t *errors, uint64_t *bytes_read,
+                            uint64_t *bytes_written);
 
 /* The engine actually in use: L3_ENGINE_IO_URING or L3_ENGINE_LIBAIO. */
 l3_engine_kind l3_io_engine_kind(const l3_io_engine *engine);
@@ -107,9 +122,10 @@ l3_status l3_io_run(l3_io_engine *engine, l3_io_ctx *ctx, l3_io_req *reqs, size_
  * With none installed, submissions never look at the fault state. */
 void l3_io_engine_set_fault(l3_io_engine *engine, const l3_io_fault *fault);
 
-/* Whether the next synchronous metadata write of the store is to fail
- * (an installed L3_FAULT_EIO with ops 3); free when no fault is installed. */
-bool l3_io_engine_meta_fault(l3_io_engine *engine);
+/* Whether the next synchronous metadata write of the store to device
+ * `dev` is to fail (an installed L3_FAULT_EIO with ops 3, or aimed at that
+ * device with ops 0: a dead device); free when no fault is installed. */
+bool l3_io_engine_meta_fault(l3_io_engine *engine, unsigned dev);
 
 /* Requests a fault was applied to so far. */
 uint64_t l3_io_engine_faults(l3_io_engine *engine);

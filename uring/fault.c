@@ -34,7 +34,7 @@ l3_fault_kind l3_io_fault_decide(l3_io_engine *e, const l3_io_req *r)
     l3_io_fault *f = &e->fault;
     l3_fault_kind kind = L3_FAULT_NONE;
     if (f->kind != L3_FAULT_NONE && f->kind != L3_FAULT_WAIT_ERROR && f->ops != 3 && !(f->ops == 1 && r->write) &&
-        !(f->ops == 2 && !r->write)) {
+        !(f->ops == 2 && !r->write) && (!f->device || l3_io_dev_of(r->offset) == f->device - 1)) {
         uint64_t n = e->fault_seen++;
         bool hit;
         if (f->permille) {
@@ -83,14 +83,15 @@ bool l3_io_fault_wait(l3_io_engine *e)
     return hit;
 }
 
-bool l3_io_engine_meta_fault(l3_io_engine *e)
+bool l3_io_engine_meta_fault(l3_io_engine *e, unsigned dev)
 {
     if (!atomic_load_explicit(&e->fault_on, memory_order_relaxed))
         return false;
     pthread_mutex_lock(&e->fault_mu);
     l3_io_fault *f = &e->fault;
     bool hit = false;
-    if (f->kind == L3_FAULT_EIO && f->ops == 3) {
+    if (f->kind == L3_FAULT_EIO && (f->ops == 3 || (f->device && f->ops == 0)) &&
+        (!f->device || dev == f->device - 1)) {
         uint64_t n = e->fault_seen++;
         hit = n >= f->after && (f->count == 0 || n < f->after + f->count);
         e->fault_applied += hit;

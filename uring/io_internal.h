@@ -44,7 +44,10 @@ struct l3_io_ctx {
 struct l3_io_engine {
     l3_engine_kind kind;
     l3_io_options options;
-    int fd;
+    int fds[L3_IO_MAX_DEVICES];
+    unsigned nfds;
+    unsigned depth;  /* each context's entries: options.depth per device */
+    atomic_ulong dev_errors[L3_IO_MAX_DEVICES], dev_read[L3_IO_MAX_DEVICES], dev_written[L3_IO_MAX_DEVICES];
     l3_io_stats stats;
     atomic_bool broken;
     pthread_mutex_t mu;
@@ -83,13 +86,16 @@ static inline bool l3_io_fault_wait_check(l3_io_engine *e)
     return atomic_load_explicit(&e->fault_on, memory_order_relaxed) && l3_io_fault_wait(e);
 }
 
-/* Where and how much of a request to submit now, its fault applied. */
+/* Where and how much of a request to submit now, its fault applied: the
+ * buffer, the length, and the device (its index) and byte offset there. */
 static inline void l3_io_span(const l3_io_engine *e, const l3_io_req *r, l3_fault_kind fault, char **buf,
-                              uint32_t *len, uint64_t *off)
+                              uint32_t *len, uint64_t *off, unsigned *dev)
 {
     *buf = (char *)r->buf + r->done;
     *len = r->len - r->done;
-    *off = r->offset + r->done;
+    *dev = l3_io_dev_of(r->offset);
+    L3_ASSERT(*dev < e->nfds);
+    *off = l3_io_byte_of(r->offset) + r->done;
     if (fault == L3_FAULT_SHORT || fault == L3_FAULT_TORN)
         *len = (uint32_t)(*len / 2 / e->options.alignment * e->options.alignment);
     if (fault == L3_FAULT_MISDIRECT)

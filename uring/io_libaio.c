@@ -9,14 +9,14 @@
 
 l3_status l3_aio_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
 {
-    int rc = io_setup((int)e->options.depth, &c->aio);
+    int rc = io_setup((int)e->depth, &c->aio);
     if (rc < 0)
         return l3_fail(err, rc == -EAGAIN ? L3_ENOMEM : L3_EUNSUPPORTED,
-                       "io_setup(%u): %s (see /proc/sys/fs/aio-max-nr)", e->options.depth,
+                       "io_setup(%u): %s (see /proc/sys/fs/aio-max-nr)", e->depth,
                        strerror(-rc));
     c->aio_ready = true;
-    c->iocbs = calloc(e->options.depth, sizeof *c->iocbs);
-    c->events = calloc(e->options.depth, sizeof *c->events);
+    c->iocbs = calloc(e->depth, sizeof *c->iocbs);
+    c->events = calloc(e->depth, sizeof *c->events);
     if (!c->iocbs || !c->events)
         return l3_fail(err, L3_ENOMEM, "allocating libaio control blocks");
     return L3_OK;
@@ -65,12 +65,13 @@ static unsigned prep_iocbs(l3_io_engine *e, l3_io_ctx *c, aio_batch *b)
         char *buf;
         uint32_t len;
         uint64_t off;
-        l3_io_span(e, r, fault, &buf, &len, &off);
+        unsigned dev;
+        l3_io_span(e, r, fault, &buf, &len, &off, &dev);
         r->fault = (uint8_t)fault;
         if (r->write)
-            io_prep_pwrite(cb, e->fd, buf, len, (long long)off);
+            io_prep_pwrite(cb, e->fds[dev], buf, len, (long long)off);
         else
-            io_prep_pread(cb, e->fd, buf, len, (long long)off);
+            io_prep_pread(cb, e->fds[dev], buf, len, (long long)off);
         cb->data = (void *)(uintptr_t)((uint64_t)c->gen << 32 | i);
         /* The slot is cb - iocbs: the kernel writes aio_key itself. */
         b->ptrs[batch++] = cb;
@@ -149,7 +150,7 @@ static void reap_events(l3_io_engine *e, l3_io_ctx *c, aio_batch *b, int got)
 l3_status l3_aio_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double deadline,
                      bool *retired, l3_error *err)
 {
-    unsigned depth = e->options.depth;
+    unsigned depth = e->depth;
     aio_batch b = { .reqs = reqs, .n = n, .pending = c->pending, .nfree = depth };
     for (size_t i = n; i-- > 0;)
         if (reqs[i].len)

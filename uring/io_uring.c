@@ -15,13 +15,13 @@ l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
     struct io_uring_params p;
     memset(&p, 0, sizeof p);
     p.flags = IORING_SETUP_CQSIZE;
-    p.cq_entries = e->options.depth * 2;
-    int rc = io_uring_queue_init_params(e->options.depth, &c->ring, &p);
+    p.cq_entries = e->depth * 2;
+    int rc = io_uring_queue_init_params(e->depth, &c->ring, &p);
     if (rc < 0)
         return l3_fail(err, rc == -ENOMEM ? L3_ENOMEM : L3_EUNSUPPORTED,
-                       "io_uring_setup(%u entries): %s", e->options.depth, strerror(-rc));
+                       "io_uring_setup(%u entries): %s", e->depth, strerror(-rc));
     c->ring_ready = true;
-    if (io_uring_register_files(&c->ring, &e->fd, 1) == 0)
+    if (io_uring_register_files(&c->ring, e->fds, e->nfds) == 0)
         c->file_registered = true;
     if (c->bounce) {
         struct iovec iov = { c->bounce, c->bounce_len };
@@ -145,7 +145,7 @@ typedef struct uring_batch {
     size_t n;
     uint32_t *pending;  /* requests to (re)submit, a stack */
     size_t npending, inflight;
-    int fd;             /* 0 (the registered file) or the descriptor */
+    bool fixed_files;   /* the devices are the ring's registered files */
     unsigned sqe_flags;
 } uring_batch;
 
@@ -157,7 +157,9 @@ static void prep_io(l3_io_engine *e, l3_io_ctx *c, uring_batch *b, struct io_uri
     char *buf;
     uint32_t len;
     uint64_t off;
-    l3_io_span(e, r, fault, &buf, &len, &off);
+    unsigned dev;
+    l3_io_span(e, r, fault, &buf, &len, &off, &dev);
+    int fd = b->fixed_files ? (int)dev : e->fds[dev];
     r->fault = (uint8_t)fault;
     if (fault == L3_FAULT_STALL) {
         /* A real SQE that never completes: a read of an empty pipe into
@@ -169,15 +171,15 @@ static void prep_io(l3_io_engine *e, l3_io_ctx *c, uring_batch *b, struct io_uri
     int idx = fixed_index(c, buf, len);
     if (idx >= 0) {
         if (r->write)
-            io_uring_prep_write_fixed(sqe, b->fd, buf, len, off, idx);
+            io_uring_prep_write_fixed(sqe, fd, buf, len, off, idx);
         else
-            io_uring_prep_read_fixed(sqe, b->fd, buf, len, off, idx);
+            io_uring_prep_read_fixed(sqe, fd, buf, len, off, idx);
         atomic_fetch_add(&e->stats.fixed, 1);
     } else {
         if (r->write)
-            io_uring_prep_write(sqe, b->fd, buf, len, off);
+            io_uring_prep_write(sqe, fd, buf, len, off);
         else
-            io_uring_prep_read(sqe, b->fd, buf, len, off);
+            io_uring_prep_read(sqe, fd, buf, len, off);
         atomic_fetch_add(&e->stats.unfixed, 1);
     }
     sqe->flags |= b->sqe_flags;
@@ -187,7 +189,7 @@ static void prep_io(l3_io_engine *e, l3_io_ctx *c, uring_batch *b, struct io_uri
 /* Fill the SQ from the pending stack, up to the ring's depth. */
 static void fill_sq(l3_io_engine *e, l3_io_ctx *c, uring_batch *b)
 {
-    while (b->npending && b->inflight < e->options.depth) {
+    while (b->npending && b->inflight < e->depth) {
         struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
         if (!sqe)
             break;
@@ -249,7 +251,7 @@ l3_status l3_uring_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n,
 {
     register_host(e, c);
     uring_batch b = { .reqs = reqs, .n = n, .pending = c->pending,
-                      .fd = c->file_registered ? 0 : e->fd,
+                      .fixed_files = c->file_registered,
                       .sqe_flags = c->file_registered ? IOSQE_FIXED_FILE : 0 };
     for (size_t i = n; i-- > 0;)
         if (reqs[i].len)

@@ -44,6 +44,8 @@ typedef struct l3_io_fault {
                           probability instead, from a seeded generator */
     uint64_t seed;
     uint64_t shift;    /* L3_FAULT_MISDIRECT: how far from its offset a write lands */
+    uint32_t device;   /* 0: requests to every device; d + 1: only device d's (a
+                          store over several devices, store.paths) */
 } l3_io_fault;
 
 #endif

@@ -23,6 +23,10 @@ bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
         r->res = (int32_t)r->len;
         atomic_fetch_add(&e->stats.requests, 1);
         atomic_fetch_add(r->write ? &e->stats.bytes_written : &e->stats.bytes_read, r->len);
+        if (e->nfds > 1) {
+            unsigned d = l3_io_dev_of(r->offset) % L3_IO_MAX_DEVICES;
+            atomic_fetch_add(r->write ? &e->dev_written[d] : &e->dev_read[d], r->len);
+        }
         return false;
     } else if (res == 0) {
         /* A zero-byte transfer is the end of the device, not success. */
@@ -30,6 +34,7 @@ bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
     }
     r->res = (int32_t)res;
     atomic_fetch_add(&e->stats.errors, 1);
+    atomic_fetch_add(&e->dev_errors[l3_io_dev_of(r->offset) % L3_IO_MAX_DEVICES], 1);
     atomic_fetch_add(&e->stats.requests, 1);
     return false;
 }

@@ -1,0 +1,402 @@
+/* One store over several devices (store.paths): striping, reopen after a
+ * clean close and after a kill, a device missing, failing, swapped or from
+ * another store, the config, and (as root, where losetup works) loop
+ * devices. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "format.h"
+#include "harness.h"
+#include "l3_config.h"
+#include "l3_metrics.h"
+#include "l3_slabstore.h"
+#include "store_util.h"
+
+#define MIB (1ull << 20)
+#define OBJ (64u * 1024u)
+#define NKEYS 120
+#define KIND(state) (*(l3_engine_kind *)*(state))
+
+/* A store over `n` fresh files (paths into `paths`, pointers into `ptrs`). */
+static l3_slab_options devices_options(char paths[][512], const char **ptrs, unsigned n, const char *name,
+                                       l3_engine_kind kind)
+{
+    for (unsigned d = 0; d < n; d++) {
+        char leaf[96];
+        snprintf(leaf, sizeof leaf, "%s-dev%u", name, d);
+        temp_store_path(paths[d], 512, leaf);
+        ptrs[d] = paths[d];
+    }
+    l3_slab_options o = test_options(ptrs[0], 24 * MIB, kind);
+    o.paths = ptrs;
+    o.num_paths = n;
+    return o;
+}
+
+typedef struct batch {
+    char names[NKEYS][64];
+    const char *keys[NKEYS];
+    l3_range ranges[NKEYS];
+    uint8_t *src, *dst;
+    bool ok[NKEYS], failed[NKEYS];
+} batch;
+
+static batch *new_batch(const char *prefix, uint32_t seed)
+{
+    batch *b = calloc(1, sizeof *b);
+    assert_non_null(b);
+    b->src = aligned_pool(NKEYS * OBJ);
+    b->dst = aligned_pool(NKEYS * OBJ);
+    fill_pattern(b->src, NKEYS * OBJ, seed);
+    for (size_t i = 0; i < NKEYS; i++) {
+        snprintf(b->names[i], 64, "%s_k%zu", prefix, i);
+        b->keys[i] = b->names[i];
+        b->ranges[i] = (l3_range){ i * OBJ, OBJ };
+    }
+    return b;
+}
+
+static void free_batch(batch *b)
+{
+    free(b->src);
+    free(b->dst);
+    free(b);
+}
+
+static void put_batch(l3_slabstore *s, batch *b)
+{
+    put_keys(l3_slabstore_store(s), b->keys, NKEYS, b->src, NKEYS * OBJ, b->ranges, b->ok);
+    for (size_t i = 0; i < NKEYS; i++)
+        assert_true(b->ok[i]);
+}
+
+/* Get the batch back; every key served is byte-exact. Returns the hits. */
+static size_t get_batch(l3_slabstore *s, batch *b)
+{
+    memset(b->dst, 0, NKEYS * OBJ);
+    memset(b->ok, 0, sizeof b->ok);
+    memset(b->failed, 0, sizeof b->failed);
+    get_keys(l3_slabstore_store(s), b->keys, NKEYS, b->dst, NKEYS * OBJ, b->ranges, b->ok, b->failed);
+    size_t hits = 0;
+    for (size_t i = 0; i < NKEYS; i++) {
+        assert_true(b->ok[i] != b->failed[i]);
+        if (b->ok[i]) {
+            assert_memory_equal(b->dst + i * OBJ, b->src + i * OBJ, OBJ);
+            hits++;
+        }
+    }
+    return hits;
+}
+
+static void remove_files(char paths[][512], unsigned n)
+{
+    for (unsigned d = 0; d < n; d++)
+        unlink(paths[d]);
+}
+
+/* The superblock's device field of the store file at `path`. */
+static uint32_t device_of(const char *path, uint32_t *num_devices)
+{
+    l3_superblock sb;
+    peek_file(path, 0, &sb, sizeof sb);
+    *num_devices = sb.num_devices;
+    return sb.device;
+}
+
+static void two_files_stripe_evenly_and_round_trip(void **state)
+{
+    char paths[2][512];
+    const char *ptrs[2];
+    l3_slab_options o = devices_options(paths, ptrs, 2, "stripe", KIND(state));
+    l3_slabstore *s = open_test_store(&o);
+    batch *b = new_batch("stripe", 3);
+    put_batch(s, b);
+    assert_int_equal(get_batch(s, b), NKEYS);
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_int_equal(st.num_devices, 2);
+    assert_int_equal(st.devices_offline, 0);
+    assert_int_equal(st.capacity_bytes, 2 * 24 * MIB);
+    uint64_t w0 = st.device[0].bytes_written, w1 = st.device[1].bytes_written;
+    uint64_t r0 = st.device[0].bytes_read, r1 = st.device[1].bytes_read;
+    assert_true(w0 > NKEYS / 3 * OBJ && w1 > NKEYS / 3 * OBJ);
+    assert_true(w0 * 10 <= w1 * 11 && w1 * 10 <= w0 * 11); /* within 10% */
+    assert_true(r0 * 10 <= r1 * 11 && r1 * 10 <= r0 * 11);
+    assert_string_equal(st.device[1].path, paths[1]);
+    assert_string_equal(st.device[1].state, "ok");
+    char *m = l3_metrics_of(NULL, s);
+    assert_non_null(strstr(m, "l3cache_store_device_up{device=\"1\""));
+    free(m);
+    l3_slabstore_free(s);
+    uint32_t n0, n1;
+    assert_int_equal(device_of(paths[0], &n0), 0);
+    assert_int_equal(device_of(paths[1], &n1), 1);
+    assert_int_equal(n0, 2);
+    assert_int_equal(n1, 2);
+    free_batch(b);
+    remove_files(paths, 2);
+}
+
+/* The killed writer's work: put the batch (in the child's copy). */
+static int put_then_die(l3_slabstore *s, void *arg)
+{
+    batch *b = arg;
+    l3_io_result r = { .success = b->ok, .object_failures = b->failed };
+    l3_store *st = l3_slabstore_store(s);
+    if (st->ops->batch_put_from(st, b->keys, NKEYS, (l3_host_buffer){ b->src, NKEYS * OBJ }, b->ranges, &r, NULL) !=
+        L3_OK)
+        return 5;
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!b->ok[i])
+            return 6;
+    return 0;
+}
+
+static void a_clean_close_and_a_kill_both_restore_every_devices_objects(void **state)
+{
+    char paths[2][512];
+    const char *ptrs[2];
+    l3_slab_options o = devices_options(paths, ptrs, 2, "reopen", KIND(state));
+    l3_slabstore *s = open_test_store(&o);
+    batch *b = new_batch("reopen", 5);
+    put_batch(s, b);
+    l3_slabstore_free(s);
+    s = open_test_store(&o);
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_true(st.opened_from_checkpoint);
+    assert_int_equal(get_batch(s, b), NKEYS);
+    l3_slabstore_free(s);
+    /* Killed with more objects written: the scan finds all on both. */
+    batch *more = new_batch("killed", 6);
+    run_killed_writer(&o, put_then_die, more);
+    s = open_test_store(&o);
+    l3_slabstore_stats(s, &st);
+    assert_false(st.opened_from_checkpoint);
+    assert_int_equal(st.objects, 2 * NKEYS);
+    assert_int_equal(get_batch(s, b), NKEYS);
+    assert_int_equal(get_batch(s, more), NKEYS);
+    free_batch(more);
+    l3_slabstore_free(s);
+    free_batch(b);
+    remove_files(paths, 2);
+}
+
+static void a_missing_device_opens_degraded_and_comes_back(void **state)
+{
+    char paths[2][512], moved[600];
+    const char *ptrs[2];
+    l3_slab_options o = devices_options(paths, ptrs, 2, "missing", KIND(state));
+    l3_slabstore *s = open_test_store(&o);
+    batch *b = new_batch("missing", 7), *later = new_batch("later", 8);
+    put_batch(s, b);
+    l3_slabstore_free(s);
+    snprintf(moved, sizeof moved, "%s.away", paths[1]);
+    assert_int_equal(rename(paths[1], moved), 0);
+    s = open_test_store(&o); /* degraded: said loudly, but open */
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_int_equal(st.devices_offline, 1);
+    assert_string_equal(st.device[1].state, "missing");
+    size_t hits = get_batch(s, b);
+    assert_true(hits >= NKEYS / 3 && hits <= NKEYS * 2 / 3); /* device 0's half */
+    put_batch(s, later); /* new objects go to the device that is there */
+    assert_int_equal(get_batch(s, later), NKEYS);
+    l3_slabstore_free(s);
+    assert_int_equal(access(paths[1], F_OK), -1); /* nothing recreated in its place */
+    assert_int_equal(rename(moved, paths[1]), 0);
+    s = open_test_store(&o); /* whole again: its objects are scanned back */
+    l3_slabstore_stats(s, &st);
+    assert_int_equal(st.devices_offline, 0);
+    assert_int_equal(get_batch(s, b), NKEYS);
+    assert_int_equal(get_batch(s, later), NKEYS);
+    l3_slabstore_free(s);
+    free_batch(b);
+    free_batch(later);
+    remove_files(paths, 2);
+}
+
+static void a_swapped_or_foreign_device_is_refused(void **state)
+{
+    char paths[2][512], other[2][512];
+    const char *ptrs[2], *optrs[2];
+    l3_slab_options o = devices_options(paths, ptrs, 2, "swap", KIND(state));
+    l3_slab_options p = devices_options(other, optrs, 2, "foreign", KIND(state));
+    l3_slabstore_free(open_test_store(&o));
+    l3_slabstore_free(open_test_store(&p));
+    const char *swapped[2] = { paths[1], paths[0] }, *mixed[2] = { paths[0], other[1] };
+    l3_slabstore *s = NULL;
+    l3_error err;
+    o.paths = swapped;
+    assert_int_equal(l3_slabstore_open(&o, &s, &err), L3_ECONFIG);
+    assert_non_null(strstr(err.msg, "listed at place"));
+    o.paths = mixed;
+    assert_int_equal(l3_slabstore_open(&o, &s, &err), L3_ECORRUPT);
+    assert_non_null(strstr(err.msg, "belongs to another store"));
+    o.paths = ptrs;
+    o.num_paths = 1; /* one device of two */
+    assert_int_equal(l3_slabstore_open(&o, &s, &err), L3_ECONFIG);
+    assert_non_null(strstr(err.msg, "2 device(s)"));
+    o.num_paths = 2;
+    l3_slabstore_free(open_test_store(&o)); /* and the right order still opens */
+    remove_files(paths, 2);
+    remove_files(other, 2);
+}
+
+static void a_device_failing_everything_goes_offline_and_the_rest_serves(void **state)
+{
+    char paths[2][512];
+    const char *ptrs[2];
+    l3_slab_options o = devices_options(paths, ptrs, 2, "failing", KIND(state));
+    l3_slabstore *s = open_test_store(&o);
+    batch *b = new_batch("failing", 9), *later = new_batch("after", 10);
+    put_batch(s, b);
+    l3_io_fault f = { .kind = L3_FAULT_EIO, .device = 2 }; /* device 1: every read, write, metadata write */
+    l3_slabstore_set_fault(s, &f);
+    size_t hits = get_batch(s, b);
+    assert_true(hits >= NKEYS / 3 && hits <= NKEYS * 2 / 3);
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_string_equal(st.device[1].state, "failed");
+    assert_string_equal(st.device[0].state, "ok");
+    assert_true(st.device[1].io_errors > 0);
+    assert_int_equal(st.device[0].io_errors, 0);
+    assert_int_equal(st.objects, hits); /* its objects left the index */
+    put_batch(s, later); /* every put lands on device 0 */
+    assert_int_equal(get_batch(s, later), NKEYS);
+    assert_int_equal(get_batch(s, b), hits);
+    char *m = l3_metrics_of(NULL, s);
+    assert_non_null(strstr(m, "state=\"failed\"} 0"));
+    free(m);
+    l3_slabstore_set_fault(s, NULL);
+    l3_slabstore_free(s);
+    /* Opened with the device working again: what it held comes back. */
+    s = open_test_store(&o);
+    assert_int_equal(get_batch(s, b), NKEYS);
+    assert_int_equal(get_batch(s, later), NKEYS);
+    l3_slabstore_free(s);
+    free_batch(b);
+    free_batch(later);
+    remove_files(paths, 2);
+}
+
+static void the_config_takes_store_paths(void **state)
+{
+    (void)state;
+    l3_config c;
+    l3_error err;
+    const char *two = "{\"store\": {\"paths\": [\"a.store\", \"b.store\"], \"capacity\": \"64MiB\"}}";
+    assert_int_equal(l3_config_parse(two, &c, &err), L3_OK);
+    l3_slab_options o = l3_config_store_options(&c);
+    assert_int_equal(o.num_paths, 2);
+    assert_string_equal(o.paths[1], "b.store");
+    char *back = l3_config_to_json(&c);
+    char *at = strstr(back, "\"paths\"");
+    assert_non_null(at);
+    assert_non_null(strstr(at, "\"b.store\""));
+    assert_null(strstr(back, "\"path\":"));
+    free(back);
+    l3_config_free(&c);
+    const char *both = "{\"store\": {\"path\": \"a.store\", \"paths\": [\"b.store\"], \"capacity\": \"64MiB\"}}";
+    assert_int_equal(l3_config_parse(both, &c, &err), L3_ECONFIG);
+    assert_non_null(strstr(err.msg, "not both"));
+    const char *twice = "{\"store\": {\"paths\": [\"a.store\", \"a.store\"], \"capacity\": \"64MiB\"}}";
+    assert_int_equal(l3_config_parse(twice, &c, &err), L3_ECONFIG);
+    assert_non_null(strstr(err.msg, "twice"));
+}
+
+/* Attach a loop device to `file`; its name into dev, false if losetup fails. */
+static bool loop_attach(const char *file, char *dev, size_t len)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "losetup --find --show --direct-io=on '%s' 2>/dev/null", file);
+    FILE *p = popen(cmd, "r");
+    bool ok = p && fgets(dev, (int)len, p) != NULL;
+    if (p)
+        ok = pclose(p) == 0 && ok;
+    if (ok)
+        dev[strcspn(dev, "\n")] = '\0';
+    return ok;
+}
+
+static void loop_detach(const char *dev)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "losetup -d '%s'", dev);
+    if (system(cmd) != 0)
+        fprintf(stderr, "losetup -d %s failed\n", dev);
+}
+
+static void two_loop_devices_round_trip_and_reopen(void **state)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "[ note ] not root: the loop-device case needs losetup (CI runs it as root)\n");
+        return;
+    }
+    char files[2][512], devs[2][128];
+    const char *ptrs[2];
+    bool attached[2] = { false, false };
+    for (unsigned d = 0; d < 2; d++) {
+        char leaf[32];
+        snprintf(leaf, sizeof leaf, "loop-dev%u", d);
+        temp_store_path(files[d], sizeof files[d], leaf);
+        FILE *f = fopen(files[d], "w");
+        assert_non_null(f);
+        assert_int_equal(ftruncate(fileno(f), (off_t)(32 * MIB)), 0);
+        fclose(f);
+        attached[d] = loop_attach(files[d], devs[d], sizeof devs[d]);
+        ptrs[d] = devs[d];
+    }
+    if (!attached[0] || !attached[1]) {
+        fprintf(stderr, "[ note ] losetup does not work here: the loop-device case did not run\n");
+    } else {
+        l3_slab_options o = test_options(ptrs[0], 0, KIND(state));
+        o.paths = ptrs;
+        o.num_paths = 2;
+        l3_slabstore *s = open_test_store(&o);
+        batch *b = new_batch("loop", 11);
+        put_batch(s, b);
+        l3_slab_stats st;
+        l3_slabstore_stats(s, &st);
+        uint64_t w0 = st.device[0].bytes_written, w1 = st.device[1].bytes_written;
+        assert_true(w0 * 10 <= w1 * 11 && w1 * 10 <= w0 * 11);
+        l3_slabstore_free(s);
+        s = open_test_store(&o);
+        assert_int_equal(get_batch(s, b), NKEYS);
+        l3_slabstore_free(s);
+        free_batch(b);
+    }
+    for (unsigned d = 0; d < 2; d++) {
+        if (attached[d])
+            loop_detach(devs[d]);
+        unlink(files[d]);
+    }
+}
+
+int main(void)
+{
+    static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
+#define ENGINE_TESTS(k)                                                                                 \
+    cmocka_unit_test_prestate(two_files_stripe_evenly_and_round_trip, k),                               \
+        cmocka_unit_test_prestate(a_device_failing_everything_goes_offline_and_the_rest_serves, k)
+    const struct CMUnitTest tests[] = {
+        ENGINE_TESTS(&uring),
+        ENGINE_TESTS(&aio),
+        cmocka_unit_test_prestate(a_clean_close_and_a_kill_both_restore_every_devices_objects, &uring),
+        cmocka_unit_test_prestate(a_missing_device_opens_degraded_and_comes_back, &uring),
+        cmocka_unit_test_prestate(a_swapped_or_foreign_device_is_refused, &uring),
+        cmocka_unit_test(the_config_takes_store_paths),
+        cmocka_unit_test_prestate(two_loop_devices_round_trip_and_reopen, &uring),
+    };
+    return cmocka_run_group_tests_name("devices", tests, NULL, NULL);
+}
