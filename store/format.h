@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine.h"
 #include "l3_keys.h"
 
 #define L3_FORMAT_VERSION 1
@@ -245,7 +246,7 @@ static inline uint64_t l3_slot_byte(const l3_geometry *g, uint32_t slab, uint32_
 static inline uint64_t l3_slot_offset(const l3_geometry *g, uint32_t slab, uint32_t payload_blocks,
                                       uint32_t slot)
 {
-    return (uint64_t)l3_slab_device(g, slab) << 48 | l3_slot_byte(g, slab, payload_blocks, slot);
+    return l3_io_offset(l3_slab_device(g, slab), l3_slot_byte(g, slab, payload_blocks, slot));
 }
 
 /* Seal a superblock: set its crc (copy and crc excluded). */

@@ -88,7 +88,7 @@ typedef struct shared {
     uint32_t attached;
     uint64_t off_slabs, off_class_open, off_slot_ids, off_table, off_journal, off_index;
     uint32_t num_devices;
-    uint32_t dev_state[L3_MAX_DEVICES];      /* DEV_OK, DEV_MISSING (at open), DEV_FAILED */
+    _Atomic uint32_t dev_state[L3_MAX_DEVICES]; /* DEV_OK, DEV_MISSING (at open), DEV_FAILED */
     _Atomic uint32_t dev_err_run[L3_MAX_DEVICES]; /* requests failed in a row there */
     _Atomic uint32_t failed_mask, swept_mask; /* devices failed; those whose slabs were taken offline */
     _Atomic uint32_t next_device;             /* the device the next put's slot goes to */

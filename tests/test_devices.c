@@ -315,6 +315,57 @@ static void the_config_takes_store_paths(void **state)
     assert_non_null(strstr(err.msg, "twice"));
 }
 
+/* Run l3fsck with `args` (NULL-terminated), its stdout into `out`; the exit code. */
+static int run_fsck(char *out, size_t out_len, ...)
+{
+    char cmd[4096] = L3FSCK;
+    va_list ap;
+    va_start(ap, out_len);
+    for (const char *a; (a = va_arg(ap, const char *));)
+        snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " '%s'", a);
+    va_end(ap);
+    snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " 2>/dev/null");
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t len = fread(out, 1, out_len - 1, p);
+    out[len] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all(void **state)
+{
+    static char out[1 << 16];
+    char paths[2][512];
+    const char *ptrs[2];
+    l3_slab_options o = devices_options(paths, ptrs, 2, "fsck", KIND(state));
+    l3_slabstore *s = open_test_store(&o);
+    batch *b = new_batch("fsck", 12);
+    put_batch(s, b);
+    l3_slabstore_free(s);
+    assert_int_equal(run_fsck(out, sizeof out, "-n", paths[0], paths[1], NULL), 0);
+    if (!strstr(out, "devices: 2"))
+        fail_msg("l3fsck said: %s", out);
+    assert_int_equal(run_fsck(out, sizeof out, "-n", paths[1], paths[0], NULL), 0); /* any order */
+    assert_int_equal(run_fsck(out, sizeof out, "-n", paths[1], NULL), 0);            /* one alone */
+    assert_non_null(strstr(out, "1 of the store's 2 devices"));
+    assert_int_equal(run_fsck(out, sizeof out, "-y", paths[1], NULL), 8);            /* no repair so */
+    /* Slab 1 is device 1's first: break its first object's header. */
+    l3_superblock sb;
+    peek_file(paths[1], 0, &sb, sizeof sb);
+    peek_file(paths[1], sb.data_off + 64, out, 8);
+    out[0] ^= 0x5a;
+    poke_file(paths[1], sb.data_off + 64, out, 8);
+    assert_int_equal(run_fsck(out, sizeof out, "-n", paths[0], paths[1], NULL), 4);
+    assert_int_equal(run_fsck(out, sizeof out, "-y", paths[0], paths[1], NULL), 1);
+    assert_int_equal(run_fsck(out, sizeof out, "-n", paths[0], paths[1], NULL), 0);
+    s = open_test_store(&o);
+    assert_int_equal(get_batch(s, b), NKEYS - 1); /* that object alone is gone */
+    l3_slabstore_free(s);
+    free_batch(b);
+    remove_files(paths, 2);
+}
+
 /* Attach a loop device to `file`; its name into dev, false if losetup fails. */
 static bool loop_attach(const char *file, char *dev, size_t len)
 {
@@ -396,6 +447,7 @@ int main(void)
         cmocka_unit_test_prestate(a_missing_device_opens_degraded_and_comes_back, &uring),
         cmocka_unit_test_prestate(a_swapped_or_foreign_device_is_refused, &uring),
         cmocka_unit_test(the_config_takes_store_paths),
+        cmocka_unit_test_prestate(l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all, &uring),
         cmocka_unit_test_prestate(two_loop_devices_round_trip_and_reopen, &uring),
     };
     return cmocka_run_group_tests_name("devices", tests, NULL, NULL);

@@ -38,11 +38,32 @@ void fsck_fixed(fsck *f, const char *what)
         printf("fixed: %s\n", what);
 }
 
-int fsck_read(fsck *f, void *buf, size_t len, uint64_t off)
+/* The descriptor for I/O offset *off (its device's; direct: the O_DIRECT
+ * one where there is one), *off made the byte offset there; -1 when the
+ * device was not given. */
+static int fd_of(const fsck *f, uint64_t *off, bool direct)
+{
+    uint32_t d = l3_io_dev_of(*off);
+    *off = l3_io_byte_of(*off);
+    if (f->ndev <= 1)
+        return direct && f->dfd >= 0 ? f->dfd : f->fd;
+    if (d >= f->ndev)
+        return -1;
+    return direct && f->dev[d].dfd >= 0 ? f->dev[d].dfd : f->dev[d].fd;
+}
+
+bool fsck_slab_present(const fsck *f, uint32_t i)
+{
+    return f->ndev <= 1 || (f->present >> l3_slab_device(&f->geo, i) & 1);
+}
+
+static int read_fd(int fd, void *buf, size_t len, uint64_t off)
 {
     size_t done = 0;
+    if (fd < 0)
+        return -EBADF;
     while (done < len) {
-        ssize_t n = pread(f->fd, (char *)buf + done, len - done, (off_t)(off + done));
+        ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -56,17 +77,18 @@ int fsck_read(fsck *f, void *buf, size_t len, uint64_t off)
     return 0;
 }
 
+int fsck_read(fsck *f, void *buf, size_t len, uint64_t off)
+{
+    int fd = fd_of(f, &off, false);
+    return read_fd(fd, buf, len, off);
+}
+
 /* Bulk reads of slabs and headers: O_DIRECT where the image allows it
  * (the device's speed, no page cache to fill), else the plain descriptor. */
 static int read_bulk(fsck *f, void *buf, size_t len, uint64_t off)
 {
-    if (f->dfd < 0)
-        return fsck_read(f, buf, len, off);
-    int fd = f->fd;
-    f->fd = f->dfd;
-    int rc = fsck_read(f, buf, len, off);
-    f->fd = fd;
-    return rc;
+    int fd = fd_of(f, &off, true);
+    return read_fd(fd, buf, len, off);
 }
 
 /* A 4096-aligned buffer (for O_DIRECT reads); free() it. */
@@ -78,9 +100,12 @@ static void *aligned(size_t len)
 
 int fsck_write(fsck *f, const void *buf, size_t len, uint64_t off)
 {
+    int fd = fd_of(f, &off, false);
     size_t done = 0;
+    if (fd < 0)
+        return -EBADF;
     while (done < len) {
-        ssize_t n = pwrite(f->fd, (const char *)buf + done, len - done, (off_t)(off + done));
+        ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -103,40 +128,109 @@ static void repair(fsck *f, const void *buf, size_t len, uint64_t off, const cha
     fsck_fixed(f, what);
 }
 
+/* A metadata block (slab table, journal) at `off` of every device. */
+static void repair_all(fsck *f, const void *buf, size_t len, uint64_t off, const char *what)
+{
+    for (uint32_t d = 0; d < (f->ndev > 1 ? f->ndev : 1); d++)
+        repair(f, buf, len, l3_io_offset(d, off), what);
+}
+
 /* ---- superblocks ---- */
+
+/* Print a device's superblock copies. */
+static void print_copies(const fsck *f, const char *path, const l3_sb_copies *c)
+{
+    if (f->json)
+        return;
+    for (int k = 0; k < L3_SB_COPIES; k++) {
+        const l3_superblock *sb = &c->copy[k];
+        if (f->given > 1)
+            printf("%s: ", path);
+        if (c->valid[k])
+            printf("superblock copy %d: valid, sequence %llu, %s, epoch %llu\n", k, (unsigned long long)sb->sequence,
+                   sb->clean ? "clean" : "dirty", (unsigned long long)sb->epoch);
+        else
+            printf("superblock copy %d: %s\n", k, c->why[k]);
+    }
+}
+
+/* A device's copies against the good one: a broken copy is a fixable
+ * problem, an older one an interrupted write. */
+static void judge_copies(fsck *f, const char *path, const l3_sb_copies *c)
+{
+    for (int k = 0; k < L3_SB_COPIES; k++) {
+        if (c->valid[k] && c->copy[k].sequence == f->sb.sequence)
+            continue;
+        if (!c->valid[k]) {
+            fsck_problem(f, true, "%s: superblock copy %d is broken (%s)", path, k, c->why[k]);
+            continue;
+        }
+        /* An interrupted superblock write (normal after a crash), or a
+         * device that missed a session: both copies are rewritten. */
+        f->sync_copies = true;
+        if (!f->json)
+            printf("note: %s: superblock copy %d is older (sequence %llu) than the store's (%llu)%s\n", path, k,
+                   (unsigned long long)c->copy[k].sequence, (unsigned long long)f->sb.sequence,
+                   f->repair ? "; rewritten" : "; the next open rewrites it");
+    }
+}
+
+/* Put each given path at its place in the store (by its superblock);
+ * false when one does not belong to it. */
+static bool place_devices(fsck *f, const l3_sb_copies *got, uint32_t n)
+{
+    fsck_dev given[L3_MAX_DEVICES];
+    memcpy(given, f->dev, sizeof given);
+    for (uint32_t d = 0; d < L3_MAX_DEVICES; d++)
+        f->dev[d] = (fsck_dev){ .fd = -1, .dfd = -1 };
+    f->ndev = n;
+    f->present = 0;
+    for (uint32_t i = 0; i < f->given; i++) {
+        const l3_superblock *sb = got[i].best >= 0 ? &got[i].copy[got[i].best] : NULL;
+        uint32_t d = sb ? sb->device : 0;
+        if (!sb || memcmp(sb->uuid, f->sb.uuid, 16) != 0 || (sb->num_devices ? sb->num_devices : 1) != n ||
+            d >= n || (f->present >> d & 1)) {
+            fsck_problem(f, false, "%s is not a device of this store (%s)", given[i].path,
+                         !sb ? "no valid superblock" : memcmp(sb->uuid, f->sb.uuid, 16) ? "another store's uuid"
+                                                                                     : "its place is taken or out of range");
+            return false;
+        }
+        f->dev[d] = given[i];
+        f->dev[d].sbs = got[i];
+        f->present |= 1u << d;
+        if (got[i].best >= 0 && sb->sequence == f->sb.sequence)
+            f->ref = d;
+    }
+    f->partial = f->present != (n >= 32 ? UINT32_MAX : (1u << n) - 1);
+    if (f->partial && !f->json)
+        printf("note: %u of the store's %u devices given: checked read-only, the others' slabs skipped\n",
+               f->given, n);
+    return true;
+}
 
 bool fsck_superblocks(fsck *f)
 {
-    l3_sb_read_copies(f->fd, f->size, &f->sbs);
-    if (!f->json)
-        for (int k = 0; k < L3_SB_COPIES; k++) {
-            const l3_superblock *c = &f->sbs.copy[k];
-            if (f->sbs.valid[k])
-                printf("superblock copy %d: valid, sequence %llu, %s, epoch %llu\n", k,
-                       (unsigned long long)c->sequence, c->clean ? "clean" : "dirty",
-                       (unsigned long long)c->epoch);
-            else
-                printf("superblock copy %d: %s\n", k, f->sbs.why[k]);
-        }
-    if (f->sbs.best < 0)
-        return false;
-    f->sb = f->sbs.copy[f->sbs.best];
-    for (int k = 0; k < L3_SB_COPIES; k++) {
-        if (f->sbs.valid[k] && f->sbs.copy[k].sequence == f->sb.sequence)
-            continue;
-        if (!f->sbs.valid[k]) {
-            fsck_problem(f, true, "superblock copy %d is broken (%s); copy %d is good", k, f->sbs.why[k],
-                         f->sbs.best);
-            continue;
-        }
-        /* An interrupted superblock write: normal after a crash, and the
-         * store's next superblock write rewrites both. */
-        f->sync_copies = true;
-        if (!f->json)
-            printf("note: superblock copy %d is older (sequence %llu) than copy %d: an interrupted "
-                   "superblock write%s\n", k, (unsigned long long)f->sbs.copy[k].sequence, f->sbs.best,
-                   f->repair ? "; rewritten" : "; the next open rewrites it");
+    l3_sb_copies got[L3_MAX_DEVICES];
+    int best = -1;
+    for (uint32_t i = 0; i < f->given; i++) {
+        l3_sb_read_copies(f->dev[i].fd, f->dev[i].size, &got[i]);
+        print_copies(f, f->dev[i].path, &got[i]);
+        if (got[i].best >= 0 &&
+            (best < 0 || got[i].copy[got[i].best].sequence > got[best].copy[got[best].best].sequence))
+            best = (int)i;
     }
+    if (best < 0)
+        return false;
+    f->sbs = got[best];
+    f->sb = got[best].copy[got[best].best];
+    uint32_t n = f->sb.num_devices ? f->sb.num_devices : 1;
+    if ((n > 1 || f->given > 1) && !place_devices(f, got, n))
+        return false;
+    for (uint32_t d = 0; d < f->ndev; d++)
+        if (f->present >> d & 1)
+            judge_copies(f, f->dev[d].path, &f->dev[d].sbs);
+    if (f->ndev == 1)
+        judge_copies(f, f->path, &f->sbs);
     return true;
 }
 
@@ -152,20 +246,28 @@ void fsck_write_superblocks(fsck *f)
     uint32_t slot = (uint32_t)l3_round_up(L3_SB_BYTES, sb.block_size);
     uint8_t *buf = calloc(1, slot);
     int broken = 0;
-    for (int k = 0; k < L3_SB_COPIES && buf; k++) {
-        sb.copy = (uint32_t)k;
-        l3_sb_seal(&sb);
-        memcpy(buf, &sb, sizeof sb);
-        int rc = fsck_write(f, buf, slot, (uint64_t)k * slot);
-        if (rc != 0)
-            fprintf(stderr, "l3fsck: writing superblock copy %d: %s\n", k, strerror(-rc));
-        f->left += rc != 0;
-        broken += rc != 0;
-        if (rc == 0 && !f->sbs.valid[k])
-            fsck_fixed(f, "a broken superblock copy rewritten from the good one");
+    for (uint32_t d = 0; d < (f->ndev > 1 ? f->ndev : 1) && buf; d++) {
+        const l3_sb_copies *c = f->ndev > 1 ? &f->dev[d].sbs : &f->sbs;
+        sb.device = d;
+        for (int k = 0; k < L3_SB_COPIES; k++) {
+            sb.copy = (uint32_t)k;
+            l3_sb_seal(&sb);
+            memcpy(buf, &sb, sizeof sb);
+            int rc = fsck_write(f, buf, slot, l3_io_offset(d, (uint64_t)k * slot));
+            if (rc != 0)
+                fprintf(stderr, "l3fsck: writing superblock copy %d of device %u: %s\n", k, d, strerror(-rc));
+            f->left += rc != 0;
+            broken += rc != 0;
+            if (rc == 0 && !c->valid[k])
+                fsck_fixed(f, "a broken superblock copy rewritten from the good one");
+        }
+        uint64_t at = l3_io_offset(d, 0);
+        int fd = fd_of(f, &at, false);
+        if (fd < 0 || fsync(fd) != 0)
+            broken++;
     }
     free(buf);
-    if (fsync(f->fd) != 0 || broken)
+    if (broken)
         fprintf(stderr, "l3fsck: the superblocks may not be durable\n");
 }
 
@@ -174,20 +276,25 @@ void fsck_write_superblocks(fsck *f)
 /* A truncated image: extend a file (its objects past the end are lost). */
 static void check_truncation(fsck *f)
 {
-    if (f->size >= f->geo.capacity)
-        return;
-    bool can = !f->blockdev;
-    fsck_problem(f, can, "the image is truncated: %llu of %llu bytes%s", (unsigned long long)f->size,
-                 (unsigned long long)f->geo.capacity, can ? "; objects past the end are lost" : "");
-    if (!can || !f->repair)
-        return;
-    if (ftruncate(f->fd, (off_t)f->geo.capacity) != 0) {
-        fprintf(stderr, "l3fsck: extending: %s\n", strerror(errno));
-        f->left++;
-        return;
+    for (uint32_t d = 0; d < (f->ndev > 1 ? f->ndev : 1); d++) {
+        fsck_dev *v = f->ndev > 1 ? &f->dev[d] : NULL;
+        uint64_t size = v ? v->size : f->size;
+        if ((v && v->fd < 0) || size >= f->geo.capacity)
+            continue;
+        bool can = !(v ? v->blockdev : f->blockdev);
+        const char *path = v ? v->path : f->path;
+        fsck_problem(f, can, "%s is truncated: %llu of %llu bytes%s", path, (unsigned long long)size,
+                     (unsigned long long)f->geo.capacity, can ? "; objects past the end are lost" : "");
+        if (!can || !f->repair)
+            continue;
+        if (ftruncate(v ? v->fd : f->fd, (off_t)f->geo.capacity) != 0) {
+            fprintf(stderr, "l3fsck: extending %s: %s\n", path, strerror(errno));
+            f->left++;
+            continue;
+        }
+        f->mark_dirty = true;
+        fsck_fixed(f, "the image extended to its capacity");
     }
-    f->mark_dirty = true;
-    fsck_fixed(f, "the image extended to its capacity");
 }
 
 static bool all_zero(const void *p, size_t len)
@@ -205,14 +312,14 @@ static void check_records(fsck *f)
     uint32_t b = f->geo.block_size;
     for (uint32_t i = 0; i < f->geo.num_slabs; i++) {
         l3_slab_record *r = &f->table[i];
-        if (l3_slab_record_valid(r, i) || all_zero(r, sizeof *r))
+        if (!fsck_slab_present(f, i) || l3_slab_record_valid(r, i) || all_zero(r, sizeof *r))
             continue;
         fsck_problem(f, true, "slab %u: its record is corrupt (its objects are lost)", i);
         if (!f->repair)
             continue;
         memset(r, 0, sizeof *r);
         uint64_t blk = (uint64_t)i * L3_SLAB_RECORD_BYTES / b * b;
-        repair(f, (uint8_t *)f->table + blk, b, f->geo.slab_table_off + blk, "a corrupt slab record zeroed");
+        repair_all(f, (uint8_t *)f->table + blk, b, f->geo.slab_table_off + blk, "a corrupt slab record zeroed");
     }
 }
 
@@ -229,6 +336,28 @@ static void check_journal(fsck *f)
     }
 }
 
+/* Several devices: each slab's record from its own device, each journal
+ * slot's newest valid record of any device (as the store reads them). */
+static void read_device_tables(fsck *f)
+{
+    l3_slab_record *tbl = calloc(1, f->geo.slab_table_len);
+    l3_journal_record *jr = calloc(1, f->geo.journal_len);
+    for (uint32_t d = 0; d < f->ndev && tbl && jr; d++) {
+        if (!(f->present >> d & 1))
+            continue;
+        fsck_read(f, tbl, f->geo.slab_table_len, l3_io_offset(d, f->geo.slab_table_off));
+        fsck_read(f, jr, f->geo.journal_len, l3_io_offset(d, f->geo.journal_off));
+        for (uint32_t i = d; i < f->geo.num_slabs; i += f->ndev)
+            f->table[i] = tbl[i];
+        for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++)
+            if (l3_journal_record_valid(&jr[j]) &&
+                (!l3_journal_record_valid(&f->journal[j]) || jr[j].seq > f->journal[j].seq))
+                f->journal[j] = jr[j];
+    }
+    free(tbl);
+    free(jr);
+}
+
 void fsck_tables(fsck *f)
 {
     check_truncation(f);
@@ -238,8 +367,12 @@ void fsck_tables(fsck *f)
         fsck_problem(f, false, "out of memory reading the slab table");
         return;
     }
-    fsck_read(f, f->table, f->geo.slab_table_len, f->geo.slab_table_off);
-    fsck_read(f, f->journal, f->geo.journal_len, f->geo.journal_off);
+    if (f->ndev <= 1) {
+        fsck_read(f, f->table, f->geo.slab_table_len, f->geo.slab_table_off);
+        fsck_read(f, f->journal, f->geo.journal_len, f->geo.journal_off);
+    } else {
+        read_device_tables(f);
+    }
     check_records(f);
     check_journal(f);
 }
@@ -412,11 +545,13 @@ void fsck_objects(fsck *f)
 {
     const l3_geometry *g = &f->geo;
     slab_view v = { .hdr = aligned(g->header_bytes) };
-    f->dfd = open(f->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+    f->dfd = f->ndev > 1 ? -1 : open(f->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+    for (uint32_t d = 0; d < f->ndev && f->ndev > 1; d++)
+        f->dev[d].dfd = f->dev[d].path ? open(f->dev[d].path, O_RDONLY | O_DIRECT | O_CLOEXEC) : -1;
     uint8_t *whole = NULL;
     uint64_t total = used_slots(f), done = 0;
     for (uint32_t i = 0; i < g->num_slabs && v.hdr; i++) {
-        if (!l3_slab_in_use(&f->table[i], i, f->sb.epoch))
+        if (!fsck_slab_present(f, i) || !l3_slab_in_use(&f->table[i], i, f->sb.epoch))
             continue;
         v.slab = i;
         v.r = &f->table[i];
@@ -485,6 +620,8 @@ static uint64_t match_entries(fsck *f, const l3_checkpoint_header *h, const uint
         for (uint64_t k = 0; k < h->num_entries; k++) {
             l3_index_entry e;
             memcpy(&e, p + k * sizeof e, sizeof e);
+            if (e.slab < f->geo.num_slabs && !fsck_slab_present(f, e.slab))
+                continue; /* a device not given: its entries are not checked */
             bool in = e.slab < f->geo.num_slabs && m.base[e.slab] != UINT64_MAX &&
                       e.slot < l3_slots_per_slab(&f->geo, f->table[e.slab].payload_blocks);
             size_t at = in ? m.at[m.base[e.slab] + e.slot] : SIZE_MAX;
@@ -521,12 +658,13 @@ void fsck_checkpoint(fsck *f)
     }
     l3_checkpoint_header h;
     char why[128];
-    if (fsck_read(f, &h, sizeof h, g->checkpoint_off) != 0 || !l3_checkpoint_matches(&h, &f->sb, g, why, sizeof why)) {
+    if (fsck_read(f, &h, sizeof h, l3_io_offset(f->ref, g->checkpoint_off)) != 0 ||
+        !l3_checkpoint_matches(&h, &f->sb, g, why, sizeof why)) {
         checkpoint_unusable(f, "header invalid or stale", "the header is invalid or does not match the superblock");
         return;
     }
     uint8_t *body = malloc(h.body_bytes ? h.body_bytes : 1);
-    if (!body || fsck_read(f, body, h.body_bytes, g->checkpoint_off + g->block_size) != 0 ||
+    if (!body || fsck_read(f, body, h.body_bytes, l3_io_offset(f->ref, g->checkpoint_off + g->block_size)) != 0 ||
         l3_crc32c(0, body, h.body_bytes) != h.body_crc) {
         free(body);
         checkpoint_unusable(f, "body checksum mismatch", "body checksum mismatch");
@@ -575,7 +713,7 @@ void fsck_journal_repair(fsck *f)
             continue;
         memset(r, 0, sizeof *r);
         uint64_t blk = (uint64_t)j * L3_JOURNAL_RECORD_BYTES / b * b;
-        repair(f, (uint8_t *)f->journal + blk, b, f->geo.journal_off + blk, "a corrupt journal record zeroed");
+        repair_all(f, (uint8_t *)f->journal + blk, b, f->geo.journal_off + blk, "a corrupt journal record zeroed");
     }
 }
 
@@ -606,7 +744,11 @@ void fsck_permissions(fsck *f)
     char name[96], path[160];
     if (fstat(f->fd, &file) != 0)
         return;
-    check_mode(f, "the store", f->path, f->blockdev ? -1 : f->fd);
+    if (f->ndev <= 1)
+        check_mode(f, "the store", f->path, f->blockdev ? -1 : f->fd);
+    for (uint32_t d = 0; d < f->ndev && f->ndev > 1; d++)
+        if (f->dev[d].fd >= 0)
+            check_mode(f, "the store's device", f->dev[d].path, f->dev[d].blockdev ? -1 : f->dev[d].fd);
     l3_shm_name_of(&file, name, sizeof name);
     snprintf(path, sizeof path, "/dev/shm%s", name);
     if (stat(path, &shm) != 0)

@@ -26,8 +26,24 @@ typedef struct fsck_object {
     bool live;       /* served: not superseded, and (clean) in the checkpoint */
 } fsck_object;
 
-typedef struct fsck {
+/* One device of the store, as l3fsck opened it (fd -1: not given). */
+typedef struct fsck_dev {
     const char *path;
+    int fd, dfd;                 /* dfd: O_DIRECT for bulk reads, or -1 */
+    uint64_t size;
+    bool blockdev;
+    l3_sb_copies sbs;
+} fsck_dev;
+
+typedef struct fsck {
+    fsck_dev dev[L3_MAX_DEVICES]; /* by the store's device order */
+    uint32_t ndev;               /* the store's devices (its superblock's count) */
+    uint32_t given;              /* paths given on the command line */
+    uint32_t present;            /* devices given and open (a bit each) */
+    const char *paths[L3_MAX_DEVICES]; /* as given */
+    const char *path;            /* the first path given */
+    uint32_t ref;                /* the device whose superblock is the newest */
+    bool partial;                /* not every device given: checked read-only, the others' slabs skipped */
     int fd;
     int dfd;                     /* the image opened O_DIRECT for bulk reads, or -1 */
     bool repair, verify, list, json, slabs_verbose, tty;
@@ -60,9 +76,14 @@ void fsck_problem(fsck *f, bool fixable, const char *fmt, ...) __attribute__((fo
 /* Report a repair that was written. */
 void fsck_fixed(fsck *f, const char *what);
 
-/* Read (zero-filled past the end: 1) or write an image range; -errno. */
+/* Read (zero-filled past the end: 1) or write an image range; -errno.
+ * The offset names its device in the bits from 48 up (l3_slot_offset);
+ * a store of one device has plain offsets. */
 int fsck_read(fsck *f, void *buf, size_t len, uint64_t off);
 int fsck_write(fsck *f, const void *buf, size_t len, uint64_t off);
+
+/* Whether slab i's device was given (its slots can be read). */
+bool fsck_slab_present(const fsck *f, uint32_t i);
 
 /* The passes, in order. Each reports what it finds through fsck_problem. */
 bool fsck_superblocks(fsck *f);   /* false: no store to check */

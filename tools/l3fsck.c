@@ -1,6 +1,10 @@
 /* l3fsck: inspect, verify and repair an l3cache store image or device.
  *
- *   l3fsck [-n|-y] [--verify] [--list [--prefix P]] [--json] [--slabs] PATH
+ *   l3fsck [-n|-y] [--verify] [--list [--prefix P]] [--json] [--slabs] PATH [PATH...]
+ *
+ * A store over several devices is checked with all its paths (in any
+ * order: each device's superblock names its place), or read-only with
+ * some of them (their slabs alone).
  *
  * Read-only unless -y. Exit codes as e2fsck: 0 clean, 1 errors corrected,
  * 4 errors left uncorrected, 8 operational error. The checks are in
@@ -36,7 +40,9 @@ static void human(uint64_t bytes, char *out, size_t len)
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: l3fsck [-n | -y] [--verify] [--list [--prefix P]] [--slabs] [--json] PATH\n"
+            "usage: l3fsck [-n | -y] [--verify] [--list [--prefix P]] [--slabs] [--json] PATH [PATH...]\n"
+            "  PATH...     the store's file or device; a store over several devices: all of\n"
+            "              them (or, read-only, some of them: only their slabs are checked)\n"
             "  -n          never write (the default)\n"
             "  -y          repair: drop corrupt objects, rewrite a broken superblock copy,\n"
             "              zero broken slab and journal records, extend a truncated image\n"
@@ -69,9 +75,12 @@ static bool parse_args(fsck *f, int argc, char **argv)
         default: return false;
         }
     }
-    if (optind != argc - 1 || (no_write && f->repair))
+    if (optind >= argc || argc - optind > (int)L3_MAX_DEVICES || (no_write && f->repair))
         return false;
-    f->path = argv[optind];
+    f->given = (uint32_t)(argc - optind);
+    for (uint32_t i = 0; i < f->given; i++)
+        f->paths[i] = argv[optind + (int)i];
+    f->path = f->paths[0];
     f->tty = isatty(2);
     return true;
 }
@@ -94,38 +103,54 @@ static int note_attached(fsck *f)
     return attached;
 }
 
-/* Open the image (exclusively for -y) and learn its size. */
-static bool open_image(fsck *f)
+/* Open one given path (exclusively for -y) into v and learn its size. */
+static bool open_one(fsck *f, fsck_dev *v, const char *path)
 {
     struct stat st;
-    if (stat(f->path, &st) != 0) {
-        fprintf(stderr, "l3fsck: %s: %s\n", f->path, strerror(errno));
+    *v = (fsck_dev){ .path = path, .fd = -1, .dfd = -1 };
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "l3fsck: %s: %s\n", path, strerror(errno));
         return false;
     }
-    f->blockdev = S_ISBLK(st.st_mode);
-    f->fd = open(f->path, (f->repair ? O_RDWR : O_RDONLY) | (f->blockdev && f->repair ? O_EXCL : 0));
-    if (f->fd < 0) {
-        fprintf(stderr, "l3fsck: %s: %s%s\n", f->path, strerror(errno),
+    v->blockdev = S_ISBLK(st.st_mode);
+    v->fd = open(path, (f->repair ? O_RDWR : O_RDONLY) | (v->blockdev && f->repair ? O_EXCL : 0));
+    if (v->fd < 0) {
+        fprintf(stderr, "l3fsck: %s: %s%s\n", path, strerror(errno),
                 errno == EBUSY ? " (the store is open in another process: not repairing)" : "");
         return false;
     }
-    int attached = note_attached(f);
-    bool in_use = attached > 0 || flock(f->fd, (f->repair ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0;
+    bool in_use = flock(v->fd, (f->repair ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0;
     if (in_use && f->repair) {
-        fprintf(stderr, "l3fsck: %s is open in %s: refusing to repair\n", f->path,
-                attached > 0 ? "attached processes" : "another process");
+        fprintf(stderr, "l3fsck: %s is open in another process: refusing to repair\n", path);
         return false;
     }
     if (in_use)
         fprintf(stderr, "l3fsck: warning: %s is open in another process; what it writes meanwhile "
-                        "may show as errors\n", f->path);
-    if (!f->blockdev)
-        f->size = (uint64_t)st.st_size;
-    else if (ioctl(f->fd, BLKGETSIZE64, &f->size) != 0)
-        f->size = 0;
+                        "may show as errors\n", path);
+    if (!v->blockdev)
+        v->size = (uint64_t)st.st_size;
+    else if (ioctl(v->fd, BLKGETSIZE64, &v->size) != 0)
+        v->size = 0;
     if (!f->json)
-        printf("l3fsck: %s (%s, %llu bytes)%s\n", f->path, f->blockdev ? "block device" : "file",
-               (unsigned long long)f->size, f->repair ? "" : " read-only");
+        printf("l3fsck: %s (%s, %llu bytes)%s\n", path, v->blockdev ? "block device" : "file",
+               (unsigned long long)v->size, f->repair ? "" : " read-only");
+    return true;
+}
+
+/* Open the given paths; the first is the image the one-device passes use. */
+static bool open_image(fsck *f)
+{
+    int attached = note_attached(f);
+    if (attached > 0 && f->repair) {
+        fprintf(stderr, "l3fsck: %s is open in attached processes: refusing to repair\n", f->path);
+        return false;
+    }
+    for (uint32_t i = 0; i < f->given; i++)
+        if (!open_one(f, &f->dev[i], f->paths[i]))
+            return false;
+    f->fd = f->dev[0].fd;
+    f->size = f->dev[0].size;
+    f->blockdev = f->dev[0].blockdev;
     return true;
 }
 
@@ -134,7 +159,7 @@ static void print_store(const fsck *f)
     char slab[32], data[32], cap[32], uuid[33];
     human(f->geo.slab_size, slab, sizeof slab);
     human((uint64_t)f->geo.num_slabs * f->geo.slab_size, data, sizeof data);
-    human(f->geo.capacity, cap, sizeof cap);
+    human(f->geo.capacity * f->geo.num_devices, cap, sizeof cap);
     for (int i = 0; i < 16; i++)
         sprintf(uuid + 2 * i, "%02x", f->sb.uuid[i]);
     printf("store %s: format %u, capacity %s, %u slabs of %s (%s of data), block %u, max objects %llu\n",
@@ -144,7 +169,13 @@ static void print_store(const fsck *f)
     char ram_text[32];
     human(ram, ram_text, sizeof ram_text);
     printf("memory: a shared mapping of %s (%.0f bytes per object of the bound; %.1f MB per TB of store)\n",
-           ram_text, (double)ram / (double)f->geo.max_objects, (double)ram / ((double)f->geo.capacity / 1e12) / 1e6);
+           ram_text, (double)ram / (double)f->geo.max_objects,
+           (double)ram / ((double)(f->geo.capacity * f->geo.num_devices) / 1e12) / 1e6);
+    if (f->geo.num_devices > 1) {
+        human(f->geo.capacity, cap, sizeof cap);
+        printf("devices: %u, slabs striped over them (slab i on device i %% %u), %s each\n", f->geo.num_devices,
+               f->geo.num_devices, cap);
+    }
 }
 
 /* The RAM a process that opens the store maps, as JSON. */
@@ -152,7 +183,7 @@ static json_t *memory_json(const fsck *f)
 {
     uint64_t ram = l3_shm_bytes(&f->geo);
     return json_pack("{s:I,s:I,s:f}", "shared_bytes", (json_int_t)ram, "max_objects",
-                     (json_int_t)f->geo.max_objects, "bytes_per_tb", (double)ram / ((double)f->geo.capacity / 1e12));
+                     (json_int_t)f->geo.max_objects, "bytes_per_tb", (double)ram / ((double)(f->geo.capacity * f->geo.num_devices) / 1e12));
 }
 
 /* Add one object to a {name: {objects, bytes}} row. */
@@ -316,8 +347,13 @@ static int check(fsck *f)
             printf("result: not an l3cache store\n");
         return EXIT_OPERATIONAL;
     }
+    if (f->partial && f->repair) {
+        fsck_problem(f, false, "a repair needs all %u of the store's devices", f->ndev);
+        return EXIT_OPERATIONAL;
+    }
     char why[256];
-    if (!l3_geometry_from_sb(&f->sb, f->size, &f->geo, why, sizeof why)) {
+    uint64_t size = f->ndev > 1 ? f->dev[f->ref].size : f->size;
+    if (!l3_geometry_from_sb(&f->sb, size, &f->geo, why, sizeof why)) {
         fsck_problem(f, false, "superblock geometry: %s", why);
         if (!f->json)
             printf("result: errors left uncorrected\n");
@@ -352,7 +388,9 @@ static int check(fsck *f)
 
 int main(int argc, char **argv)
 {
-    fsck f = { .fd = -1, .dfd = -1, .errors = json_array(), .repairs = json_array() };
+    fsck f = { .fd = -1, .dfd = -1, .ndev = 1, .errors = json_array(), .repairs = json_array() };
+    for (uint32_t d = 0; d < L3_MAX_DEVICES; d++)
+        f.dev[d] = (fsck_dev){ .fd = -1, .dfd = -1 };
     int code = !parse_args(&f, argc, argv) ? usage() : !open_image(&f) ? EXIT_OPERATIONAL : check(&f);
     for (size_t i = 0; i < f.num_objects; i++)
         free(f.objects[i].key);
@@ -362,6 +400,12 @@ int main(int argc, char **argv)
     json_decref(f.errors);
     json_decref(f.repairs);
     json_decref(f.attached);
+    for (uint32_t d = 0; d < L3_MAX_DEVICES; d++) {
+        if (f.dev[d].fd >= 0 && f.dev[d].fd != f.fd)
+            close(f.dev[d].fd);
+        if (f.dev[d].dfd >= 0)
+            close(f.dev[d].dfd);
+    }
     if (f.fd >= 0)
         close(f.fd);
     if (f.dfd >= 0)
