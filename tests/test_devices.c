@@ -369,7 +369,7 @@ static void l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all(void **s
 /* Attach a loop device to `file`; its name into dev, false if losetup fails. */
 static bool loop_attach(const char *file, char *dev, size_t len)
 {
-    char cmd[700];
+    char cmd[1200];
     snprintf(cmd, sizeof cmd, "losetup --find --show --direct-io=on '%s' 2>/dev/null", file);
     FILE *p = popen(cmd, "r");
     bool ok = p && fgets(dev, (int)len, p) != NULL;
@@ -382,7 +382,7 @@ static bool loop_attach(const char *file, char *dev, size_t len)
 
 static void loop_detach(const char *dev)
 {
-    char cmd[600];
+    char cmd[1200];
     snprintf(cmd, sizeof cmd, "losetup -d '%s'", dev);
     if (system(cmd) != 0)
         fprintf(stderr, "losetup -d %s failed\n", dev);
