@@ -76,33 +76,38 @@ bool l3_compare_parse_sizes(const char *text, l3_compare_options *o)
 
 static double cpu_now(void) { return wl_cpu_seconds(); }
 
-static const char *settle_dir = ".";
+static const char *const *settle_dirs;
+static size_t num_settle_dirs;
 
-/* Let the device finish the last run's writes (syncfs sends the flush a
+/* Let the devices finish the last run's writes (syncfs sends the flush a
  * virtual disk's host cache needs) before the next run is timed. */
 static void settle(void)
 {
-    int fd = open(settle_dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        syncfs(fd);
-        close(fd);
+    for (size_t i = 0; i < num_settle_dirs; i++) {
+        int fd = open(settle_dirs[i], O_RDONLY | O_DIRECTORY);
+        if (fd >= 0) {
+            syncfs(fd);
+            close(fd);
+        }
     }
     usleep(500000);
 }
 
-/* The block device under the benchmark's directory, as the kernel counts
- * it (/sys/dev/block/MAJ:MIN/stat), to tell what each system asked of it. */
-static char devstat_path[128];
+/* The block devices under the benchmark's directories, as the kernel
+ * counts them (/sys/dev/block/MAJ:MIN/stat), to tell what each system
+ * asked of them (summed over distinct devices). */
+static char devstat_paths[L3_COMPARE_MAX_DIRS][128];
+static size_t num_devstats;
 
 typedef struct devstat {
     bool ok;
     double ios, sectors, ticks_ms, in_queue_ms;
 } devstat;
 
-static devstat devstat_now(void)
+static devstat devstat_one(const char *path)
 {
     devstat d = { 0 };
-    FILE *f = devstat_path[0] ? fopen(devstat_path, "r") : NULL;
+    FILE *f = fopen(path, "r");
     if (!f)
         return d;
     unsigned long long v[11] = { 0 };
@@ -117,12 +122,31 @@ static devstat devstat_now(void)
     return d;
 }
 
+static devstat devstat_now(void)
+{
+    devstat sum = { .ok = num_devstats > 0 };
+    for (size_t i = 0; i < num_devstats; i++) {
+        devstat d = devstat_one(devstat_paths[i]);
+        sum.ok = sum.ok && d.ok;
+        sum.ios += d.ios;
+        sum.sectors += d.sectors;
+        sum.ticks_ms += d.ticks_ms;
+        sum.in_queue_ms += d.in_queue_ms;
+    }
+    return sum;
+}
+
 static void devstat_find(const char *dir)
 {
     struct stat st;
-    if (stat(dir, &st) == 0)
-        snprintf(devstat_path, sizeof devstat_path, "/sys/dev/block/%u:%u/stat", major(st.st_dev),
-                 minor(st.st_dev));
+    char path[128];
+    if (stat(dir, &st) != 0 || num_devstats == L3_COMPARE_MAX_DIRS)
+        return;
+    snprintf(path, sizeof path, "/sys/dev/block/%u:%u/stat", major(st.st_dev), minor(st.st_dev));
+    for (size_t i = 0; i < num_devstats; i++)
+        if (strcmp(devstat_paths[i], path) == 0)
+            return;
+    snprintf(devstat_paths[num_devstats++], sizeof devstat_paths[0], "%s", path);
 }
 
 /* ---- fio: the device limit ---- */
@@ -132,17 +156,19 @@ static void devstat_find(const char *dir)
  * from malloc; the glibc tunable makes them transparent huge pages, as
  * l3cache's pool is (l3_pool_alloc), so that neither system's requests
  * are split at the device's segment limit. */
-static bool run_fio(const char *file, uint64_t total, uint64_t bs, size_t depth, size_t jobs, bool write,
-                    result *r)
+static bool run_fio(const char *file, size_t nfiles, uint64_t total, uint64_t bs, size_t depth, size_t jobs,
+                    bool write, result *r)
 {
-    char cmd[2048];
-    uint64_t share = total / jobs / bs * bs;
+    char cmd[20000];
+    /* Several files (a:b): each job's `size` is spread over them, and its
+     * offset moves by its share of each. */
+    uint64_t share = total / jobs / bs / nfiles * bs * nfiles;
     snprintf(cmd, sizeof cmd,
              "GLIBC_TUNABLES=glibc.malloc.hugetlb=1 fio --name=l3 --filename=%s --filesize=%llu --size=%llu --offset_increment=%llu --bs=%llu "
              "--iodepth=%zu --ioengine=io_uring --direct=1 --fixedbufs --registerfiles --rw=%s "
              "--numjobs=%zu --group_reporting --output-format=json 2>/dev/null",
-             file, (unsigned long long)total, (unsigned long long)share, (unsigned long long)share,
-             (unsigned long long)bs, depth, write ? "write" : "read", jobs);
+             file, (unsigned long long)(total / nfiles), (unsigned long long)share,
+             (unsigned long long)(share / nfiles), (unsigned long long)bs, depth, write ? "write" : "read", jobs);
     FILE *p = popen(cmd, "r");
     if (!p)
         return false;
@@ -177,17 +203,18 @@ static bool run_fio(const char *file, uint64_t total, uint64_t bs, size_t depth,
 
 /* A store and executor config: `qd` operations of `keys` keys in flight,
  * with a worker per operation up to the executor's 64. */
-static void config_text(char *out, size_t len, const char *file, uint64_t capacity, size_t keys, size_t qd,
+static void config_text(char *out, size_t len, const char *paths, uint64_t capacity, size_t keys, size_t qd,
                         bool verify, uint64_t max_objects, uint32_t block)
 {
+    /* `paths`: the store's files as JSON strings, comma separated. */
     size_t workers = qd < 64 ? qd : 64;
     snprintf(out, len,
-             "{\"store\": {\"path\": \"%s\", \"capacity\": %llu, \"verify_checksums\": %s,"
+             "{\"store\": {\"paths\": [%s], \"capacity\": %llu, \"verify_checksums\": %s,"
              " \"max_objects\": %llu, \"block_size\": %u, \"slab_size\": \"64MiB\"},"
              " \"executor\": {\"max_operations\": %zu, \"max_keys_per_operation\": %zu,"
              " \"query_workers\": 2, \"read_workers\": %zu, \"write_workers\": %zu},"
              " \"namespace\": {\"deployment_id\": \"l3bench-compare\"}}",
-             file, (unsigned long long)capacity, verify ? "true" : "false",
+             paths, (unsigned long long)capacity, verify ? "true" : "false",
              (unsigned long long)max_objects, block, qd, keys, workers, workers);
 }
 
@@ -207,7 +234,8 @@ typedef struct exists_result {
  * the get rounds that read it back. */
 typedef struct l3_sys {
     bool open, verify;
-    char file[1000];
+    char file[L3_COMPARE_MAX_DIRS][1000]; /* its file in each directory */
+    size_t nfiles;
     l3_config cfg;
     workload w;
     size_t n;
@@ -218,11 +246,12 @@ static void l3_sys_close(l3_sys *l)
     if (l->open) {
         l3_error err;
         if (wl_stop(&l->w, &err) != L3_OK)
-            fprintf(stderr, "l3bench: closing %s: %s\n", l->file, err.msg);
+            fprintf(stderr, "l3bench: closing %s: %s\n", l->file[0], err.msg);
         l3_config_free(&l->cfg);
         l->open = false;
     }
-    unlink(l->file);
+    for (size_t i = 0; i < l->nfiles; i++)
+        unlink(l->file[i]);
 }
 
 
@@ -232,14 +261,20 @@ static bool l3_put_round(l3_sys *l, uint64_t total, uint64_t size, size_t keys, 
 {
     l3_sys_close(l);
     size_t n = (size_t)(total / size);
-    uint64_t capacity = ((uint64_t)((double)n * (double)(size + 4096) * 1.1) + 256 * MIB) / MIB * MIB;
-    if (!l3_probe_lay_out(l->file, capacity)) {
-        fprintf(stderr, "l3bench: laying out %s: %s\n", l->file, strerror(errno));
-        return false;
+    /* Each file its share of the pages (the store stripes them evenly). */
+    uint64_t capacity =
+        ((uint64_t)((double)n / (double)l->nfiles * (double)(size + 4096) * 1.1) + 256 * MIB) / MIB * MIB;
+    char paths[L3_COMPARE_MAX_DIRS * 1010] = "";
+    for (size_t i = 0; i < l->nfiles; i++) {
+        if (!l3_probe_lay_out(l->file[i], capacity)) {
+            fprintf(stderr, "l3bench: laying out %s: %s\n", l->file[i], strerror(errno));
+            return false;
+        }
+        snprintf(paths + strlen(paths), sizeof paths - strlen(paths), "%s\"%s\"", i ? ", " : "", l->file[i]);
     }
     settle();
-    char text[2048];
-    config_text(text, sizeof text, l->file, capacity, keys, qd, l->verify, 2 * n + 1024, 4096);
+    char text[L3_COMPARE_MAX_DIRS * 1010 + 1024];
+    config_text(text, sizeof text, paths, capacity, keys, qd, l->verify, 2 * n + 1024, 4096);
     l3_error err;
     if (l3_config_parse(text, &l->cfg, &err) != L3_OK) {
         fprintf(stderr, "l3bench: %s\n", err.msg);
@@ -446,7 +481,9 @@ static bool run_recovery(const char *file, size_t n, recovery *r)
     r->objects = n;
     uint64_t capacity = (uint64_t)((double)n * 8192 * 1.05) + 256 * MIB;
     char text[2048];
-    config_text(text, sizeof text, file, capacity, 256, 1, true, n, 4096);
+    char quoted[1100];
+    snprintf(quoted, sizeof quoted, "\"%s\"", file);
+    config_text(text, sizeof text, quoted, capacity, 256, 1, true, n, 4096);
     l3_config cfg;
     l3_error err;
     if (l3_config_parse(text, &cfg, &err) != L3_OK)
@@ -495,7 +532,9 @@ static bool run_steady(const char *file, size_t keys, size_t qd, steady *r)
 {
     unlink(file);
     char text[2048];
-    config_text(text, sizeof text, file, 1ull << 30, keys, qd, true, 0, 4096);
+    char quoted[1100];
+    snprintf(quoted, sizeof quoted, "\"%s\"", file);
+    config_text(text, sizeof text, quoted, 1ull << 30, keys, qd, true, 0, 4096);
     l3_config cfg;
     l3_error err;
     if (l3_config_parse(text, &cfg, &err) != L3_OK)
@@ -613,7 +652,11 @@ static void plot(const char *png, const char *dir, const row *rows, size_t n)
 /* One --compare run: the options and what every round shares. */
 typedef struct compare {
     const l3_compare_options *o;
-    char file[900], files_dir[900], fio_file[2][1000];
+    char file[900], files_dir[900];
+    char fio_file[2][L3_COMPARE_MAX_DIRS][1000]; /* fio's file in each directory, for 1 job and for jobs */
+    char fio_list[2][L3_COMPARE_MAX_DIRS * 1001]; /* the same joined by ':' (fio's list) */
+    const char *dirs[L3_COMPARE_MAX_DIRS];
+    size_t ndirs;
     bool have_fio, all_ok;
     size_t depth, reps;
     l3_sys l3[2];
@@ -625,16 +668,17 @@ static const char *const sys_names[NSYS] = { "fio", "fio-jobs", "l3cache", "no-c
  * fio would do itself, untimed but right before them. */
 static bool fio_turn(compare *cx, const row *r, int sys, int op, result *res)
 {
-    const char *file = cx->fio_file[sys == SYS_FIO ? 0 : 1];
-    if (op == 0 && !l3_probe_lay_out(file, cx->o->total)) {
-        fprintf(stderr, "l3bench: laying out %s: %s\n", file, strerror(errno));
-        return false;
-    }
+    int k = sys == SYS_FIO ? 0 : 1;
+    for (size_t i = 0; i < cx->ndirs && op == 0; i++)
+        if (!l3_probe_lay_out(cx->fio_file[k][i], cx->o->total / cx->ndirs)) {
+            fprintf(stderr, "l3bench: laying out %s: %s\n", cx->fio_file[k][i], strerror(errno));
+            return false;
+        }
     if (op == 0)
         settle();
     if (sys == SYS_FIO)
-        return run_fio(file, cx->o->total, r->size, cx->depth, 1, op == 0, res);
-    return run_fio(file, cx->o->total, r->size, cx->o->keys, cx->o->qd, op == 0, res);
+        return run_fio(cx->fio_list[k], cx->ndirs, cx->o->total, r->size, cx->depth, 1, op == 0, res);
+    return run_fio(cx->fio_list[k], cx->ndirs, cx->o->total, r->size, cx->o->keys, cx->o->qd, op == 0, res);
 }
 
 /* One system's put (op 0) or get (op 1) turn, with the device's view. */
@@ -756,6 +800,10 @@ static void print_json_report(const compare *cx, const row *rows, const extras *
     for (size_t i = 0; i < cx->o->num_sizes; i++)
         json_array_append_new(arr, row_json(&rows[i]));
     json_object_set_new(root, "rounds", json_integer((json_int_t)cx->reps));
+    json_t *dirs = json_array();
+    for (size_t i = 0; i < cx->ndirs; i++)
+        json_array_append_new(dirs, json_string(cx->dirs[i]));
+    json_object_set_new(root, "dirs", dirs);
     json_object_set_new(root, "sizes", arr);
     json_object_set_new(root, "exists", json_pack("{s:f,s:f}", "store_keys_per_s", x->ex.store_keys_per_s,
                                                   "executor_keys_per_s", x->ex.executor_keys_per_s));
@@ -879,20 +927,38 @@ static void print_targets(const compare *cx, const row *rows, const extras *x)
                met(x->rec.fsck_objects >= 1000000 && x->rec.fsck_s < 10.0), x->rec.fsck_s);
 }
 
+/* Each directory's files: l3cache's (with and without crc) and fio's. */
+static void name_files(compare *cx)
+{
+    for (size_t i = 0; i < cx->ndirs; i++) {
+        const char *d = cx->dirs[i];
+        snprintf(cx->l3[0].file[i], sizeof cx->l3[0].file[i], "%s/l3bench-compare.store", d);
+        snprintf(cx->l3[1].file[i], sizeof cx->l3[1].file[i], "%s/l3bench-compare-nocrc.store", d);
+        snprintf(cx->fio_file[0][i], sizeof cx->fio_file[0][i], "%s/l3bench-compare.fio", d);
+        snprintf(cx->fio_file[1][i], sizeof cx->fio_file[1][i], "%s/l3bench-compare.fio-jobs", d);
+        for (int k = 0; k < 2; k++)
+            snprintf(cx->fio_list[k] + strlen(cx->fio_list[k]), sizeof cx->fio_list[k] - strlen(cx->fio_list[k]),
+                     "%s%s", i ? ":" : "", cx->fio_file[k][i]);
+        devstat_find(d);
+    }
+    cx->l3[0].nfiles = cx->l3[1].nfiles = cx->ndirs;
+}
+
 static void compare_init(compare *cx, const l3_compare_options *o)
 {
     memset(cx, 0, sizeof *cx);
     cx->o = o;
     cx->all_ok = true;
-    snprintf(cx->file, sizeof cx->file, "%s/l3bench-compare.store", o->dir);
-    snprintf(cx->files_dir, sizeof cx->files_dir, "%s/l3bench-compare.files", o->dir);
-    snprintf(cx->fio_file[0], sizeof cx->fio_file[0], "%s/l3bench-compare.fio", o->dir);
-    snprintf(cx->fio_file[1], sizeof cx->fio_file[1], "%s/l3bench-compare.fio-jobs", o->dir);
+    cx->ndirs = o->num_dirs ? o->num_dirs : 1;
+    for (size_t i = 0; i < cx->ndirs; i++)
+        cx->dirs[i] = o->num_dirs ? o->dirs[i] : o->dir;
+    snprintf(cx->file, sizeof cx->file, "%s/l3bench-compare.store", cx->dirs[0]);
+    snprintf(cx->files_dir, sizeof cx->files_dir, "%s/l3bench-compare.files", cx->dirs[0]);
     cx->l3[0].verify = true;
-    snprintf(cx->l3[0].file, sizeof cx->l3[0].file, "%s", cx->file);
-    snprintf(cx->l3[1].file, sizeof cx->l3[1].file, "%s/l3bench-compare-nocrc.store", o->dir);
-    settle_dir = o->dir;
-    devstat_find(o->dir);
+    num_devstats = 0;
+    name_files(cx);
+    settle_dirs = cx->dirs;
+    num_settle_dirs = cx->ndirs;
     cx->have_fio = system("fio --version >/dev/null 2>&1") == 0;
     if (!cx->have_fio)
         fprintf(stderr, "l3bench: fio not found (apt-get install fio): no device limit, no ratios\n");
@@ -910,6 +976,10 @@ int l3_compare_run(const l3_compare_options *o)
         printf("l3cache vs fio vs file-per-key: %llu MiB per run, %zu keys per operation, %zu in flight "
                "(fio iodepth %zu), crc32c on %s\n", (unsigned long long)(o->total >> 20), o->keys, o->qd,
                cx.depth, l3_crc32c_engine());
+    if (!o->json && cx.ndirs > 1)
+        printf("%zu directories: l3cache's store over a file in each (store.paths), fio over the same files "
+               "(%s); the file-per-key baseline, recovery, steady state and the mixed phase use the first\n",
+               cx.ndirs, cx.fio_list[0]);
     row rows[8] = { 0 };
     extras x = { 0 };
     for (size_t i = 0; i < o->num_sizes; i++) {
@@ -919,7 +989,8 @@ int l3_compare_run(const l3_compare_options *o)
             l3_exists(&cx.l3[0], &x.ex);
         for (int j = 0; j < 2; j++) {
             l3_sys_close(&cx.l3[j]);
-            unlink(cx.fio_file[j]);
+            for (size_t d = 0; d < cx.ndirs; d++)
+                unlink(cx.fio_file[j][d]);
         }
         files_clear(cx.files_dir, (size_t)(o->total / rows[i].size));
         if (!o->json)

@@ -7,8 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define L3_COMPARE_MAX_DIRS 16
+
 typedef struct l3_compare_options {
     const char *dir;        /* where the store file and the baseline live */
+    const char *dirs[L3_COMPARE_MAX_DIRS]; /* several (--dir A --dir B): l3cache's store over a
+                                              file in each (store.paths), fio over the same files */
+    size_t num_dirs;        /* 0: `dir` alone */
     uint64_t total;         /* bytes moved per size and system */
     uint64_t sizes[8];
     size_t num_sizes;

@@ -56,7 +56,7 @@ static int usage(void)
             "usage: l3bench [--config FILE] [--path PATH] [--capacity SIZE] [--size SIZE]\n"
             "               [--count N] [--keys K] [--qd N] [--engine auto|io_uring|libaio]\n"
             "               [--no-verify] [--json]\n"
-            "       l3bench --compare [--dir DIR] [--total SIZE] [--sizes 64K,256K,1M,4M]\n"
+            "       l3bench --compare [--dir DIR [--dir DIR...]] [--total SIZE] [--sizes 64K,256K,1M,4M]\n"
             "               [--keys K] [--qd N] [--repeat N] [--recovery-objects N] [--plot FILE]\n"
             "               [--json]\n"
             "       l3bench --scale N[,N...] [--dir DIR] [--keep] [--json]   (a test tool: RAM and restart\n"
@@ -145,7 +145,15 @@ static bool parse_args(args *a, int argc, char **argv)
         case 'V': a->no_verify = true; break;
         case 'j': a->json = a->co.json = a->tr.json = a->sc.json = true; break;
         case 'X': a->compare = true; break;
-        case 'D': a->co.dir = a->tr.dir = a->sc.dir = optarg; break;
+        case 'D':
+            if (a->co.num_dirs == L3_COMPARE_MAX_DIRS) {
+                fprintf(stderr, "l3bench: at most %d --dir\n", L3_COMPARE_MAX_DIRS);
+                ok = false;
+                break;
+            }
+            a->co.dirs[a->co.num_dirs++] = optarg;
+            a->co.dir = a->tr.dir = a->sc.dir = a->co.dirs[0];
+            break;
         case 'K': a->sc.keep = true; break;
         case 'L':
             ok = l3_scale_parse_counts(optarg, &a->sc);

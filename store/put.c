@@ -20,6 +20,7 @@ typedef struct put_key {
     int ns;
     uint32_t slab, slot, crc;
     uint64_t seq, gen;
+    size_t plan;        /* its plans' index (plans[plan * k ...]), or SIZE_MAX before it is planned */
 } put_key;
 
 /* One wave's scratch, sized for the store's keys per wave. */
@@ -121,6 +122,7 @@ static int plan_write(l3_slabstore *s, put_wave *w, put_key *p, const char *key,
         l3_header_set_shape(h, ranges, w->k);
     }
     l3_object_header_seal(h);
+    p->plan = w->np;
     l3_plan *pl = &w->plans[w->np++ * w->k];
     return l3_plan_object(s, pl, w->k, slot_off + hb, host.base, ranges, true, hdr, hdr + hb, w->reqs, r);
 }
@@ -157,12 +159,12 @@ static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, b
 {
     uint32_t b = s->geo.block_size;
     l3_slab_lock(s);
-    for (size_t i = 0, k = 0; i < w->m; i++) {
+    for (size_t i = 0; i < w->m; i++) {
         put_key *p = &w->keys[i];
         if (p->state != PUT_WRITE)
             continue;
-        l3_plan *pl = &w->plans[k++ * w->k];
-        bool written = ran && k <= w->np && l3_plans_ok(w->reqs, pl, w->k, io_error);
+        l3_plan *pl = p->plan < w->np ? &w->plans[p->plan * w->k] : NULL;
+        bool written = ran && pl && l3_plans_ok(w->reqs, pl, w->k, io_error);
         if (written && p->move)
             written = replace_moved(s, w, p, pl);
         else if (written && !l3_index_find(&s->index, p->id)) {
@@ -228,14 +230,18 @@ static l3_status write_wave(l3_slabstore *s, put_wave *w, const char *const *key
     uint32_t slot_scratch = s->geo.header_bytes + s->geo.block_size;
     int r = 0;
     w->np = 0;
-    for (size_t i = 0; i < w->m && rc == L3_OK; i++) {
-        put_key *p = &w->keys[i];
-        if (p->state != PUT_WRITE)
-            continue;
-        r = plan_write(s, w, p, keys[p->pos], host, &ranges[p->pos * w->k], bounce + w->np * slot_scratch, r);
-        if (r < 0)
-            rc = l3_fail(err, L3_ENOMEM, "allocating a bounce buffer");
-    }
+    /* A device's writes together, in slot order: a request merges only
+     * with the one submitted before it to the same queue. */
+    uint32_t nd = s->geo.num_devices;
+    for (uint32_t d = 0; d < nd && rc == L3_OK; d++)
+        for (size_t i = 0; i < w->m && rc == L3_OK; i++) {
+            put_key *p = &w->keys[i];
+            if (p->state != PUT_WRITE || (nd > 1 && l3_slab_device(&s->geo, p->slab) != d))
+                continue;
+            r = plan_write(s, w, p, keys[p->pos], host, &ranges[p->pos * w->k], bounce + w->np * slot_scratch, r);
+            if (r < 0)
+                rc = l3_fail(err, L3_ENOMEM, "allocating a bounce buffer");
+        }
     if (rc == L3_OK)
         rc = l3_io_run(s->engine, ctx, w->reqs, (size_t)r, s->opt.io_timeout, retired, err);
     if (rc == L3_OK && *retired)
@@ -282,7 +288,7 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
 {
     for (size_t i = 0; i < w->m; i++)
         w->keys[i] = (put_key){ .pos = base + i, .move = w->moves ? &w->moves[base + i] : NULL,
-                                .id = l3_key_identity(keys[base + i], strlen(keys[base + i])) };
+                                .id = l3_key_identity(keys[base + i], strlen(keys[base + i])), .plan = SIZE_MAX };
     if (!w->moves && s->make_room)
         s->make_room(s, wave_bytes(s, w, ranges)); /* keeps what the policy keeps */
     w->num_slabs = 0;

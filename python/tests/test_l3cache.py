@@ -58,6 +58,32 @@ class StoreTest(unittest.TestCase):
         del host
         mm.close()
 
+    def test_a_store_over_two_files_round_trips_and_names_both(self):
+        paths = [self.path + ".dev%d" % d for d in range(2)]
+        config = {"store": {"paths": paths, "capacity": "32MiB", "slab_size": "1MiB"},
+                  "namespace": {"deployment_id": "py"}}
+        mm, host = pool(32 * PAGE)
+        host[: 16 * PAGE] = np.random.default_rng(11).integers(0, 256, 16 * PAGE, dtype=np.uint8)
+        keys = ["py_two%d" % i for i in range(16)]
+        offsets = [i * PAGE for i in range(16)]
+        try:
+            with l3cache.Store(config) as store:
+                store.register_host(host.ctypes.data, host.nbytes)
+                self.assertEqual(store.batch_put_from(keys, host.ctypes.data, offsets, [PAGE] * 16), [True] * 16)
+                devices = store.stats()["devices"]
+                self.assertEqual([d["path"] for d in devices], paths)
+                self.assertTrue(all(d["state"] == "ok" and d["bytes_written"] > 0 for d in devices))
+            with l3cache.Store(config) as store:
+                back = [16 * PAGE + o for o in offsets]
+                self.assertEqual(store.batch_get_into(keys, host.ctypes.data, back, [PAGE] * 16), [True] * 16)
+                np.testing.assert_array_equal(host[16 * PAGE:], host[: 16 * PAGE])
+        finally:
+            for p in paths:
+                if os.path.exists(p):
+                    os.unlink(p)
+        del host
+        mm.close()
+
     def test_a_huge_page_pool_moves_pages_byte_exact(self):
         with l3cache.Pool(4 << 20) as p:
             self.assertEqual(p.address % (2 << 20), 0)
