@@ -192,6 +192,74 @@ static void a_clean_close_and_a_kill_both_restore_every_devices_objects(void **s
     remove_files(paths, 2);
 }
 
+/* The second process of a_second_process_shares_the_store: it opens the
+ * store first, puts `mine`, says so, waits, then reads `theirs` (put by
+ * the parent through the same shared index). Its exit code says how. */
+static int sharing_child(const l3_slab_options *o, batch *mine, batch *theirs, int ready, int go)
+{
+    l3_slabstore *s;
+    if (l3_slabstore_open(o, &s, NULL) != L3_OK)
+        return 2;
+    l3_store *st = l3_slabstore_store(s);
+    l3_io_result r = { .success = mine->ok, .object_failures = mine->failed };
+    if (st->ops->batch_put_from(st, mine->keys, NKEYS, (l3_host_buffer){ mine->src, NKEYS * OBJ }, mine->ranges, &r,
+                                NULL) != L3_OK)
+        return 3;
+    char c = 'r';
+    if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+        return 4;
+    l3_io_result g = { .success = theirs->ok, .object_failures = theirs->failed };
+    if (st->ops->batch_get_into(st, theirs->keys, NKEYS, (l3_host_buffer){ theirs->dst, NKEYS * OBJ },
+                                theirs->ranges, &g, NULL) != L3_OK)
+        return 5;
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!theirs->ok[i] || memcmp(theirs->dst + i * OBJ, theirs->src + i * OBJ, OBJ) != 0)
+            return 6;
+    l3_slabstore_free(s);
+    return 0;
+}
+
+static void a_second_process_shares_the_store(void **state)
+{
+    char paths[2][512];
+    const char *ptrs[2];
+    l3_slab_options o = devices_options(paths, ptrs, 2, "shared", KIND(state));
+    l3_slabstore_free(open_test_store(&o)); /* formatted; nothing open across the fork */
+    batch *childs = new_batch("child", 13), *parents = new_batch("parent", 14);
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(sharing_child(&o, childs, parents, ready[1], go[0]));
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    l3_slabstore *s = open_test_store(&o); /* joins the child's mapping */
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_int_equal(st.attached_processes, 2);
+    assert_int_equal(get_batch(s, childs), NKEYS); /* what the child put, through the shared index */
+    put_batch(s, parents);
+    assert_int_equal(write(go[1], &c, 1), 1);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    l3_slabstore_free(s);
+    s = open_test_store(&o);
+    assert_int_equal(get_batch(s, childs), NKEYS);
+    assert_int_equal(get_batch(s, parents), NKEYS);
+    l3_slabstore_free(s);
+    for (int k = 0; k < 2; k++) {
+        close(ready[k]);
+        close(go[k]);
+    }
+    free_batch(childs);
+    free_batch(parents);
+    remove_files(paths, 2);
+}
+
 static void a_missing_device_opens_degraded_and_comes_back(void **state)
 {
     char paths[2][512], moved[600];
@@ -445,6 +513,7 @@ int main(void)
         ENGINE_TESTS(&aio),
         cmocka_unit_test_prestate(a_clean_close_and_a_kill_both_restore_every_devices_objects, &uring),
         cmocka_unit_test_prestate(a_missing_device_opens_degraded_and_comes_back, &uring),
+        cmocka_unit_test_prestate(a_second_process_shares_the_store, &uring),
         cmocka_unit_test_prestate(a_swapped_or_foreign_device_is_refused, &uring),
         cmocka_unit_test(the_config_takes_store_paths),
         cmocka_unit_test_prestate(l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all, &uring),
