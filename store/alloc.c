@@ -1,6 +1,7 @@
 /* The slab store's allocation and publication (alloc.h). */
 #include "alloc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy.h"
@@ -290,6 +291,66 @@ void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
         sl->state = S_SEALED;
     if (sl->state == S_OFFLINE && sl->inflight == 0 && (sl->live || sl->next_slot))
         l3_alloc_evict(s, slab_id); /* its device failed while writes were in flight */
+}
+
+/* Whether an entry fits its slab as the slab stands (under the lock). */
+static bool entry_fits(const l3_slabstore *s, const l3_index_entry *e)
+{
+    if (e->slab >= s->geo.num_slabs)
+        return false;
+    const slab *sl = &s->slabs[e->slab];
+    return (sl->state == S_OPEN || sl->state == S_SEALED) && e->gen == (uint32_t)sl->gen && e->slot < sl->nslots &&
+           e->slot < sl->next_slot && e->size <= (uint64_t)sl->payload_blocks * s->geo.block_size &&
+           e->ns <= s->sh->num_ns;
+}
+
+/* Empty the index, the slot ids and every count (under the lock). */
+static void clear_counts(l3_slabstore *s)
+{
+    l3_index_clear(&s->index);
+    memset(s->slot_ids, 0, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint64_t));
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++)
+        s->slabs[i].live = 0, s->slabs[i].live_bytes = 0;
+    for (uint32_t i = 0; i < s->sh->num_ns; i++)
+        s->ns[i].objects = s->ns[i].bytes = 0;
+}
+
+void l3_alloc_repair(l3_slabstore *s)
+{
+    s->sh->repair_needed = 0;
+    uint64_t cap = l3_index_capacity(&s->index), n = 0, dropped = 0;
+    for (uint64_t i = 0; i < cap; i++)
+        n += s->index.table[i].hash != 0;
+    l3_index_entry *keep = malloc((n ? n : 1) * sizeof *keep);
+    if (!keep) {
+        l3_log("error", "%s: no memory to check the index after a process died holding its lock", s->path);
+        return;
+    }
+    size_t k = 0;
+    for (uint64_t i = 0; i < cap; i++) {
+        const l3_index_entry *e = &s->index.table[i];
+        if (e->hash && entry_fits(s, e))
+            keep[k++] = *e;
+        else
+            dropped += e->hash != 0;
+    }
+    clear_counts(s);
+    for (size_t j = 0; j < k; j++) {
+        l3_key_id id = { .hash = keep[j].hash, .check = keep[j].check, .len = keep[j].key_len };
+        l3_index_entry *old = l3_index_find(&s->index, id);
+        if (old && old->seq >= keep[j].seq) {
+            dropped += old->slab != keep[j].slab || old->slot != keep[j].slot; /* (a copy of itself is not) */
+            continue;
+        }
+        if (old)
+            l3_alloc_unpublish(s, old), dropped++;
+        if (!l3_alloc_publish(s, &keep[j]))
+            dropped++;
+    }
+    free(keep);
+    l3_log("warning", "%s: the index checked after a process died holding its lock: %llu entries kept, %llu "
+                      "dropped (half-done or stale)", s->path, (unsigned long long)s->index.meta->count,
+           (unsigned long long)dropped);
 }
 
 void l3_alloc_reset(l3_slabstore *s)

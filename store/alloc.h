@@ -48,6 +48,14 @@ void l3_alloc_release(l3_slabstore *s, uint32_t slab);
  * writes end), and nothing is placed there again. */
 void l3_alloc_sweep_failed(l3_slabstore *s);
 
+/* After a process died holding the lock (under it): rebuild the index
+ * from its own entries, keeping those that fit their slab (in range, of
+ * its generation, below its fill; one per key, the newest), and redo the
+ * slot ids and counts from them. A death between an entry and its slot id
+ * would otherwise leave an entry that eviction never finds, naming a
+ * slot reused later. */
+void l3_alloc_repair(l3_slabstore *s);
+
 /* Forget every object and slab (after an epoch bump, or a failed load):
  * an empty index, every slab free. */
 void l3_alloc_reset(l3_slabstore *s);

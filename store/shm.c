@@ -38,6 +38,8 @@ void l3_shm_lock(l3_slabstore *s, pthread_mutex_t *mu)
          * wrong bytes; counters may be off until the next rebuild. */
         l3_log("warning", "%s: a process died holding the store's shared lock; continuing", s->path);
         pthread_mutex_consistent(mu);
+        if (s->sh && mu == &s->sh->lock)
+            s->sh->repair_needed = 1; /* the index may hold a half-done update: l3_slab_lock repairs it */
     }
 }
 

@@ -92,6 +92,7 @@ typedef struct shared {
     _Atomic uint32_t dev_err_run[L3_MAX_DEVICES]; /* requests failed in a row there */
     _Atomic uint32_t failed_mask, swept_mask; /* devices failed; those whose slabs were taken offline */
     _Atomic uint32_t next_device;             /* the device the next put's slot goes to */
+    uint32_t repair_needed;                   /* a process died holding `lock`: check the index (under it) */
     ns_info ns[L3_MAX_NAMESPACES];
     proc_slot procs[L3_MAX_PROCS];
 } shared;

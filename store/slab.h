@@ -78,6 +78,9 @@ struct l3_slabstore {
      * hook that frees room ahead, keeping what it keeps (reinsert.c); NULL
      * for none. A hook, not a call, so that put.c stays below it. */
     void (*make_room)(l3_slabstore *s, uint64_t bytes);
+    /* Called under the lock when a process died holding it: rebuilds the
+     * index's consistency with the slabs (l3_alloc_repair); NULL for none. */
+    void (*repair)(l3_slabstore *s);
     atomic_ulong reinserted_objects, reinserted_bytes, over_budget, index_bound_evictions;
     double open_seconds;
 };
@@ -95,8 +98,14 @@ static inline int32_t *l3_class_open(l3_slabstore *s, uint32_t pb, uint32_t d)
 }
 
 /* Take and drop the lock of the index, slabs, classes, namespaces and
- * counters. */
-static inline void l3_slab_lock(l3_slabstore *s) { l3_shm_lock(s, &s->sh->lock); }
+ * counters. Taken after a holder died, it first repairs what that holder
+ * may have left half-done (the repair hook, alloc.c). */
+static inline void l3_slab_lock(l3_slabstore *s)
+{
+    l3_shm_lock(s, &s->sh->lock);
+    if (s->sh->repair_needed && s->repair)
+        s->repair(s);
+}
 static inline void l3_slab_unlock(l3_slabstore *s) { l3_shm_unlock(&s->sh->lock); }
 
 #endif

@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "batch.h"
 #include "l3_clock.h"
 #include "l3_pool.h"
@@ -541,6 +542,7 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
         return l3_fail(err, L3_ENOMEM, "allocating the store");
     s->base.ops = &slab_ops;
     s->opt = opt;
+    s->repair = l3_alloc_repair;
     s->shm_fd = -1;
     s->me = -1;
     s->fd = -1;

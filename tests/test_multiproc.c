@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "format.h"
+#include "slab.h"
 #include "l3_slabstore.h"
 #include "store_util.h"
 
@@ -319,12 +320,74 @@ static void page_keys_follow_the_shard_and_state_keys_follow_the_rank(void **sta
     unlink(path);
 }
 
+/* A process that dies holding the store's lock, half-way through
+ * publishing an object (its index entry in, its slot id not yet): the next
+ * holder repairs the index, so that when the slab is reused the entry does
+ * not outlive it (exists() saying yes to an object that is gone, and the
+ * next checkpoint naming a slot that holds another object). */
+static void a_death_holding_the_lock_leaves_no_stale_entry(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "deadlock");
+    l3_slab_options o = slab_count_options(path, 6, L3_ENGINE_AUTO);
+    l3_slabstore *s = open_test_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(16 * PAGE);
+    char names[16][64];
+    const char *keys[16];
+    l3_range ranges[16];
+    bool ok[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(names[i], sizeof names[i], "dead_k%d", i);
+        keys[i] = names[i];
+        ranges[i] = (l3_range){ (uint64_t)i * PAGE, PAGE };
+    }
+    put_keys(st, keys, 1, pool, 16 * PAGE, ranges, ok); /* dead_k0 */
+    /* As a process killed between the two steps of a publish leaves it. */
+    l3_slab_lock(s);
+    l3_index_entry *e = l3_index_find(&s->index, l3_key_identity(keys[0], strlen(keys[0])));
+    assert_non_null(e);
+    l3_slab_slot_ids(s, e->slab)[e->slot] = 0;
+    l3_slab_unlock(s);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pthread_mutex_lock(&s->sh->lock);
+        _exit(0); /* dies holding it */
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    /* Fill the store several times over: dead_k0's slab is reused. */
+    for (int round = 0; round < 8; round++) {
+        char more[16][64];
+        const char *mk[16];
+        for (int i = 0; i < 16; i++) {
+            snprintf(more[i], sizeof more[i], "dead_r%d_%d", round, i);
+            mk[i] = more[i];
+        }
+        put_keys(st, mk, 16, pool, 16 * PAGE, ranges, ok);
+    }
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_true(stats.evictions > 0);
+    assert_false(exists_key(st, keys[0])); /* gone with its slab, not a stale yes */
+    l3_slabstore_free(s);
+    s = open_test_store(&o); /* and the checkpoint it left loads whole */
+    l3_slabstore_stats(s, &stats);
+    assert_true(stats.opened_from_checkpoint);
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(processes_share_a_store_and_survive_one_being_killed),
         cmocka_unit_test(a_sharded_block_moves_to_its_new_owner_through_the_store),
         cmocka_unit_test(page_keys_follow_the_shard_and_state_keys_follow_the_rank),
+        cmocka_unit_test(a_death_holding_the_lock_leaves_no_stale_entry),
     };
     return cmocka_run_group_tests_name("multiproc", tests, NULL, NULL);
 }
