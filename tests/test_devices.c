@@ -417,6 +417,11 @@ static void l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all(void **s
     assert_int_equal(run_fsck(out, sizeof out, "-n", paths[1], paths[0], NULL), 0); /* any order */
     assert_int_equal(run_fsck(out, sizeof out, "-n", paths[1], NULL), 0);            /* one alone */
     assert_non_null(strstr(out, "1 of the store's 2 devices"));
+    assert_int_equal(run_fsck(out, sizeof out, "-n", "--json", paths[1], NULL), 0);
+    char *devs = strstr(out, "\"devices\"");
+    assert_non_null(devs); /* by place: device 0 not given, device 1 the path */
+    assert_non_null(strstr(devs, "null"));
+    assert_non_null(strstr(devs, paths[1]));
     assert_int_equal(run_fsck(out, sizeof out, "-y", paths[1], NULL), 8);            /* no repair so */
     /* Slab 1 is device 1's first: break its first object's header. */
     l3_superblock sb;

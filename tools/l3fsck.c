@@ -303,6 +303,12 @@ static void print_json(const fsck *f, summary *sm)
 {
     json_t *root = json_object(), *copies = json_array();
     json_object_set_new(root, "path", json_string(f->path));
+    if (f->ndev > 1) { /* a store over several devices: each by its place, null where not given */
+        json_t *devs = json_array();
+        for (uint32_t d = 0; d < f->ndev; d++)
+            json_array_append_new(devs, f->dev[d].path ? json_string(f->dev[d].path) : json_null());
+        json_object_set_new(root, "devices", devs);
+    }
     for (int k = 0; k < L3_SB_COPIES; k++) {
         json_t *cj = f->sbs.valid[k] ? sb_json(&f->sbs.copy[k]) : json_object();
         json_object_set_new(cj, "copy", json_integer(k));
