@@ -224,8 +224,7 @@ static int32_t victim_near(l3_slabstore *s, int32_t d)
 
 bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot)
 {
-    if (atomic_load_explicit(&s->sh->failed_mask, memory_order_relaxed) !=
-        atomic_load_explicit(&s->sh->swept_mask, memory_order_relaxed))
+    if (l3_alloc_sweep_due(s))
         l3_alloc_sweep_failed(s);
     /* The index has a bound: make room by evicting whole slabs. */
     while (s->index.meta->count + s->sh->reserved >= s->index.meta->max) {

@@ -48,6 +48,13 @@ void l3_alloc_release(l3_slabstore *s, uint32_t slab);
  * writes end), and nothing is placed there again. */
 void l3_alloc_sweep_failed(l3_slabstore *s);
 
+/* Whether a device failed since the last sweep (any lock, or none). */
+static inline bool l3_alloc_sweep_due(l3_slabstore *s)
+{
+    return atomic_load_explicit(&s->sh->failed_mask, memory_order_relaxed) !=
+           atomic_load_explicit(&s->sh->swept_mask, memory_order_relaxed);
+}
+
 /* After a process died holding the lock (under it): rebuild the index
  * from its own entries, keeping those that fit their slab (in range, of
  * its generation, below its fill; one per key, the newest), and redo the

@@ -183,7 +183,7 @@ static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *k
                          : l3_io_run(s->engine, ctx, w->reqs, (size_t)r, s->opt.io_timeout, &retired, err);
     if (r > 0 && rc == L3_OK && retired) {
         l3_meta_note_io(s, w->reqs, (size_t)r);
-        if (atomic_load(&s->sh->failed_mask) != atomic_load(&s->sh->swept_mask)) {
+        if (l3_alloc_sweep_due(s)) {
             l3_slab_lock(s);
             l3_alloc_sweep_failed(s);
             l3_slab_unlock(s);

@@ -1,5 +1,6 @@
 /* The slab store's metadata I/O (meta.h). */
 #include "meta.h"
+#include "rules.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -306,19 +307,6 @@ l3_status l3_meta_format(l3_slabstore *s, uint64_t capacity, l3_error *err)
     return st == L3_OK ? l3_meta_write_sb(s, err) : st;
 }
 
-/* Merge device d's table and journal (read into tbl, jr) into the
- * images: its own slabs' records; each journal slot's newest record. */
-static void merge_tables(l3_slabstore *s, uint32_t d, const l3_slab_record *tbl, const l3_journal_record *jr)
-{
-    for (uint32_t i = d; i < s->geo.num_slabs; i += s->geo.num_devices)
-        s->table[i] = tbl[i];
-    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
-        bool have = l3_journal_record_valid(&s->journal[j]);
-        if (l3_journal_record_valid(&jr[j]) && (!have || jr[j].seq > s->journal[j].seq))
-            s->journal[j] = jr[j];
-    }
-}
-
 l3_status l3_meta_read_tables(l3_slabstore *s, l3_error *err)
 {
     const l3_geometry *g = &s->geo;
@@ -342,7 +330,7 @@ l3_status l3_meta_read_tables(l3_slabstore *s, l3_error *err)
             l3_meta_dev_failed(s, d, e.msg);
             continue;
         }
-        merge_tables(s, d, (const l3_slab_record *)tbl, (const l3_journal_record *)jr);
+        l3_merge_device_tables(g, d, (const l3_slab_record *)tbl, (const l3_journal_record *)jr, s->table, s->journal);
     }
     free(tbl);
     free(jr);

@@ -82,6 +82,16 @@ int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out)
     return valid;
 }
 
+void l3_merge_device_tables(const l3_geometry *g, uint32_t d, const l3_slab_record *tbl, const l3_journal_record *jr,
+                            l3_slab_record *table, l3_journal_record *journal)
+{
+    for (uint32_t i = d; i < g->num_slabs; i += g->num_devices)
+        table[i] = tbl[i];
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++)
+        if (l3_journal_record_valid(&jr[j]) && (!l3_journal_record_valid(&journal[j]) || jr[j].seq > journal[j].seq))
+            journal[j] = jr[j];
+}
+
 bool l3_slab_in_use(const l3_slab_record *r, uint32_t slab, uint64_t epoch)
 {
     return l3_slab_record_valid(r, slab) && r->state == L3_SLAB_USED && r->epoch == epoch;

@@ -24,6 +24,14 @@ typedef struct l3_sb_copies {
  * Copy c sits at c x max(4096, block size). Returns how many are valid. */
 int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out);
 
+/* Merge device `d`'s slab table and journal (`tbl`, `jr`, as read from
+ * it) into the store's images (`table`, `journal`) of geometry `g`: the
+ * records of its own slabs (a slab's record is read from its own device
+ * only), and each journal slot's valid record with the highest sequence
+ * of any device merged so far. */
+void l3_merge_device_tables(const l3_geometry *g, uint32_t d, const l3_slab_record *tbl, const l3_journal_record *jr,
+                            l3_slab_record *table, l3_journal_record *journal);
+
 /* Whether slab `slab`'s record makes its slots candidates: it checks, is
  * used, and was opened in the superblock's `epoch`. */
 bool l3_slab_in_use(const l3_slab_record *r, uint32_t slab, uint64_t epoch);

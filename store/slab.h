@@ -33,7 +33,6 @@ struct l3_slabstore {
     l3_slab_options opt;
     char *path;              /* the first device's path: the store's name in messages */
     int fd;                  /* the first present device's descriptor (names the mapping) */
-    bool is_blockdev;
     l3_device dev[L3_MAX_DEVICES];
     uint32_t ndev;
     uint32_t ref_dev;        /* the device whose superblock is the newest (the checkpoint is read there) */

@@ -552,8 +552,7 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
     for (uint32_t d = 0; d < s->ndev && s->fd < 0; d++)
         if (s->dev[d].fd >= 0) {
             s->fd = s->dev[d].fd; /* the first present device names the shared mapping */
-            s->is_blockdev = s->dev[d].blockdev;
-            s->max_segments = device_max_segments(s->fd, s->is_blockdev);
+            s->max_segments = device_max_segments(s->fd, s->dev[d].blockdev);
         }
     if (st == L3_OK)
         st = open_locked(s, err);

@@ -104,6 +104,22 @@ static void remove_files(char paths[][512], unsigned n)
         unlink(paths[d]);
 }
 
+/* Reopen the store of `o` whole: no device offline, both batches served
+ * byte-exact; then free them and remove the files. */
+static void expect_both_back(const l3_slab_options *o, batch *a, batch *b, char paths[][512])
+{
+    l3_slabstore *s = open_test_store(o);
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_int_equal(st.devices_offline, 0);
+    assert_int_equal(get_batch(s, a), NKEYS);
+    assert_int_equal(get_batch(s, b), NKEYS);
+    l3_slabstore_free(s);
+    free_batch(a);
+    free_batch(b);
+    remove_files(paths, 2);
+}
+
 /* The superblock's device field of the store file at `path`. */
 static uint32_t device_of(const char *path, uint32_t *num_devices)
 {
@@ -247,17 +263,11 @@ static void a_second_process_shares_the_store(void **state)
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
     l3_slabstore_free(s);
-    s = open_test_store(&o);
-    assert_int_equal(get_batch(s, childs), NKEYS);
-    assert_int_equal(get_batch(s, parents), NKEYS);
-    l3_slabstore_free(s);
     for (int k = 0; k < 2; k++) {
         close(ready[k]);
         close(go[k]);
     }
-    free_batch(childs);
-    free_batch(parents);
-    remove_files(paths, 2);
+    expect_both_back(&o, childs, parents, paths);
 }
 
 static void a_missing_device_opens_degraded_and_comes_back(void **state)
@@ -283,15 +293,7 @@ static void a_missing_device_opens_degraded_and_comes_back(void **state)
     l3_slabstore_free(s);
     assert_int_equal(access(paths[1], F_OK), -1); /* nothing recreated in its place */
     assert_int_equal(rename(moved, paths[1]), 0);
-    s = open_test_store(&o); /* whole again: its objects are scanned back */
-    l3_slabstore_stats(s, &st);
-    assert_int_equal(st.devices_offline, 0);
-    assert_int_equal(get_batch(s, b), NKEYS);
-    assert_int_equal(get_batch(s, later), NKEYS);
-    l3_slabstore_free(s);
-    free_batch(b);
-    free_batch(later);
-    remove_files(paths, 2);
+    expect_both_back(&o, b, later, paths); /* whole again: its objects are scanned back */
 }
 
 static void a_swapped_or_foreign_device_is_refused(void **state)
@@ -348,14 +350,7 @@ static void a_device_failing_everything_goes_offline_and_the_rest_serves(void **
     free(m);
     l3_slabstore_set_fault(s, NULL);
     l3_slabstore_free(s);
-    /* Opened with the device working again: what it held comes back. */
-    s = open_test_store(&o);
-    assert_int_equal(get_batch(s, b), NKEYS);
-    assert_int_equal(get_batch(s, later), NKEYS);
-    l3_slabstore_free(s);
-    free_batch(b);
-    free_batch(later);
-    remove_files(paths, 2);
+    expect_both_back(&o, b, later, paths); /* the device working again: what it held comes back */
 }
 
 static void the_config_takes_store_paths(void **state)
