@@ -45,8 +45,6 @@ static int fd_of(const fsck *f, uint64_t *off, bool direct)
 {
     uint32_t d = l3_io_dev_of(*off);
     *off = l3_io_byte_of(*off);
-    if (f->ndev <= 1)
-        return direct && f->dfd >= 0 ? f->dfd : f->fd;
     if (d >= f->ndev)
         return -1;
     return direct && f->dev[d].dfd >= 0 ? f->dev[d].dfd : f->dev[d].fd;
@@ -54,7 +52,7 @@ static int fd_of(const fsck *f, uint64_t *off, bool direct)
 
 bool fsck_slab_present(const fsck *f, uint32_t i)
 {
-    return f->ndev <= 1 || (f->present >> l3_slab_device(&f->geo, i) & 1);
+    return f->present >> l3_slab_device(&f->geo, i) & 1;
 }
 
 static int read_fd(int fd, void *buf, size_t len, uint64_t off)
@@ -131,7 +129,7 @@ static void repair(fsck *f, const void *buf, size_t len, uint64_t off, const cha
 /* A metadata block (slab table, journal) at `off` of every device. */
 static void repair_all(fsck *f, const void *buf, size_t len, uint64_t off, const char *what)
 {
-    for (uint32_t d = 0; d < (f->ndev > 1 ? f->ndev : 1); d++)
+    for (uint32_t d = 0; d < f->ndev; d++)
         repair(f, buf, len, l3_io_offset(d, off), what);
 }
 
@@ -224,13 +222,16 @@ bool fsck_superblocks(fsck *f)
     f->sbs = got[best];
     f->sb = got[best].copy[got[best].best];
     uint32_t n = f->sb.num_devices ? f->sb.num_devices : 1;
-    if ((n > 1 || f->given > 1) && !place_devices(f, got, n))
-        return false;
+    if (n > 1 || f->given > 1) {
+        if (!place_devices(f, got, n))
+            return false;
+    } else {
+        f->dev[0].sbs = got[0]; /* one device, given alone */
+        f->present = 1;
+    }
     for (uint32_t d = 0; d < f->ndev; d++)
         if (f->present >> d & 1)
             judge_copies(f, f->dev[d].path, &f->dev[d].sbs);
-    if (f->ndev == 1)
-        judge_copies(f, f->path, &f->sbs);
     return true;
 }
 
@@ -246,8 +247,8 @@ void fsck_write_superblocks(fsck *f)
     uint32_t slot = (uint32_t)l3_round_up(L3_SB_BYTES, sb.block_size);
     uint8_t *buf = calloc(1, slot);
     int broken = 0;
-    for (uint32_t d = 0; d < (f->ndev > 1 ? f->ndev : 1) && buf; d++) {
-        const l3_sb_copies *c = f->ndev > 1 ? &f->dev[d].sbs : &f->sbs;
+    for (uint32_t d = 0; d < f->ndev && buf; d++) {
+        const l3_sb_copies *c = &f->dev[d].sbs;
         sb.device = d;
         for (int k = 0; k < L3_SB_COPIES; k++) {
             sb.copy = (uint32_t)k;
@@ -276,18 +277,17 @@ void fsck_write_superblocks(fsck *f)
 /* A truncated image: extend a file (its objects past the end are lost). */
 static void check_truncation(fsck *f)
 {
-    for (uint32_t d = 0; d < (f->ndev > 1 ? f->ndev : 1); d++) {
-        fsck_dev *v = f->ndev > 1 ? &f->dev[d] : NULL;
-        uint64_t size = v ? v->size : f->size;
-        if ((v && v->fd < 0) || size >= f->geo.capacity)
+    for (uint32_t d = 0; d < f->ndev; d++) {
+        fsck_dev *v = &f->dev[d];
+        if (v->fd < 0 || v->size >= f->geo.capacity)
             continue;
-        bool can = !(v ? v->blockdev : f->blockdev);
-        const char *path = v ? v->path : f->path;
-        fsck_problem(f, can, "%s is truncated: %llu of %llu bytes%s", path, (unsigned long long)size,
+        bool can = !v->blockdev;
+        const char *path = v->path;
+        fsck_problem(f, can, "%s is truncated: %llu of %llu bytes%s", path, (unsigned long long)v->size,
                      (unsigned long long)f->geo.capacity, can ? "; objects past the end are lost" : "");
         if (!can || !f->repair)
             continue;
-        if (ftruncate(v ? v->fd : f->fd, (off_t)f->geo.capacity) != 0) {
+        if (ftruncate(v->fd, (off_t)f->geo.capacity) != 0) {
             fprintf(stderr, "l3fsck: extending %s: %s\n", path, strerror(errno));
             f->left++;
             continue;
@@ -336,8 +336,7 @@ static void check_journal(fsck *f)
     }
 }
 
-/* Several devices: each slab's record from its own device, each journal
- * slot's newest valid record of any device (as the store reads them). */
+/* Several devices: merged by the rulebook, as the store reads them. */
 static void read_device_tables(fsck *f)
 {
     l3_slab_record *tbl = calloc(1, f->geo.slab_table_len);
@@ -347,12 +346,7 @@ static void read_device_tables(fsck *f)
             continue;
         fsck_read(f, tbl, f->geo.slab_table_len, l3_io_offset(d, f->geo.slab_table_off));
         fsck_read(f, jr, f->geo.journal_len, l3_io_offset(d, f->geo.journal_off));
-        for (uint32_t i = d; i < f->geo.num_slabs; i += f->ndev)
-            f->table[i] = tbl[i];
-        for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++)
-            if (l3_journal_record_valid(&jr[j]) &&
-                (!l3_journal_record_valid(&f->journal[j]) || jr[j].seq > f->journal[j].seq))
-                f->journal[j] = jr[j];
+        l3_merge_device_tables(&f->geo, d, tbl, jr, f->table, f->journal);
     }
     free(tbl);
     free(jr);
@@ -545,8 +539,7 @@ void fsck_objects(fsck *f)
 {
     const l3_geometry *g = &f->geo;
     slab_view v = { .hdr = aligned(g->header_bytes) };
-    f->dfd = f->ndev > 1 ? -1 : open(f->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-    for (uint32_t d = 0; d < f->ndev && f->ndev > 1; d++)
+    for (uint32_t d = 0; d < f->ndev; d++)
         f->dev[d].dfd = f->dev[d].path ? open(f->dev[d].path, O_RDONLY | O_DIRECT | O_CLOEXEC) : -1;
     uint8_t *whole = NULL;
     uint64_t total = used_slots(f), done = 0;
@@ -744,11 +737,10 @@ void fsck_permissions(fsck *f)
     char name[96], path[160];
     if (fstat(f->fd, &file) != 0)
         return;
-    if (f->ndev <= 1)
-        check_mode(f, "the store", f->path, f->blockdev ? -1 : f->fd);
-    for (uint32_t d = 0; d < f->ndev && f->ndev > 1; d++)
+    for (uint32_t d = 0; d < f->ndev; d++)
         if (f->dev[d].fd >= 0)
-            check_mode(f, "the store's device", f->dev[d].path, f->dev[d].blockdev ? -1 : f->dev[d].fd);
+            check_mode(f, f->ndev > 1 ? "the store's device" : "the store", f->dev[d].path,
+                       f->dev[d].blockdev ? -1 : f->dev[d].fd);
     l3_shm_name_of(&file, name, sizeof name);
     snprintf(path, sizeof path, "/dev/shm%s", name);
     if (stat(path, &shm) != 0)

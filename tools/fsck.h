@@ -44,13 +44,10 @@ typedef struct fsck {
     const char *path;            /* the first path given */
     uint32_t ref;                /* the device whose superblock is the newest */
     bool partial;                /* not every device given: checked read-only, the others' slabs skipped */
-    int fd;
-    int dfd;                     /* the image opened O_DIRECT for bulk reads, or -1 */
+    int fd;                      /* the first path's descriptor (names the shared object) */
     bool repair, verify, list, json, slabs_verbose, tty;
     const char *prefix;
-    uint64_t size;
-    bool blockdev;
-    l3_sb_copies sbs;
+    l3_sb_copies sbs;            /* the newest device's copies (reports) */
     l3_superblock sb;            /* the copy the store trusts */
     l3_geometry geo;
     l3_slab_record *table;

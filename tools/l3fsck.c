@@ -149,8 +149,6 @@ static bool open_image(fsck *f)
         if (!open_one(f, &f->dev[i], f->paths[i]))
             return false;
     f->fd = f->dev[0].fd;
-    f->size = f->dev[0].size;
-    f->blockdev = f->dev[0].blockdev;
     return true;
 }
 
@@ -358,7 +356,7 @@ static int check(fsck *f)
         return EXIT_OPERATIONAL;
     }
     char why[256];
-    uint64_t size = f->ndev > 1 ? f->dev[f->ref].size : f->size;
+    uint64_t size = f->dev[f->ref].size;
     if (!l3_geometry_from_sb(&f->sb, size, &f->geo, why, sizeof why)) {
         fsck_problem(f, false, "superblock geometry: %s", why);
         if (!f->json)
@@ -394,7 +392,7 @@ static int check(fsck *f)
 
 int main(int argc, char **argv)
 {
-    fsck f = { .fd = -1, .dfd = -1, .ndev = 1, .errors = json_array(), .repairs = json_array() };
+    fsck f = { .fd = -1, .ndev = 1, .errors = json_array(), .repairs = json_array() };
     for (uint32_t d = 0; d < L3_MAX_DEVICES; d++)
         f.dev[d] = (fsck_dev){ .fd = -1, .dfd = -1 };
     int code = !parse_args(&f, argc, argv) ? usage() : !open_image(&f) ? EXIT_OPERATIONAL : check(&f);
@@ -414,7 +412,5 @@ int main(int argc, char **argv)
     }
     if (f.fd >= 0)
         close(f.fd);
-    if (f.dfd >= 0)
-        close(f.dfd);
     return code;
 }
