@@ -458,6 +458,7 @@ typedef struct recovery {
     size_t objects;
     double populate_s, clean_open_s, scan_open_s;
     uint64_t clean_objects, scan_objects;
+    uint64_t scan_summaries, scan_slabs; /* slabs the crash scan read from their summary, of all used */
     double fsck_s, verify_s, verify_gbs; /* l3fsck -n, and -n --verify (0: no l3fsck) */
     uint64_t fsck_objects;
 } recovery;
@@ -515,6 +516,8 @@ static bool run_recovery(const char *file, size_t n, recovery *r)
         l3_slabstore_stats(s, &st);
         r->scan_open_s = st.open_seconds;
         r->scan_objects = st.objects;
+        r->scan_summaries = st.recovered_summaries;
+        r->scan_slabs = st.slabs_open + st.slabs_sealed;
         good = !st.opened_from_checkpoint;
         l3_slabstore_free(s);
     }
@@ -807,11 +810,12 @@ static void print_json_report(const compare *cx, const row *rows, const extras *
     json_object_set_new(root, "sizes", arr);
     json_object_set_new(root, "exists", json_pack("{s:f,s:f}", "store_keys_per_s", x->ex.store_keys_per_s,
                                                   "executor_keys_per_s", x->ex.executor_keys_per_s));
-    json_object_set_new(root, "recovery", json_pack("{s:I,s:f,s:f,s:I,s:I,s:f,s:f,s:f}", "objects",
+    json_object_set_new(root, "recovery", json_pack("{s:I,s:f,s:f,s:I,s:I,s:I,s:f,s:f,s:f}", "objects",
                                                     (json_int_t)x->rec.objects, "clean_open_s", x->rec.clean_open_s,
                                                     "scan_open_s", x->rec.scan_open_s, "clean_objects",
                                                     (json_int_t)x->rec.clean_objects, "scan_objects",
-                                                    (json_int_t)x->rec.scan_objects, "fsck_s", x->rec.fsck_s,
+                                                    (json_int_t)x->rec.scan_objects, "scan_summaries",
+                                                    (json_int_t)x->rec.scan_summaries, "fsck_s", x->rec.fsck_s,
                                                     "fsck_verify_s", x->rec.verify_s, "fsck_verify_gb_per_s",
                                                     x->rec.verify_gbs));
     const l3_mixed_result *m = &x->mix;
@@ -882,9 +886,10 @@ static void print_extras(const compare *cx, const extras *x)
            x->ex.store_keys_per_s / 1e6, x->ex.executor_keys_per_s / 1e6);
     if (x->rec_ok)
         printf("recovery of %zu objects: clean reopen %.3f s (%llu objects, checkpoint), crash scan %.3f s "
-               "(%llu objects, headers); populating took %.1f s\n", x->rec.objects, x->rec.clean_open_s,
-               (unsigned long long)x->rec.clean_objects, x->rec.scan_open_s,
-               (unsigned long long)x->rec.scan_objects, x->rec.populate_s);
+               "(%llu objects; %llu of %llu slabs from their summary, the rest from headers); populating took "
+               "%.1f s\n", x->rec.objects, x->rec.clean_open_s, (unsigned long long)x->rec.clean_objects,
+               x->rec.scan_open_s, (unsigned long long)x->rec.scan_objects,
+               (unsigned long long)x->rec.scan_summaries, (unsigned long long)x->rec.scan_slabs, x->rec.populate_s);
     else if (cx->o->recovery_objects)
         printf("recovery: failed\n");
     if (x->rec_ok && x->rec.fsck_s > 0)

@@ -82,6 +82,7 @@ l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l
     sl->payload_blocks = r->payload_blocks;
     sl->gen = r->gen;
     sl->record_gen = r->gen; /* read from the disk */
+    sl->summary_gen = 0;     /* not known: written again if due (deletes zero entries either way) */
     sl->first_seq = r->first_seq;
     sl->nslots = nslots;
     sl->next_slot = nslots;
@@ -198,17 +199,30 @@ static void warn_index_bound(l3_slabstore *s)
            (unsigned long long)(s->index.meta->count ? total_live_bytes(s) / s->index.meta->count : 0));
 }
 
-/* The device the next slot goes to: the devices in turn (so that a
- * batch's I/O spreads over all of them), passing over offline ones; -1
- * when none is online. */
-static int32_t next_device(l3_slabstore *s)
+/* The device the next slot of `slot_bytes` goes to: the devices in turn,
+ * a stripe of L3_STRIPE_BYTES each (consecutive keys of a batch land
+ * together on one device, so that its requests stay as large as one
+ * device's would be), passing over offline ones; -1 when none is online. */
+static int32_t next_device(l3_slabstore *s, uint64_t slot_bytes)
 {
     uint32_t nd = s->geo.num_devices;
-    uint32_t first = nd == 1 ? 0 : atomic_fetch_add_explicit(&s->sh->next_device, 1, memory_order_relaxed) % nd;
+    shared *sh = s->sh;
+    if (nd == 1)
+        return sh->dev_state[0] == DEV_OK ? 0 : -1;
     for (uint32_t k = 0; k < nd; k++) {
-        uint32_t d = (first + k) % nd;
-        if (s->sh->dev_state[d] == DEV_OK)
-            return (int32_t)d;
+        uint32_t d = (sh->stripe_dev + k) % nd;
+        if (sh->dev_state[d] != DEV_OK)
+            continue;
+        if (k) { /* the current one went offline: a fresh stripe here */
+            sh->stripe_dev = d;
+            sh->stripe_fill = 0;
+        }
+        sh->stripe_fill += (uint32_t)(slot_bytes < L3_STRIPE_BYTES ? slot_bytes : L3_STRIPE_BYTES);
+        if (sh->stripe_fill >= L3_STRIPE_BYTES) {
+            sh->stripe_dev = (d + 1) % nd;
+            sh->stripe_fill = 0;
+        }
+        return (int32_t)d;
     }
     return -1;
 }
@@ -235,7 +249,7 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *o
         l3_alloc_evict(s, (uint32_t)v);
         atomic_fetch_add(&s->index_bound_evictions, 1);
     }
-    int32_t d = next_device(s);
+    int32_t d = next_device(s, l3_slot_bytes(&s->geo, pb));
     if (d < 0)
         return false;
     int32_t *open = l3_class_open(s, pb, (uint32_t)d);

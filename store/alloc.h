@@ -12,6 +12,12 @@
 
 #include "slab.h"
 
+/* A store of several devices places puts' slots on one device until
+ * about this many bytes went there, then on the next (RAID-0's chunk):
+ * a batch of small objects reaches each device as requests as large as
+ * one device's would be, a batch of large ones spreads over all. */
+#define L3_STRIPE_BYTES (1u << 20)
+
 /* The namespace id of a key (interning it), or 0 when it has none; -1
  * when the namespace table is full. */
 int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len);

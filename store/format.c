@@ -101,6 +101,7 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
     g->num_slabs = (uint32_t)(guess * devices);
     g->capacity = g->data_off + guess * slab_size;
     g->max_slots = geometry_slots(g);
+    g->summaries = 1;
     return true;
 }
 
@@ -154,6 +155,7 @@ bool l3_geometry_from_sb(const l3_superblock *sb, uint64_t size, l3_geometry *g,
     }
     g->header_bytes = (uint32_t)l3_round_up(L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX, g->block_size);
     g->max_slots = geometry_slots(g);
+    g->summaries = (sb->incompat & L3_INCOMPAT_SUMMARY) != 0;
     uint64_t b = g->block_size;
     if (g->slab_table_off % b || g->journal_off % b || g->checkpoint_off % b || g->data_off % b ||
         g->slab_table_len < (uint64_t)g->num_slabs * L3_SLAB_RECORD_BYTES ||
@@ -216,6 +218,47 @@ bool l3_slab_record_valid(const l3_slab_record *r, uint32_t slab)
     l3_slab_record c = *r;
     c.crc = 0;
     return l3_crc32c(0, &c, sizeof c) == r->crc;
+}
+
+void l3_summary_head_seal(l3_summary_head *h)
+{
+    h->magic = L3_SUMMARY_MAGIC;
+    h->crc = 0;
+    h->crc = l3_crc32c(0, h, sizeof *h);
+}
+
+bool l3_summary_head_valid(const l3_summary_head *h, uint32_t slab, const l3_slab_record *r)
+{
+    if (h->magic != L3_SUMMARY_MAGIC || h->slab != slab || h->gen != r->gen || h->epoch != r->epoch ||
+        h->payload_blocks != r->payload_blocks || h->num_ns > L3_SUMMARY_NS)
+        return false;
+    l3_summary_head c = *h;
+    c.crc = 0;
+    if (l3_crc32c(0, &c, sizeof c) != h->crc)
+        return false;
+    for (uint32_t j = 0; j < h->num_ns; j++)
+        if (h->ns_len[j] == 0 || h->ns_len[j] > L3_NS_TEXT_MAX)
+            return false;
+    return true;
+}
+
+static uint32_t summary_entry_crc(const l3_summary_entry *e, uint32_t slab, uint32_t slot, uint64_t gen)
+{
+    uint64_t where[2] = { (uint64_t)slab << 32 | slot, gen };
+    l3_summary_entry c = *e;
+    c.entry_crc = 0;
+    return l3_crc32c(l3_crc32c(0, where, sizeof where), &c, sizeof c);
+}
+
+void l3_summary_entry_seal(l3_summary_entry *e, uint32_t slab, uint32_t slot, uint64_t gen)
+{
+    e->flags = L3_SUMMARY_PRESENT;
+    e->entry_crc = summary_entry_crc(e, slab, slot, gen);
+}
+
+bool l3_summary_entry_valid(const l3_summary_entry *e, uint32_t slab, uint32_t slot, uint64_t gen)
+{
+    return e->flags == L3_SUMMARY_PRESENT && e->entry_crc == summary_entry_crc(e, slab, slot, gen);
 }
 
 uint64_t l3_segments_disk_len(const uint32_t *sizes, uint32_t count, uint32_t block)

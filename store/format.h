@@ -19,10 +19,12 @@
 #define L3_OBJECT_MAGIC 0x314a424f334c4c33ull /* "3LL3OBJ1" */
 #define L3_JOURNAL_MAGIC 0x4c4e524aU /* "JRNL" */
 #define L3_CKPT_MAGIC 0x54504b43334c4c33ull   /* "3LL3CKPT" */
+#define L3_SUMMARY_MAGIC 0x4d4d5553u /* "SUMM" */
 
 /* Feature flags this build understands: a superblock with others is refused. */
 #define L3_INCOMPAT_DEVICES 1u     /* a store over several devices (num_devices > 1) */
-#define L3_INCOMPAT_KNOWN L3_INCOMPAT_DEVICES
+#define L3_INCOMPAT_SUMMARY 2u     /* every slab ends in a summary of its objects (l3_summary_head) */
+#define L3_INCOMPAT_KNOWN (L3_INCOMPAT_DEVICES | L3_INCOMPAT_SUMMARY)
 
 /* The most devices one store spans. */
 #define L3_MAX_DEVICES 16u
@@ -162,6 +164,41 @@ typedef struct l3_ns_record {
     char text[L3_NS_TEXT_MAX + 1];
 } l3_ns_record;
 
+/* A slab's summary (stores with L3_INCOMPAT_SUMMARY): at the end of the
+ * slab, a head and then one entry per slot, written once the slab is
+ * full and every write into it was published, so that a crash scan reads
+ * a slab's summary instead of every object's header. */
+#define L3_SUMMARY_NS 4u         /* namespaces a summary names; a slab with more is scanned */
+typedef struct l3_summary_head {
+    uint32_t magic;
+    uint32_t crc;                /* crc32c of the head with crc zeroed */
+    uint32_t slab;
+    uint32_t payload_blocks;
+    uint64_t gen;                /* the slab generation it describes */
+    uint64_t epoch;
+    uint32_t nslots;             /* the entries that follow */
+    uint32_t num_ns;
+    uint16_t ns_len[L3_SUMMARY_NS];
+    char ns_text[L3_SUMMARY_NS][L3_NS_TEXT_MAX + 1];
+} l3_summary_head;
+
+#define L3_SUMMARY_PRESENT 1u
+/* A slot's object, as its index entry has it; all zero for an empty or
+ * deleted slot. */
+typedef struct l3_summary_entry {
+    uint64_t hash;
+    uint64_t seq;
+    uint32_t check;              /* crc32c of the key */
+    uint32_t crc;                /* crc32c of the payload */
+    uint32_t size;
+    uint16_t key_len;
+    uint8_t ns;                  /* 1..num_ns: the head's namespace; 0: none */
+    uint8_t flags;               /* L3_SUMMARY_PRESENT */
+    uint32_t entry_crc;          /* crc32c of slab, slot and gen, then the entry with this zeroed */
+    uint32_t pad;
+} l3_summary_entry;
+_Static_assert(sizeof(l3_summary_entry) == 40, "summary entry size");
+
 /* The store's geometry, derived from the superblock or creation options. */
 typedef struct l3_geometry {
     uint32_t block_size;
@@ -176,6 +213,7 @@ typedef struct l3_geometry {
     uint32_t header_bytes;   /* an object header's blocks, in bytes */
     uint32_t max_slots;      /* slots a slab may have (l3_geometry_slots): the slot table's width */
     uint32_t num_devices;    /* devices the slabs are striped over: slab i on device i % num_devices */
+    uint32_t summaries;      /* 1: each slab ends in its summary (L3_INCOMPAT_SUMMARY) */
 } l3_geometry;
 
 /* The expected object size a store's index is sized for by default. */
@@ -223,10 +261,22 @@ static inline uint64_t l3_slot_bytes(const l3_geometry *g, uint32_t payload_bloc
 {
     return g->header_bytes + (uint64_t)payload_blocks * g->block_size;
 }
+/* The bytes of a summary of `nslots` entries (0: the store has none). */
+static inline uint64_t l3_summary_bytes(const l3_geometry *g, uint64_t nslots)
+{
+    return g->summaries ? l3_round_up(sizeof(l3_summary_head) + nslots * sizeof(l3_summary_entry), g->block_size) : 0;
+}
+/* As many slots as fit with their summary after them, at most max_slots. */
 static inline uint32_t l3_slots_per_slab(const l3_geometry *g, uint32_t payload_blocks)
 {
-    uint64_t fit = g->slab_size / l3_slot_bytes(g, payload_blocks);
-    return (uint32_t)(fit < g->max_slots ? fit : g->max_slots);
+    uint64_t slot = l3_slot_bytes(g, payload_blocks), fit = g->slab_size / slot;
+    if (fit > g->max_slots)
+        fit = g->max_slots;
+    if (g->summaries && fit > (g->slab_size - sizeof(l3_summary_head)) / (slot + sizeof(l3_summary_entry)))
+        fit = (g->slab_size - sizeof(l3_summary_head)) / (slot + sizeof(l3_summary_entry));
+    while (fit && fit * slot + l3_summary_bytes(g, fit) > g->slab_size)
+        fit--; /* the summary's block rounding: once at most (a slot is a block or more) */
+    return (uint32_t)fit;
 }
 /* The device slab `slab` lives on, and its place there. */
 static inline uint32_t l3_slab_device(const l3_geometry *g, uint32_t slab) { return slab % g->num_devices; }
@@ -248,6 +298,36 @@ static inline uint64_t l3_slot_offset(const l3_geometry *g, uint32_t slab, uint3
 {
     return l3_io_offset(l3_slab_device(g, slab), l3_slot_byte(g, slab, payload_blocks, slot));
 }
+
+/* The largest size class (payload blocks) whose slot fits a slab. */
+static inline uint32_t l3_max_payload_blocks(const l3_geometry *g)
+{
+    return (uint32_t)((g->slab_size - l3_summary_bytes(g, 1) - g->header_bytes) / g->block_size);
+}
+
+/* A summary's entries follow its head directly. */
+#define L3_SUMMARY_ENTRIES_AT sizeof(l3_summary_head)
+
+/* The bytes of a slab of class `payload_blocks`'s summary, at its end. */
+static inline uint64_t l3_summary_len(const l3_geometry *g, uint32_t payload_blocks)
+{
+    return l3_summary_bytes(g, l3_slots_per_slab(g, payload_blocks));
+}
+
+/* The I/O offset of slab `slab`'s summary (class `payload_blocks`). */
+static inline uint64_t l3_summary_offset(const l3_geometry *g, uint32_t slab, uint32_t payload_blocks)
+{
+    uint64_t end = g->data_off + (uint64_t)(l3_slab_local(g, slab) + 1) * g->slab_size;
+    return l3_io_offset(l3_slab_device(g, slab), end - l3_summary_len(g, payload_blocks));
+}
+
+void l3_summary_head_seal(l3_summary_head *h);
+/* Whether a summary head checks and describes slab `slab` as its record
+ * `r` has it (generation, epoch, class). */
+bool l3_summary_head_valid(const l3_summary_head *h, uint32_t slab, const l3_slab_record *r);
+void l3_summary_entry_seal(l3_summary_entry *e, uint32_t slab, uint32_t slot, uint64_t gen);
+/* Whether an entry is present and checks for (slab, slot, gen). */
+bool l3_summary_entry_valid(const l3_summary_entry *e, uint32_t slab, uint32_t slot, uint64_t gen);
 
 /* Seal a superblock: set its crc (copy and crc excluded). */
 void l3_sb_seal(l3_superblock *sb);

@@ -89,6 +89,7 @@ typedef struct l3_slab_stats {
     uint64_t io_fixed, io_unfixed; /* engine submissions on registered / other memory */
     uint64_t io_short_retries, io_eagain_retries, io_errors, io_timeouts, io_faults;
     uint64_t recovered_objects;
+    uint64_t recovered_summaries; /* slabs a crash scan indexed from their summary, not their headers */
     bool opened_from_checkpoint;
     double open_seconds;
     const char *engine;        /* "io_uring" or "libaio" */

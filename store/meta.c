@@ -254,7 +254,7 @@ static void new_superblock(l3_superblock *sb, const l3_geometry *g)
     sb->next_seq = 1;
     sb->created_at = (uint64_t)time(NULL);
     sb->num_devices = g->num_devices;
-    sb->incompat = g->num_devices > 1 ? L3_INCOMPAT_DEVICES : 0;
+    sb->incompat = (g->num_devices > 1 ? L3_INCOMPAT_DEVICES : 0) | (g->summaries ? L3_INCOMPAT_SUMMARY : 0);
 }
 
 /* Give a regular file its bytes (fallocate, or a sparse extension where

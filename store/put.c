@@ -9,6 +9,7 @@
 #include "l3_crc32c.h"
 #include "meta.h"
 #include "policy.h"
+#include "summary.h"
 
 enum { PUT_SKIP = 0, PUT_WRITE = 1, PUT_TWIN = 2 };
 
@@ -305,6 +306,8 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
         rc = L3_OK;
     }
     publish_wave(s, w, ranges, rc == L3_OK && retired, res, io_error);
+    for (size_t k = 0; k < w->num_slabs && retired; k++)
+        l3_summary_settle(s, w->slabs[k]); /* a slab this wave filled */
     l3_plan_free(w->plans, w->np * w->k);
     zero_orphans(s, w);
     return rc;

@@ -411,6 +411,7 @@ static l3_status load_checkpoint(l3_slabstore *s, l3_error *err)
 
 typedef struct scan_state {
     uint64_t max_seq, dropped;
+    uint64_t summarized;    /* slabs indexed from their summary */
     l3_io_req *reqs;
     l3_io_ctx *ctx;
 } scan_state;
@@ -428,15 +429,40 @@ static bool payload_checks(l3_slabstore *s, uint64_t slot_off, uint32_t size, ui
     return ok;
 }
 
-/* Whether header h (at slot_off) is served over the indexed copy `old` of
- * its key, by the rules: the higher sequence unless its payload is torn. */
-static bool beats(l3_slabstore *s, const l3_object_header *h, uint64_t slot_off, l3_index_entry old)
+/* Whether the object (sequence `seq`, `size` bytes of crc `crc`) at
+ * slot_off is served over the indexed copy `old` of its key, by the rules:
+ * the higher sequence unless its payload is torn. */
+static bool beats(l3_slabstore *s, uint64_t seq, uint64_t slot_off, uint32_t size, uint32_t crc, l3_index_entry old)
 {
-    bool mine = h->seq > old.seq;
-    bool higher_checks = mine ? payload_checks(s, slot_off, h->size, h->payload_crc)
+    bool mine = seq > old.seq;
+    bool higher_checks = mine ? payload_checks(s, slot_off, size, crc)
                               : payload_checks(s, l3_slot_offset(&s->geo, old.slab, s->slabs[old.slab].payload_blocks,
                                                                  old.slot), old.size, old.crc);
-    return l3_dup_wins(h->seq, old.seq, higher_checks);
+    return l3_dup_wins(seq, old.seq, higher_checks);
+}
+
+/* Index the live object `c` (at slot_off; `key` its key or namespace
+ * text, to intern the namespace) unless a live copy of its key already
+ * indexed beats it. */
+static void offer(l3_slabstore *s, l3_index_entry c, const char *key, size_t len, uint64_t slot_off, scan_state *ss)
+{
+    l3_key_id id = { .hash = c.hash, .check = c.check, .len = c.key_len };
+    l3_slab_lock(s);
+    l3_index_entry *old = l3_index_find(&s->index, id);
+    if (old) {
+        l3_index_entry copy = *old;
+        l3_slab_unlock(s);
+        if (!beats(s, c.seq, slot_off, c.size, c.crc, copy))
+            return;
+        l3_slab_lock(s);
+        if ((old = l3_index_find(&s->index, id)))
+            l3_alloc_unpublish(s, old);
+    }
+    int ns = l3_alloc_ns_intern(s, key, len);
+    c.ns = (uint16_t)(ns < 0 ? 0 : ns);
+    if (ns < 0 || !l3_alloc_publish(s, &c))
+        ss->dropped++;
+    l3_slab_unlock(s);
 }
 
 /* Index one slot's header if the rules say it is live and it beats any
@@ -457,21 +483,141 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
         return;
     }
     l3_key_id id = l3_key_identity(h->key, h->key_len);
-    l3_slab_lock(s);
-    l3_index_entry *old = l3_index_find(&s->index, id), copy = old ? *old : (l3_index_entry){ 0 };
-    l3_slab_unlock(s);
-    if (old && !beats(s, h, slot_off, copy))
-        return;
-    l3_slab_lock(s);
-    if ((old = l3_index_find(&s->index, id)))
-        l3_alloc_unpublish(s, old);
-    int ns = l3_alloc_ns_intern(s, h->key, h->key_len);
     l3_index_entry e = { .hash = id.hash, .seq = h->seq, .check = id.check, .crc = h->payload_crc,
-                         .slab = i, .slot = k, .size = h->size, .gen = (uint32_t)h->slab_gen,
-                         .ns = (uint16_t)(ns < 0 ? 0 : ns), .key_len = id.len };
-    if (ns < 0 || !l3_alloc_publish(s, &e))
-        ss->dropped++;
+                         .slab = i, .slot = k, .size = h->size, .gen = (uint32_t)h->slab_gen, .key_len = id.len };
+    offer(s, e, h->key, h->key_len, slot_off, ss);
+}
+
+/* The index entry of summary entry k (of slab i, head h). */
+static l3_index_entry entry_of(const l3_summary_head *h, const l3_summary_entry *e, uint32_t i, uint32_t k)
+{
+    return (l3_index_entry){ .hash = e->hash, .seq = e->seq, .check = e->check, .crc = e->crc, .slab = i,
+                             .slot = k, .size = e->size, .gen = (uint32_t)h->gen, .key_len = e->key_len };
+}
+
+#define SUMMARY_DUP 0xff /* a verdict: live, but its key is indexed already (offer decides) */
+
+/* Index the live entries of a summary whose key is not indexed yet, under
+ * one hold of the lock; the others are marked SUMMARY_DUP. */
+static void index_summary(l3_slabstore *s, uint32_t i, const l3_summary_head *h, const l3_summary_entry *ents,
+                          uint8_t *verdicts, scan_state *ss)
+{
+    l3_slab_lock(s);
+    for (uint32_t k = 0; k < h->nslots; k++) {
+        const l3_summary_entry *e = &ents[k];
+        if (k + 8 < h->nslots)
+            l3_index_prefetch(&s->index, ents[k + 8].hash);
+        if (verdicts[k] != L3_SLOT_LIVE)
+            continue;
+        if (e->seq > ss->max_seq)
+            ss->max_seq = e->seq;
+        l3_index_entry c = entry_of(h, e, i, k);
+        if (l3_index_find(&s->index, (l3_key_id){ .hash = c.hash, .check = c.check, .len = c.key_len })) {
+            verdicts[k] = SUMMARY_DUP;
+            continue;
+        }
+        int ns = l3_alloc_ns_intern(s, e->ns ? h->ns_text[e->ns - 1] : "", e->ns ? h->ns_len[e->ns - 1] : 0);
+        c.ns = (uint16_t)(ns < 0 ? 0 : ns);
+        if (ns < 0 || !l3_alloc_publish(s, &c))
+            ss->dropped++;
+    }
     l3_slab_unlock(s);
+}
+
+/* Read slab i's summary into `buf` and judge its entries into
+ * `verdicts`; false when a crash scan cannot use it (none that checks for
+ * the slab's record and decides every slot alone): then its headers are
+ * read. */
+static bool read_summary(l3_slabstore *s, uint32_t i, uint8_t *buf, uint8_t *verdicts)
+{
+    const l3_geometry *g = &s->geo;
+    const l3_summary_head *h = (const l3_summary_head *)buf;
+    const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
+    uint32_t pb = s->slabs[i].payload_blocks;
+    l3_error err;
+    if (l3_meta_io(s, false, buf, l3_summary_len(g, pb), l3_summary_offset(g, i, pb), &err) != L3_OK ||
+        !l3_summary_head_valid(h, i, &s->table[i]) || h->nslots != s->slabs[i].nslots ||
+        !l3_summary_decidable(s->journal, h->epoch, s->table[i].first_seq))
+        return false;
+    for (uint32_t k = 0; k < h->nslots; k++)
+        if ((verdicts[k] = (uint8_t)l3_summary_judge(g, h, i, k, &ents[k], s->journal)) == L3_SLOT_CORRUPT)
+            return false; /* a summary write cut short: the headers say more */
+    return true;
+}
+
+/* Index slab i from its read and judged summary: the entries whose key is
+ * new under one hold of the lock, then the others by the duplicate rule. */
+static void apply_summary(l3_slabstore *s, uint32_t i, const uint8_t *buf, uint8_t *verdicts, scan_state *ss)
+{
+    const l3_geometry *g = &s->geo;
+    const l3_summary_head *h = (const l3_summary_head *)buf;
+    const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
+    index_summary(s, i, h, ents, verdicts, ss);
+    uint64_t slot_bytes = l3_slot_bytes(g, h->payload_blocks), base_off = l3_slot_offset(g, i, h->payload_blocks, 0);
+    for (uint32_t k = 0; k < h->nslots; k++) {
+        const l3_summary_entry *e = &ents[k];
+        if (verdicts[k] == SUMMARY_DUP)
+            offer(s, entry_of(h, e, i, k), e->ns ? h->ns_text[e->ns - 1] : "", e->ns ? h->ns_len[e->ns - 1] : 0,
+                  base_off + k * slot_bytes, ss);
+    }
+    ss->summarized++;
+}
+
+/* The summaries of the slabs to scan, read and judged by a thread into two
+ * buffers in turn while this one indexes the other. */
+typedef struct summary_reader {
+    l3_slabstore *s;
+    const uint32_t *slabs;
+    size_t n;
+    uint8_t *buf[2], *verdicts[2];
+    bool *usable;           /* per slab: its summary is in its buffer */
+    progress read, applied; /* summaries read (the reader's), and applied (this thread's) */
+} summary_reader;
+
+static void *read_summaries(void *arg)
+{
+    summary_reader *r = arg;
+    for (size_t j = 0; j < r->n; j++) {
+        progress_wait(&r->applied, j < 2 ? 0 : j - 1); /* a buffer whose summary was applied */
+        r->usable[j] = read_summary(r->s, r->slabs[j], r->buf[j % 2], r->verdicts[j % 2]);
+        progress_set(&r->read, j + 1, false);
+    }
+    progress_set(&r->read, r->n, true);
+    return NULL;
+}
+
+/* Index the slabs `slabs` from their summaries; those without a usable
+ * one go to `rest` (*num_rest), for their headers. */
+static l3_status scan_summaries(l3_slabstore *s, const uint32_t *slabs, size_t n, uint32_t *rest, size_t *num_rest,
+                                scan_state *ss, l3_error *err)
+{
+    const l3_geometry *g = &s->geo;
+    size_t len = l3_summary_bytes(g, g->max_slots);
+    summary_reader r = { .s = s, .slabs = slabs, .n = n, .read = PROGRESS_INIT, .applied = PROGRESS_INIT,
+                         .usable = calloc(n ? n : 1, sizeof(bool)) };
+    for (int b = 0; b < 2; b++) {
+        r.buf[b] = l3_meta_alloc(g->block_size, len);
+        r.verdicts[b] = malloc(g->max_slots ? g->max_slots : 1);
+    }
+    pthread_t t;
+    bool ok = r.usable && r.buf[0] && r.buf[1] && r.verdicts[0] && r.verdicts[1] &&
+              pthread_create(&t, NULL, read_summaries, &r) == 0;
+    for (size_t j = 0; ok && j < n; j++) {
+        progress_wait(&r.read, j + 1);
+        if (r.usable[j])
+            apply_summary(s, slabs[j], r.buf[j % 2], r.verdicts[j % 2], ss);
+        else
+            rest[(*num_rest)++] = slabs[j];
+        progress_set(&r.applied, j + 1, false);
+    }
+    if (ok)
+        pthread_join(t, NULL);
+    for (int b = 0; b < 2; b++) {
+        free(r.buf[b]);
+        free(r.verdicts[b]);
+    }
+    free(r.usable);
+    return ok ? L3_OK : l3_fail(err, L3_ENOMEM, "allocating the summary scan's buffers or thread");
 }
 
 /* Read all of slab i into buf: one sequential read in 1 MiB requests. */
@@ -594,9 +740,51 @@ static l3_status scan_headers(l3_slabstore *s, uint32_t i, scan_state *ss, bool 
     return st;
 }
 
-/* Rebuild the index from the object headers of every used slab: slabs
- * with few headers read a header at a time, then the dense ones read whole
- * (scan_dense). */
+/* Fault in the index and slot table on threads first when the slabs to
+ * scan hold enough objects to touch nearly all their pages: a fault per
+ * page as entries land costs more. */
+static void prefault(l3_slabstore *s, const uint32_t *slabs, size_t n)
+{
+    uint64_t slots = 0;
+    for (size_t j = 0; j < n; j++)
+        slots += s->slabs[slabs[j]].nslots;
+    populate_job jobs[3];
+    pthread_t threads[3];
+    int started = start_populating(s, slots, jobs, threads);
+    for (int k = 0; k < started; k++)
+        pthread_join(threads[k], NULL);
+}
+
+/* Scan slabs by their headers: slabs with few read a header at a time,
+ * then the ones dense with headers read whole (scan_dense). */
+static l3_status scan_all_headers(l3_slabstore *s, const uint32_t *slabs, size_t n, scan_state *ss, l3_error *err)
+{
+    const l3_geometry *g = &s->geo;
+    uint32_t *dense = calloc(n ? n : 1, sizeof *dense);
+    size_t num_dense = 0;
+    l3_status st = dense ? L3_OK : l3_fail(err, L3_ENOMEM, "allocating a scan batch");
+    ss->ctx = st == L3_OK ? l3_io_acquire(s->engine) : NULL;
+    for (size_t j = 0; j < n && st == L3_OK; j++) {
+        bool retired = true;
+        /* Headers a quarter of the slab or more: one sequential read of the
+         * whole slab beats a read per header. */
+        if ((uint64_t)s->slabs[slabs[j]].nslots * g->header_bytes * 4 >= g->slab_size)
+            dense[num_dense++] = slabs[j];
+        else
+            st = scan_headers(s, slabs[j], ss, &retired, err);
+        if (!retired)
+            atomic_store(&s->fatal, true);
+    }
+    if (ss->ctx)
+        l3_io_release(s->engine, ss->ctx);
+    if (st == L3_OK && num_dense)
+        st = scan_dense(s, dense, num_dense, ss, err);
+    free(dense);
+    return st;
+}
+
+/* Rebuild the index of every used slab on the devices of `mask`: from its
+ * summary where it has one a crash scan uses, else from its headers. */
 static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
 {
     const l3_geometry *g = &s->geo;
@@ -607,34 +795,27 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
     if (st != L3_OK)
         return st;
     scan_state ss = { .reqs = calloc(s->wave_keys, sizeof(l3_io_req)) };
-    uint32_t *dense = calloc(g->num_slabs ? g->num_slabs : 1, sizeof *dense);
-    size_t num_dense = 0;
-    if (!ss.reqs || !dense)
+    uint32_t *used = calloc(g->num_slabs, sizeof *used), *rest = calloc(g->num_slabs, sizeof *rest);
+    size_t num_used = 0, num_rest = 0;
+    if (!ss.reqs || !used || !rest)
         st = l3_fail(err, L3_ENOMEM, "allocating a scan batch");
-    ss.ctx = st == L3_OK ? l3_io_acquire(s->engine) : NULL;
-    for (uint32_t i = 0; i < g->num_slabs && st == L3_OK; i++) {
-        slab *sl = &s->slabs[i];
-        bool retired = true;
-        /* Headers a quarter of the slab or more: one sequential read of the
-         * whole slab beats a read per header. */
-        if (!sl->disk_used || !(mask >> l3_slab_device(g, i) & 1))
-            continue;
-        else if ((uint64_t)sl->nslots * g->header_bytes * 4 >= g->slab_size)
-            dense[num_dense++] = i;
-        else
-            st = scan_headers(s, i, &ss, &retired, err);
-        if (!retired)
-            atomic_store(&s->fatal, true);
-    }
-    if (ss.ctx)
-        l3_io_release(s->engine, ss.ctx);
-    if (st == L3_OK && num_dense)
-        st = scan_dense(s, dense, num_dense, &ss, err);
+    for (uint32_t i = 0; i < g->num_slabs && st == L3_OK; i++)
+        if (s->slabs[i].disk_used && (mask >> l3_slab_device(g, i) & 1))
+            used[num_used++] = i;
+    if (st == L3_OK)
+        prefault(s, used, num_used);
+    if (st == L3_OK && g->summaries)
+        st = scan_summaries(s, used, num_used, rest, &num_rest, &ss, err);
+    if (st == L3_OK)
+        st = g->summaries ? scan_all_headers(s, rest, num_rest, &ss, err)
+                          : scan_all_headers(s, used, num_used, &ss, err);
     free(ss.reqs);
-    free(dense);
+    free(used);
+    free(rest);
     if (st != L3_OK)
         return st;
     s->sh->recovered_objects = s->index.meta->count;
+    s->sh->recovered_summaries = ss.summarized;
     if (ss.max_seq + 1 > atomic_load(&s->sh->seq))
         atomic_store(&s->sh->seq, ss.max_seq + 1);
     if (ss.dropped)

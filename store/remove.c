@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "batch.h"
 #include "meta.h"
+#include "summary.h"
 
 /* A journal slot to reuse: invalid, of another epoch, or older than every
  * used slab (it covers nothing on disk any more); -1 when none. */
@@ -161,7 +162,7 @@ bool l3_slab_remove(l3_store *st, const char *prefix)
  * that no slot is reused under the header write), then zero their headers
  * on disk so that they do not come back after a crash. */
 static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n, bool *deleted, uint8_t *zero,
-                             l3_io_req *reqs, uint32_t *pinned, l3_error *err)
+                             l3_io_req *reqs, uint32_t *pinned, uint32_t *slots, l3_error *err)
 {
     size_t r = 0;
     l3_slab_lock(s);
@@ -173,6 +174,7 @@ static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n,
         uint32_t slab = e->slab;
         reqs[r] = (l3_io_req){ .write = true, .buf = zero, .len = s->geo.header_bytes,
                                .offset = l3_slot_offset(&s->geo, slab, s->slabs[slab].payload_blocks, e->slot) };
+        slots[r] = e->slot;
         pinned[r++] = slab;
         l3_alloc_pin(s, slab);
         l3_alloc_unpublish(s, e);
@@ -186,12 +188,16 @@ static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n,
         if (reqs[k].res != (int32_t)reqs[k].len)
             st = l3_fail(err, L3_EIO, "zeroing a deleted object's header in %s: %s", s->path,
                          strerror(reqs[k].res < 0 ? -reqs[k].res : EIO));
+    for (size_t k = 0; k < r && st == L3_OK && retired; k++)
+        st = l3_summary_forget(s, pinned[k], slots[k], err);
     if (!retired)
         atomic_store(&s->fatal, true); /* (the zero block stays allocated) */
     l3_slab_lock(s);
     for (size_t k = 0; k < r; k++)
         l3_alloc_release(s, pinned[k]);
     l3_slab_unlock(s);
+    for (size_t k = 0; k < r && retired; k++)
+        l3_summary_settle(s, pinned[k]);
     return retired ? st : l3_fail(err, L3_ETIMEDOUT, "deleting in %s: I/O not reaped", s->path);
 }
 
@@ -206,14 +212,16 @@ l3_status l3_slab_delete(l3_store *st, const char *const *keys, size_t n, bool *
     size_t w = s->wave_keys;
     uint8_t *zero = l3_meta_alloc(s->geo.block_size, s->geo.header_bytes);
     l3_io_req *reqs = calloc(w, sizeof *reqs);
-    uint32_t *pinned = calloc(w, sizeof *pinned);
-    if (!zero || !reqs || !pinned)
+    uint32_t *pinned = calloc(w, sizeof *pinned), *slots = calloc(w, sizeof *slots);
+    if (!zero || !reqs || !pinned || !slots)
         rc = l3_fail(err, L3_ENOMEM, "allocating a delete batch");
     for (size_t base = 0; base < n && rc == L3_OK; base += w)
-        rc = delete_wave(s, keys + base, n - base < w ? n - base : w, deleted + base, zero, reqs, pinned, err);
+        rc = delete_wave(s, keys + base, n - base < w ? n - base : w, deleted + base, zero, reqs, pinned, slots,
+                         err);
     if (rc != L3_ETIMEDOUT)
         free(zero);
     free(reqs);
     free(pinned);
+    free(slots);
     return rc;
 }

@@ -136,6 +136,31 @@ l3_slot_verdict l3_slot_judge(const l3_geometry *g, uint64_t epoch, const l3_sla
     return L3_SLOT_LIVE;
 }
 
+bool l3_summary_decidable(const l3_journal_record *journal, uint64_t epoch, uint64_t first_seq)
+{
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
+        const l3_journal_record *r = &journal[j];
+        if (l3_journal_record_valid(r) && r->epoch == epoch && r->seq > first_seq &&
+            !memchr(r->prefix, '_', r->prefix_len))
+            return false;
+    }
+    return true;
+}
+
+l3_slot_verdict l3_summary_judge(const l3_geometry *g, const l3_summary_head *h, uint32_t slab, uint32_t slot,
+                                 const l3_summary_entry *e, const l3_journal_record *journal)
+{
+    uint32_t b = g->block_size;
+    if (e->flags == 0)
+        return L3_SLOT_EMPTY;
+    if (!l3_summary_entry_valid(e, slab, slot, h->gen) || e->ns > h->num_ns || e->key_len == 0 ||
+        e->key_len > L3_OBJECT_KEY_MAX || (e->size + (uint64_t)b - 1) / b > h->payload_blocks)
+        return L3_SLOT_CORRUPT;
+    if (e->ns && l3_journal_kills(journal, h->epoch, h->ns_text[e->ns - 1], h->ns_len[e->ns - 1], e->seq))
+        return L3_SLOT_DELETED;
+    return L3_SLOT_LIVE;
+}
+
 bool l3_checkpoint_matches(const l3_checkpoint_header *h, const l3_superblock *sb,
                            const l3_geometry *g, char *why, size_t why_len)
 {

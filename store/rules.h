@@ -63,6 +63,18 @@ l3_slot_verdict l3_slot_judge(const l3_geometry *g, uint64_t epoch, const l3_sla
                               uint32_t slab, uint32_t slot, const l3_object_header *h,
                               const l3_journal_record *journal);
 
+/* Whether a slab's summary decides its objects alone: false when a journal
+ * record of this epoch newer than the slab's first object (`first_seq`)
+ * has a prefix without '_', which could kill a key without namespace (the
+ * summary holds namespaces, not keys): the slab's headers are read. */
+bool l3_summary_decidable(const l3_journal_record *journal, uint64_t epoch, uint64_t first_seq);
+
+/* Judge entry `slot` of the valid summary head `h` of slab `slab`, as
+ * l3_slot_judge judges a header: EMPTY (no object, or deleted), CORRUPT
+ * (does not check), DELETED (a journal record kills it) or LIVE. */
+l3_slot_verdict l3_summary_judge(const l3_geometry *g, const l3_summary_head *h, uint32_t slab, uint32_t slot,
+                                 const l3_summary_entry *e, const l3_journal_record *journal);
+
 /* Of two live headers of one key, whether the one with sequence `a` is
  * served over the one with `b`: the higher sequence, unless its payload
  * does not check (`higher_checks` false: a torn write of a put killed

@@ -50,7 +50,7 @@ static size_t page_round(size_t x) { return (x + 4095) & ~(size_t)4095; }
 /* The areas' offsets and the mapping's size for this geometry. */
 static size_t layout(const l3_geometry *g, shared *h)
 {
-    uint32_t max_pb = (uint32_t)((g->slab_size - g->header_bytes) / g->block_size);
+    uint32_t max_pb = l3_max_payload_blocks(g);
     uint32_t max_slots = g->max_slots;
     size_t off = page_round(sizeof(shared));
     h->off_slabs = off;
@@ -430,6 +430,7 @@ static l3_status build_fresh(l3_slabstore *s, const shared *hdr, size_t need, l3
     h->sb = s->disk_sb;
     init_robust(&h->lock);
     init_robust(&h->table_mu);
+    init_robust(&h->summary_mu);
     init_robust(&h->journal_mu);
     init_robust(&h->sb_mu);
     for (int p = 0; p < L3_MAX_PROCS; p++)

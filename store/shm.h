@@ -21,7 +21,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 5
+#define L3_SHM_VERSION 6
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
 
@@ -41,6 +41,7 @@ typedef struct slab {
     uint32_t inflight;       /* reserved slots whose writes are not published */
     uint32_t pad;
     uint64_t record_gen;     /* the generation whose slab record is on disk (0: none yet) */
+    uint64_t summary_gen;    /* the generation whose summary was written (or claimed) */
     uint64_t live_bytes;
     _Atomic uint64_t last_access;
     uint64_t lease_until;    /* CLOCK_MONOTONIC ns: readers hold it until then (0: none) */
@@ -74,6 +75,7 @@ typedef struct shared {
     uint8_t uuid[16];
     pthread_mutex_t lock;    /* index, slabs, classes, namespaces, counters */
     pthread_mutex_t table_mu, journal_mu, sb_mu;
+    pthread_mutex_t summary_mu; /* every write of a slab summary (summary.h) */
     l3_superblock sb;
     l3_index_meta index;
     uint64_t reserved;       /* slots allocated but not yet published */
@@ -82,7 +84,7 @@ typedef struct shared {
     uint32_t max_payload_blocks;
     uint32_t max_slots;      /* slot ids per slab */
     uint32_t pad;
-    uint64_t recovered_objects;
+    uint64_t recovered_objects, recovered_summaries;
     uint64_t budget_bytes, budget_ns; /* the write budget's bucket and its last refill */
     uint32_t opened_from_checkpoint;
     uint32_t attached;
@@ -91,7 +93,8 @@ typedef struct shared {
     _Atomic uint32_t dev_state[L3_MAX_DEVICES]; /* DEV_OK, DEV_MISSING (at open), DEV_FAILED */
     _Atomic uint32_t dev_err_run[L3_MAX_DEVICES]; /* requests failed in a row there */
     _Atomic uint32_t failed_mask, swept_mask; /* devices failed; those whose slabs were taken offline */
-    _Atomic uint32_t next_device;             /* the device the next put's slot goes to */
+    uint32_t stripe_dev;                      /* the device puts' slots go to now (under `lock`) */
+    uint32_t stripe_fill;                     /* the bytes placed there since it became current */
     uint32_t repair_needed;                   /* a process died holding `lock`: check the index (under it) */
     ns_info ns[L3_MAX_NAMESPACES];
     proc_slot procs[L3_MAX_PROCS];

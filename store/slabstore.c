@@ -624,6 +624,7 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
     o->shared_bytes = l3_shm_bytes(&s->geo);
     o->reserved_slots = s->sh->reserved;
     o->recovered_objects = s->sh->recovered_objects;
+    o->recovered_summaries = s->sh->recovered_summaries;
     o->opened_from_checkpoint = s->sh->opened_from_checkpoint;
     o->epoch = s->sh->sb.epoch;
     l3_slab_unlock(s);
@@ -718,7 +719,7 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
-    U(recovered_objects); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments);
+    U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments);
 #undef U
     json_object_set_new(o, "opened_from_checkpoint", json_boolean(st->opened_from_checkpoint));
     json_object_set_new(o, "open_seconds", json_real(st->open_seconds));

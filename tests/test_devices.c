@@ -24,7 +24,7 @@
 
 #define MIB (1ull << 20)
 #define OBJ (64u * 1024u)
-#define NKEYS 120
+#define NKEYS 128
 #define KIND(state) (*(l3_engine_kind *)*(state))
 
 /* A store over `n` fresh files (paths into `paths`, pointers into `ptrs`). */
@@ -160,6 +160,53 @@ static void two_files_stripe_evenly_and_round_trip(void **state)
     assert_int_equal(n0, 2);
     assert_int_equal(n1, 2);
     free_batch(b);
+    remove_files(paths, 2);
+}
+
+/* Put `n` objects of `size` bytes (keys `prefix`_i) into `s`; returns the
+ * bytes each device took. */
+static void put_sized(l3_slabstore *s, const char *prefix, size_t n, size_t size, uint64_t written[2])
+{
+    uint8_t *src = aligned_pool(n * size);
+    fill_pattern(src, n * size, 9);
+    char names[8][64];
+    const char *keys[8];
+    l3_range ranges[8];
+    bool ok[8];
+    assert_true(n <= 8);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "%s_%zu", prefix, i);
+        keys[i] = names[i];
+        ranges[i] = (l3_range){ i * size, size };
+    }
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    uint64_t before[2] = { st.device[0].bytes_written, st.device[1].bytes_written };
+    put_keys(l3_slabstore_store(s), keys, n, src, n * size, ranges, ok);
+    for (size_t i = 0; i < n; i++)
+        assert_true(ok[i]);
+    l3_slabstore_stats(s, &st);
+    for (int d = 0; d < 2; d++)
+        written[d] = st.device[d].bytes_written - before[d];
+    free(src);
+}
+
+/* Placement goes by stripes of L3_STRIPE_BYTES: a batch of small objects
+ * smaller than a stripe stays on one device (its requests as large as one
+ * device's), a batch of stripe-sized objects spreads over both. */
+static void small_objects_keep_a_stripe_together_and_large_ones_spread(void **state)
+{
+    char paths[2][512];
+    const char *ptrs[2];
+    l3_slab_options o = devices_options(paths, ptrs, 2, "chunk", KIND(state));
+    o.slab_size = 4 * MIB; /* room for 1 MiB objects */
+    l3_slabstore *s = open_test_store(&o);
+    uint64_t w[2];
+    put_sized(s, "small", 8, OBJ, w); /* 8 x 64 KiB: half a stripe */
+    assert_true((w[0] == 0) != (w[1] == 0));
+    put_sized(s, "large", 4, MIB, w);
+    assert_true(w[0] >= 2 * MIB && w[1] >= 2 * MIB);
+    l3_slabstore_free(s);
     remove_files(paths, 2);
 }
 
@@ -424,9 +471,9 @@ static void l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all(void **s
     peek_file(paths[1], sb.data_off + 64, out, 8);
     out[0] ^= 0x5a;
     poke_file(paths[1], sb.data_off + 64, out, 8);
-    assert_int_equal(run_fsck(out, sizeof out, "-n", paths[0], paths[1], NULL), 4);
+    assert_int_equal(run_fsck(out, sizeof out, "-n", "--headers", paths[0], paths[1], NULL), 4);
     assert_int_equal(run_fsck(out, sizeof out, "-y", paths[0], paths[1], NULL), 1);
-    assert_int_equal(run_fsck(out, sizeof out, "-n", paths[0], paths[1], NULL), 0);
+    assert_int_equal(run_fsck(out, sizeof out, "-n", "--headers", paths[0], paths[1], NULL), 0);
     s = open_test_store(&o);
     assert_int_equal(get_batch(s, b), NKEYS - 1); /* that object alone is gone */
     l3_slabstore_free(s);
@@ -507,7 +554,8 @@ int main(void)
     static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
 #define ENGINE_TESTS(k)                                                                                 \
     cmocka_unit_test_prestate(two_files_stripe_evenly_and_round_trip, k),                               \
-        cmocka_unit_test_prestate(a_device_failing_everything_goes_offline_and_the_rest_serves, k)
+        cmocka_unit_test_prestate(a_device_failing_everything_goes_offline_and_the_rest_serves, k),          \
+        cmocka_unit_test_prestate(small_objects_keep_a_stripe_together_and_large_ones_spread, k)
     const struct CMUnitTest tests[] = {
         ENGINE_TESTS(&uring),
         ENGINE_TESTS(&aio),

@@ -373,22 +373,29 @@ void fsck_tables(fsck *f)
 
 /* ---- objects ---- */
 
+/* Room for more objects; false (a problem reported) when out of memory. */
+static bool grow_objects(fsck *f)
+{
+    size_t cap = f->cap_objects ? 2 * f->cap_objects : 1024;
+    fsck_object *o = realloc(f->objects, cap * sizeof *o);
+    if (!o) {
+        fsck_problem(f, false, "out of memory listing objects");
+        return false;
+    }
+    f->objects = o;
+    f->cap_objects = cap;
+    return true;
+}
+
 static void add_object(fsck *f, const l3_object_header *h, uint64_t offset)
 {
-    if (f->num_objects == f->cap_objects) {
-        size_t cap = f->cap_objects ? 2 * f->cap_objects : 1024;
-        fsck_object *o = realloc(f->objects, cap * sizeof *o);
-        if (!o) {
-            fsck_problem(f, false, "out of memory listing objects");
-            return;
-        }
-        f->objects = o;
-        f->cap_objects = cap;
-    }
+    if (f->num_objects == f->cap_objects && !grow_objects(f))
+        return;
     fsck_object *o = &f->objects[f->num_objects++];
     *o = (fsck_object){ .key = strndup(h->key, h->key_len), .key_len = h->key_len, .slab = h->slab,
                         .slot = h->slot, .size = h->size, .crc = h->payload_crc, .seq = h->seq,
-                        .offset = offset, .hash = l3_hash64(h->key, h->key_len), .live = true };
+                        .offset = offset, .hash = l3_hash64(h->key, h->key_len),
+                        .check = l3_crc32c(0, h->key, h->key_len), .live = true };
 }
 
 /* Zero a slot's header (-y): the object is gone for good. */
@@ -464,6 +471,114 @@ static void check_slot(fsck *f, slab_view *v, uint32_t k)
     add_object(f, h, off);
 }
 
+/* Whether summary entry k (live by the rules) names the object whose
+ * header is live at its slot: x, or NULL when no header is. */
+static bool entry_names(const l3_summary_entry *e, const fsck_object *x)
+{
+    return x && x->seq == e->seq && x->hash == e->hash && x->size == e->size && x->crc == e->crc;
+}
+
+/* Slab i's summary into a buffer (free() it), or NULL when the slab has
+ * none a crash scan would use: none for its record, another slot count,
+ * an entry that does not check (a write cut short), or one the journal
+ * leaves undecided. Then its headers decide, as in a crash scan. */
+static uint8_t *usable_summary(fsck *f, uint32_t i)
+{
+    const l3_geometry *g = &f->geo;
+    uint32_t pb = f->table[i].payload_blocks;
+    uint8_t *buf = g->summaries ? aligned(l3_summary_len(g, pb)) : NULL;
+    const l3_summary_head *h = (const l3_summary_head *)buf;
+    bool usable = buf && read_bulk(f, buf, l3_summary_len(g, pb), l3_summary_offset(g, i, pb)) >= 0 &&
+                  l3_summary_head_valid(h, i, &f->table[i]) && h->nslots == l3_slots_per_slab(g, pb) &&
+                  l3_summary_decidable(f->journal, h->epoch, f->table[i].first_seq);
+    const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
+    for (uint32_t k = 0; usable && k < h->nslots; k++)
+        usable = l3_summary_judge(g, h, i, k, &ents[k], f->journal) != L3_SLOT_CORRUPT;
+    if (!usable) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* fsck's own copy of a namespace's text (NULL when out of memory). */
+static const char *intern_ns(fsck *f, const char *text, uint16_t len)
+{
+    for (size_t j = 0; j < f->num_ns_texts; j++)
+        if (strlen(f->ns_texts[j]) == len && memcmp(f->ns_texts[j], text, len) == 0)
+            return f->ns_texts[j];
+    char **grown = realloc(f->ns_texts, (f->num_ns_texts + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    f->ns_texts = grown;
+    return f->ns_texts[f->num_ns_texts++] = strndup(text, len);
+}
+
+/* Take slab i's objects from its summary, as a crash scan would, without
+ * reading its headers; false when it has no summary a crash scan uses. */
+static bool take_summary(fsck *f, uint32_t i)
+{
+    uint8_t *buf = usable_summary(f, i);
+    if (!buf)
+        return false;
+    const l3_summary_head *h = (const l3_summary_head *)buf;
+    const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
+    for (uint32_t k = 0; k < h->nslots; k++) {
+        const l3_summary_entry *e = &ents[k];
+        if (l3_summary_judge(&f->geo, h, i, k, e, f->journal) != L3_SLOT_LIVE)
+            continue;
+        if (f->num_objects == f->cap_objects && !grow_objects(f))
+            break;
+        f->objects[f->num_objects++] = (fsck_object){
+            .ns = e->ns ? intern_ns(f, h->ns_text[e->ns - 1], h->ns_len[e->ns - 1]) : NULL, .key_len = e->key_len,
+            .slab = i, .slot = k, .size = e->size, .crc = e->crc, .check = e->check, .seq = e->seq,
+            .offset = l3_slot_offset(&f->geo, i, h->payload_blocks, k), .hash = e->hash, .live = true };
+    }
+    f->summaries++;
+    free(buf);
+    return true;
+}
+
+/* Check slab i's summary, where a crash scan would use it, against its
+ * headers (its objects live by header are objects[first...], in slot
+ * order): every live entry must name the live object at its slot, and an
+ * object no entry names (written, never published: its put did not
+ * complete) is not served, as a crash scan would not serve it. */
+static void check_summary(fsck *f, uint32_t i, size_t first)
+{
+    uint8_t *buf = usable_summary(f, i);
+    if (!buf)
+        return;
+    const l3_summary_head *h = (const l3_summary_head *)buf;
+    const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
+    uint32_t wrong = 0, at = 0;
+    size_t o = first, kept = first;
+    for (uint32_t k = 0; k < h->nslots; k++) {
+        bool live = l3_summary_judge(&f->geo, h, i, k, &ents[k], f->journal) == L3_SLOT_LIVE;
+        fsck_object *x = o < f->num_objects && f->objects[o].slot == k ? &f->objects[o++] : NULL;
+        if (live && !entry_names(&ents[k], x) && !wrong++)
+            at = k;
+        if (x && live && entry_names(&ents[k], x))
+            f->objects[kept++] = *x;
+        else if (x) {
+            free(x->key);
+            f->stale++;
+        }
+    }
+    f->num_objects = kept;
+    f->summaries++;
+    if (wrong) {
+        fsck_problem(f, true, "slab %u's summary names %u object(s) its headers do not hold (first: slot %u)", i,
+                     wrong, at);
+        if (f->repair) {
+            memset(buf, 0, f->geo.block_size);
+            repair(f, buf, f->geo.block_size, l3_summary_offset(&f->geo, i, f->table[i].payload_blocks),
+                   "a summary that disagrees with its headers dropped (a crash scan reads them)");
+        }
+    }
+    free(buf);
+}
+
 static void progress(fsck *f, uint64_t done, uint64_t total)
 {
     if (!f->tty || f->json || !total)
@@ -520,7 +635,8 @@ static void supersede(fsck *f)
         size_t p = o->hash & (cap - 1);
         for (; slots[p] != SIZE_MAX; p = (p + 1) & (cap - 1)) {
             fsck_object *x = &f->objects[slots[p]];
-            if (x->hash != o->hash || x->key_len != o->key_len || memcmp(x->key, o->key, o->key_len) != 0)
+            if (x->hash != o->hash || x->check != o->check || x->key_len != o->key_len ||
+                (x->key && o->key && memcmp(x->key, o->key, o->key_len) != 0))
                 continue;
             fsck_object *loser = o_beats_x(f, o, x) ? x : o;
             loser->live = false;
@@ -549,6 +665,11 @@ void fsck_objects(fsck *f)
         v.slab = i;
         v.r = &f->table[i];
         uint32_t nslots = l3_slots_per_slab(g, v.r->payload_blocks);
+        if (!f->headers && take_summary(f, i)) {
+            done += nslots;
+            continue; /* judged as a crash scan would: --headers reads them too */
+        }
+        f->header_slabs++;
         /* Verifying, or headers a quarter of the slab or more: read it whole. */
         bool read_whole = f->verify || (uint64_t)nslots * g->header_bytes * 4 >= g->slab_size;
         if (read_whole && !whole) /* huge pages where the kernel gives them: fewer DMA segments */
@@ -556,11 +677,13 @@ void fsck_objects(fsck *f)
         v.whole = read_whole && whole &&
                           read_bulk(f, whole, g->slab_size, l3_slot_offset(g, i, v.r->payload_blocks, 0)) >= 0
                       ? whole : NULL;
+        size_t first = f->num_objects;
         for (uint32_t k = 0; k < nslots; k++, done++) {
             if ((done & 4095) == 0)
                 progress(f, done, total);
             check_slot(f, &v, k);
         }
+        check_summary(f, i, first);
     }
     progress(f, total, total);
     free(v.hdr);
@@ -596,6 +719,32 @@ static bool map_slots(fsck *f, slot_map *m)
     return true;
 }
 
+/* The object at entry e's slot by the map, or SIZE_MAX. */
+static size_t object_at(const fsck *f, const slot_map *m, const l3_index_entry *e)
+{
+    bool in = e->slab < f->geo.num_slabs && m->base[e->slab] != UINT64_MAX &&
+              e->slot < l3_slots_per_slab(&f->geo, f->table[e->slab].payload_blocks);
+    return in ? m->at[m->base[e->slab] + e->slot] : SIZE_MAX;
+}
+
+/* Fetch ahead what entry k of the body will touch: its object (16 ahead)
+ * and the slot map's word that names it (32 ahead), both in random order. */
+static void prefetch_match(const fsck *f, const slot_map *m, const uint8_t *p, uint64_t k, uint64_t n)
+{
+    l3_index_entry e;
+    if (k + 32 < n) {
+        memcpy(&e, p + (k + 32) * sizeof e, sizeof e);
+        if (e.slab < f->geo.num_slabs && m->base[e.slab] != UINT64_MAX)
+            __builtin_prefetch(&m->at[m->base[e.slab] + e.slot]);
+    }
+    if (k + 16 < n) {
+        memcpy(&e, p + (k + 16) * sizeof e, sizeof e);
+        size_t at = object_at(f, m, &e);
+        if (at != SIZE_MAX)
+            __builtin_prefetch(&f->objects[at], 1);
+    }
+}
+
 /* Keep live only the objects the checkpoint lists (a clean store serves
  * exactly those: of two headers of one key, the one a put published, which
  * need not be the one with the higher sequence); count entries that name
@@ -613,11 +762,10 @@ static uint64_t match_entries(fsck *f, const l3_checkpoint_header *h, const uint
         for (uint64_t k = 0; k < h->num_entries; k++) {
             l3_index_entry e;
             memcpy(&e, p + k * sizeof e, sizeof e);
+            prefetch_match(f, &m, p, k, h->num_entries);
             if (e.slab < f->geo.num_slabs && !fsck_slab_present(f, e.slab))
                 continue; /* a device not given: its entries are not checked */
-            bool in = e.slab < f->geo.num_slabs && m.base[e.slab] != UINT64_MAX &&
-                      e.slot < l3_slots_per_slab(&f->geo, f->table[e.slab].payload_blocks);
-            size_t at = in ? m.at[m.base[e.slab] + e.slot] : SIZE_MAX;
+            size_t at = object_at(f, &m, &e);
             fsck_object *o = at != SIZE_MAX ? &f->objects[at] : NULL;
             bool found = o && o->seq == e.seq && o->size == e.size && o->crc == e.crc && o->hash == e.hash;
             if (found)

@@ -17,11 +17,13 @@
 #define EXIT_UNFIXED 4
 #define EXIT_OPERATIONAL 8
 
-/* An object whose header the rules call live. */
+/* An object the rules call live: by its header, or by its slab's summary
+ * (then without its key: `key` NULL, `ns` its namespace's text or NULL). */
 typedef struct fsck_object {
     char *key;
+    const char *ns;
     uint16_t key_len;
-    uint32_t slab, slot, size, crc;
+    uint32_t slab, slot, size, crc, check;
     uint64_t seq, offset, hash;
     bool live;       /* served: not superseded, and (clean) in the checkpoint */
 } fsck_object;
@@ -46,6 +48,7 @@ typedef struct fsck {
     bool partial;                /* not every device given: checked read-only, the others' slabs skipped */
     int fd;                      /* the first path's descriptor (names the shared object) */
     bool repair, verify, list, json, slabs_verbose, tty;
+    bool headers;                /* read every header (--headers, --verify, --list, -y), not summaries alone */
     const char *prefix;
     l3_sb_copies sbs;            /* the newest device's copies (reports) */
     l3_superblock sb;            /* the copy the store trusts */
@@ -55,6 +58,10 @@ typedef struct fsck {
     fsck_object *objects;
     size_t num_objects, cap_objects;
     uint64_t stale, corrupt_headers, corrupt_payloads, deleted, empty_slots;
+    uint64_t summaries;          /* slabs judged by their summary (a crash scan would use it) */
+    uint64_t header_slabs;       /* slabs whose headers were read */
+    char **ns_texts;             /* namespaces of summaries' objects (interned) */
+    size_t num_ns_texts;
     json_t *errors, *repairs, *attached;
     int found, left;             /* problems found, and of them not corrected */
     bool mark_dirty;             /* the checkpoint no longer tells the truth */
@@ -85,7 +92,8 @@ bool fsck_slab_present(const fsck *f, uint32_t i);
 /* The passes, in order. Each reports what it finds through fsck_problem. */
 bool fsck_superblocks(fsck *f);   /* false: no store to check */
 void fsck_tables(fsck *f);        /* truncation, slab records, journal records */
-void fsck_objects(fsck *f);       /* every slot of every used slab */
+void fsck_objects(fsck *f);       /* every used slab: its summary (a crash scan's rule), or its headers
+                                     (--verify, --list, or no summary a crash scan would use) */
 void fsck_checkpoint(fsck *f);    /* a clean store serves only its checkpoint */
 void fsck_permissions(fsck *f);  /* the store and its shared object: no access for others */
 void fsck_journal_repair(fsck *f);   /* -y: what a corrupt journal record removed stays removed */

@@ -1,6 +1,6 @@
 /* l3fsck: inspect, verify and repair an l3cache store image or device.
  *
- *   l3fsck [-n|-y] [--verify] [--list [--prefix P]] [--json] [--slabs] PATH [PATH...]
+ *   l3fsck [-n|-y] [--headers] [--verify] [--list [--prefix P]] [--json] [--slabs] PATH [PATH...]
  *
  * A store over several devices is checked with all its paths (in any
  * order: each device's superblock names its place), or read-only with
@@ -40,13 +40,16 @@ static void human(uint64_t bytes, char *out, size_t len)
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: l3fsck [-n | -y] [--verify] [--list [--prefix P]] [--slabs] [--json] PATH [PATH...]\n"
+            "usage: l3fsck [-n | -y] [--headers] [--verify] [--list [--prefix P]] [--slabs] [--json] PATH [PATH...]\n"
             "  PATH...     the store's file or device; a store over several devices: all of\n"
             "              them (or, read-only, some of them: only their slabs are checked)\n"
-            "  -n          never write (the default)\n"
+            "  -n          never write (the default); a slab with a summary is judged by\n"
+            "              it, as a crash scan would, without reading its headers\n"
             "  -y          repair: drop corrupt objects, rewrite a broken superblock copy,\n"
-            "              zero broken slab and journal records, extend a truncated image\n"
-            "  --verify    read every object's payload and check its crc32c\n"
+            "              zero broken slab and journal records, extend a truncated image,\n"
+            "              drop a summary its headers contradict (reads every header)\n"
+            "  --headers   read every object's header, and check summaries against them\n"
+            "  --verify    --headers, and read every object's payload and check its crc32c\n"
             "  --list      list the objects the store serves (--prefix P: keys starting with P)\n"
             "  --slabs     print every used slab\n"
             "  --json      machine-readable output\n"
@@ -58,7 +61,7 @@ static int usage(void)
 static bool parse_args(fsck *f, int argc, char **argv)
 {
     static const struct option longs[] = {
-        { "verify", no_argument, 0, 'v' }, { "list", no_argument, 0, 'l' },
+        { "verify", no_argument, 0, 'v' }, { "list", no_argument, 0, 'l' }, { "headers", no_argument, 0, 'H' },
         { "prefix", required_argument, 0, 'p' }, { "json", no_argument, 0, 'j' },
         { "slabs", no_argument, 0, 's' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
@@ -68,6 +71,7 @@ static bool parse_args(fsck *f, int argc, char **argv)
         case 'n': no_write = true; break;
         case 'y': f->repair = true; break;
         case 'v': f->verify = true; break;
+        case 'H': f->headers = true; break;
         case 'l': f->list = true; break;
         case 'p': f->prefix = optarg; break;
         case 'j': f->json = true; break;
@@ -77,6 +81,7 @@ static bool parse_args(fsck *f, int argc, char **argv)
     }
     if (optind >= argc || argc - optind > (int)L3_MAX_DEVICES || (no_write && f->repair))
         return false;
+    f->headers = f->headers || f->verify || f->list || f->repair;
     f->given = (uint32_t)(argc - optind);
     for (uint32_t i = 0; i < f->given; i++)
         f->paths[i] = argv[optind + (int)i];
@@ -184,23 +189,57 @@ static json_t *memory_json(const fsck *f)
                      (json_int_t)f->geo.max_objects, "bytes_per_tb", (double)ram / ((double)(f->geo.capacity * f->geo.num_devices) / 1e12));
 }
 
-/* Add one object to a {name: {objects, bytes}} row. */
-static void tally(json_t *rows, const char *name, uint64_t bytes)
+/* What the store serves: per size class, per namespace, per slab, listed. */
+typedef struct summary {
+    uint64_t live, live_bytes, *per_slab;
+    json_t *classes, *namespaces, *list, *slabs;
+} summary;
+
+/* Add `objects` objects of `bytes` to a {name: {objects, bytes}} row. */
+static void tally(json_t *rows, const char *name, uint64_t objects, uint64_t bytes)
 {
     json_t *row = json_object_get(rows, name);
     if (!row) {
         row = json_pack("{s:I,s:I}", "objects", (json_int_t)0, "bytes", (json_int_t)0);
         json_object_set_new(rows, name, row);
     }
-    json_object_set_new(row, "objects", json_integer(json_integer_value(json_object_get(row, "objects")) + 1));
+    json_object_set_new(row, "objects",
+                        json_integer(json_integer_value(json_object_get(row, "objects")) + (json_int_t)objects));
     json_object_set_new(row, "bytes", json_integer(json_integer_value(json_object_get(row, "bytes")) + (json_int_t)bytes));
 }
 
-/* What the store serves: per size class, per namespace, per slab, listed. */
-typedef struct summary {
-    uint64_t live, live_bytes, *per_slab;
-    json_t *classes, *namespaces, *list, *slabs;
-} summary;
+/* Objects of one size class and namespace in a row, tallied at once (a
+ * tally per object cost more than the rest of a check). */
+typedef struct run {
+    char cls[32], ns[L3_NS_TEXT_MAX + 8];
+    uint64_t objects, bytes;
+} run;
+
+static void run_flush(summary *sm, run *r)
+{
+    if (r->objects) {
+        tally(sm->classes, r->cls, r->objects, r->bytes);
+        tally(sm->namespaces, r->ns, r->objects, r->bytes);
+    }
+    r->objects = r->bytes = 0;
+}
+
+/* Add object o to the run, flushing the run when o starts another. */
+static void run_add(const fsck *f, summary *sm, run *r, const fsck_object *o)
+{
+    char cls[32], ns[L3_NS_TEXT_MAX + 8];
+    snprintf(cls, sizeof cls, "%u", f->table[o->slab].payload_blocks * f->geo.block_size);
+    size_t nl = o->key ? l3_key_namespace_len(o->key, o->key_len) : o->ns ? strlen(o->ns) : 0;
+    snprintf(ns, sizeof ns, nl ? "%.*s" : "(none)", (int)nl, o->key ? o->key : o->ns);
+    if (strcmp(cls, r->cls) != 0 || strcmp(ns, r->ns) != 0) {
+        run_flush(sm, r);
+        memcpy(r->cls, cls, sizeof cls);
+        memcpy(r->ns, ns, sizeof ns);
+    }
+    r->objects++;
+    r->bytes += o->size;
+}
+
 
 static void list_object(const fsck *f, summary *sm, const fsck_object *o)
 {
@@ -220,6 +259,7 @@ static void summarize(const fsck *f, summary *sm)
 {
     *sm = (summary){ .per_slab = calloc(f->geo.num_slabs, sizeof(uint64_t)), .classes = json_object(),
                      .namespaces = json_object(), .list = json_array(), .slabs = json_array() };
+    run r = { .objects = 0 };
     for (size_t i = 0; i < f->num_objects; i++) {
         const fsck_object *o = &f->objects[i];
         if (!o->live)
@@ -228,14 +268,10 @@ static void summarize(const fsck *f, summary *sm)
         sm->live_bytes += o->size;
         if (sm->per_slab)
             sm->per_slab[o->slab]++;
-        char cls[32], ns[L3_NS_TEXT_MAX + 8];
-        snprintf(cls, sizeof cls, "%u", f->table[o->slab].payload_blocks * f->geo.block_size);
-        tally(sm->classes, cls, o->size);
-        size_t nl = l3_key_namespace_len(o->key, o->key_len);
-        snprintf(ns, sizeof ns, nl ? "%.*s" : "(none)", (int)nl, o->key);
-        tally(sm->namespaces, ns, o->size);
+        run_add(f, sm, &r, o);
         list_object(f, sm, o);
     }
+    run_flush(sm, &r);
     for (uint32_t i = 0; i < f->geo.num_slabs; i++) {
         const l3_slab_record *r = &f->table[i];
         if (!l3_slab_in_use(r, i, f->sb.epoch))
@@ -276,6 +312,8 @@ static void print_text(const fsck *f, const summary *sm)
            "payloads%s\n", (unsigned long long)sm->live, b, (unsigned long long)f->stale,
            (unsigned long long)f->deleted, (unsigned long long)f->corrupt_headers,
            (unsigned long long)f->corrupt_payloads, f->verify ? "" : " (payloads not read: --verify)");
+    printf("slabs judged by their summary: %llu; by their headers: %llu%s\n", (unsigned long long)f->summaries,
+           (unsigned long long)f->header_slabs, f->headers ? "" : " (--headers reads every header)");
 }
 
 static json_t *sb_json(const l3_superblock *sb)
@@ -326,6 +364,8 @@ static void print_json(const fsck *f, summary *sm)
                                                    "deleted", (json_int_t)f->deleted, "corrupt_headers",
                                                    (json_int_t)f->corrupt_headers, "corrupt_payloads",
                                                    (json_int_t)f->corrupt_payloads, "verified", f->verify));
+    json_object_set_new(root, "summaries", json_integer((json_int_t)f->summaries));
+    json_object_set_new(root, "header_slabs", json_integer((json_int_t)f->header_slabs));
     json_object_set_new(root, "list", sm->list);
     if (!f->list)
         json_object_del(root, "list");
@@ -399,6 +439,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < f.num_objects; i++)
         free(f.objects[i].key);
     free(f.objects);
+    for (size_t i = 0; i < f.num_ns_texts; i++)
+        free(f.ns_texts[i]);
+    free(f.ns_texts);
     free(f.table);
     free(f.journal);
     json_decref(f.errors);

@@ -62,21 +62,22 @@ class StoreTest(unittest.TestCase):
         paths = [self.path + ".dev%d" % d for d in range(2)]
         config = {"store": {"paths": paths, "capacity": "32MiB", "slab_size": "1MiB"},
                   "namespace": {"deployment_id": "py"}}
-        mm, host = pool(32 * PAGE)
-        host[: 16 * PAGE] = np.random.default_rng(11).integers(0, 256, 16 * PAGE, dtype=np.uint8)
-        keys = ["py_two%d" % i for i in range(16)]
-        offsets = [i * PAGE for i in range(16)]
+        n = 64  # 4 MiB: two 1 MiB stripes on each device
+        mm, host = pool(2 * n * PAGE)
+        host[: n * PAGE] = np.random.default_rng(11).integers(0, 256, n * PAGE, dtype=np.uint8)
+        keys = ["py_two%d" % i for i in range(n)]
+        offsets = [i * PAGE for i in range(n)]
         try:
             with l3cache.Store(config) as store:
                 store.register_host(host.ctypes.data, host.nbytes)
-                self.assertEqual(store.batch_put_from(keys, host.ctypes.data, offsets, [PAGE] * 16), [True] * 16)
+                self.assertEqual(store.batch_put_from(keys, host.ctypes.data, offsets, [PAGE] * n), [True] * n)
                 devices = store.stats()["devices"]
                 self.assertEqual([d["path"] for d in devices], paths)
                 self.assertTrue(all(d["state"] == "ok" and d["bytes_written"] > 0 for d in devices))
             with l3cache.Store(config) as store:
-                back = [16 * PAGE + o for o in offsets]
-                self.assertEqual(store.batch_get_into(keys, host.ctypes.data, back, [PAGE] * 16), [True] * 16)
-                np.testing.assert_array_equal(host[16 * PAGE:], host[: 16 * PAGE])
+                back = [n * PAGE + o for o in offsets]
+                self.assertEqual(store.batch_get_into(keys, host.ctypes.data, back, [PAGE] * n), [True] * n)
+                np.testing.assert_array_equal(host[n * PAGE:], host[: n * PAGE])
         finally:
             for p in paths:
                 if os.path.exists(p):

@@ -1,0 +1,269 @@
+/* Slab summaries (FORMAT.md "Slab summaries"): a full slab's summary
+ * indexes a crash scan instead of its headers; a delete stays deleted; a
+ * summary cut short falls back to the headers; l3fsck finds a summary that
+ * names an object its headers do not hold, and drops it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "format.h"
+#include "harness.h"
+#include "l3_slabstore.h"
+#include "store_util.h"
+
+#define OBJ (64u * 1024u)
+#define NKEYS 68 /* four full slabs of 15, and 8 in a fifth */
+#define SLABS 8
+#define KIND(state) (*(l3_engine_kind *)*(state))
+
+typedef struct batch {
+    char names[NKEYS][32];
+    const char *keys[NKEYS];
+    l3_range ranges[NKEYS];
+    uint8_t *src, *dst;
+    bool ok[NKEYS], failed[NKEYS];
+    int deleted[2];      /* keys the writer deletes (-1: none) */
+} batch;
+
+static batch *new_batch(void)
+{
+    batch *b = calloc(1, sizeof *b);
+    assert_non_null(b);
+    b->src = aligned_pool(NKEYS * OBJ);
+    b->dst = aligned_pool(NKEYS * OBJ);
+    fill_pattern(b->src, NKEYS * OBJ, 77);
+    for (size_t i = 0; i < NKEYS; i++) {
+        snprintf(b->names[i], sizeof b->names[i], "sum_k%zu", i);
+        b->keys[i] = b->names[i];
+        b->ranges[i] = (l3_range){ i * OBJ, OBJ };
+    }
+    b->deleted[0] = b->deleted[1] = -1;
+    return b;
+}
+
+static void free_batch(batch *b)
+{
+    free(b->src);
+    free(b->dst);
+    free(b);
+}
+
+/* The killed writer: put the batch, delete the keys it names, die. */
+static int put_delete_die(l3_slabstore *s, void *arg)
+{
+    batch *b = arg;
+    l3_store *st = l3_slabstore_store(s);
+    l3_io_result r = { .success = b->ok, .object_failures = b->failed };
+    if (st->ops->batch_put_from(st, b->keys, NKEYS, (l3_host_buffer){ b->src, NKEYS * OBJ }, b->ranges, &r, NULL) !=
+        L3_OK)
+        return 5;
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!b->ok[i])
+            return 6;
+    for (int j = 0; j < 2; j++) {
+        bool gone = false;
+        if (b->deleted[j] >= 0 && (l3_store_batch_delete(st, &b->keys[b->deleted[j]], 1, &gone, NULL) != L3_OK || !gone))
+            return 7;
+    }
+    return 0;
+}
+
+static bool is_deleted(const batch *b, size_t i) { return (int)i == b->deleted[0] || (int)i == b->deleted[1]; }
+
+/* Every key not deleted is served byte-exact; every deleted one is
+ * absent (exists() says no, a get does not serve it) and no read met a
+ * header that is not the one the index promised. */
+static void expect_batch(l3_slabstore *s, batch *b)
+{
+    l3_store *st = l3_slabstore_store(s);
+    for (size_t i = 0; i < NKEYS; i++)
+        assert_int_equal(exists_key(st, b->keys[i]), !is_deleted(b, i));
+    get_keys(st, b->keys, NKEYS, b->dst, NKEYS * OBJ, b->ranges, b->ok, b->failed);
+    for (size_t i = 0; i < NKEYS; i++) {
+        assert_int_equal(b->ok[i], !is_deleted(b, i));
+        if (b->ok[i])
+            assert_memory_equal(b->dst + i * OBJ, b->src + i * OBJ, OBJ);
+    }
+    l3_slab_stats sst;
+    l3_slabstore_stats(s, &sst);
+    assert_int_equal(sst.stale_reads + sst.checksum_failures, 0);
+}
+
+static l3_slab_stats stats_of(l3_slabstore *s)
+{
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    return st;
+}
+
+/* The store's geometry, from its superblock. */
+static l3_geometry geometry_of(const char *path)
+{
+    l3_superblock sb;
+    peek_file(path, 0, &sb, sizeof sb);
+    l3_geometry g;
+    char why[256];
+    assert_true(l3_geometry_from_sb(&sb, 0, &g, why, sizeof why));
+    assert_true(g.summaries);
+    return g;
+}
+
+/* The slabs with a summary head for their record, and their class. */
+static uint32_t summarized_slabs(const char *path, uint32_t *slabs)
+{
+    l3_geometry g = geometry_of(path);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g.num_slabs; i++) {
+        l3_slab_record r;
+        peek_file(path, g.slab_table_off + (uint64_t)i * sizeof r, &r, sizeof r);
+        l3_summary_head h;
+        if (!l3_slab_record_valid(&r, i) || r.state != L3_SLAB_USED)
+            continue;
+        peek_file(path, l3_summary_offset(&g, i, r.payload_blocks), &h, sizeof h);
+        if (l3_summary_head_valid(&h, i, &r))
+            slabs[n++] = i;
+    }
+    return n;
+}
+
+static void a_crash_scan_reads_full_slabs_from_their_summaries(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "summary-scan");
+    l3_slab_options o = slab_count_options(path, SLABS, KIND(state));
+    batch *b = new_batch();
+    run_killed_writer(&o, put_delete_die, b);
+    uint32_t slabs[SLABS];
+    assert_int_equal(summarized_slabs(path, slabs), 4); /* the full ones; the fifth is open */
+    l3_slabstore *s = open_test_store(&o);
+    l3_slab_stats st = stats_of(s);
+    assert_false(st.opened_from_checkpoint);
+    assert_int_equal(st.recovered_summaries, 4);
+    assert_int_equal(st.objects, NKEYS);
+    expect_batch(s, b);
+    l3_slabstore_free(s);
+    free_batch(b);
+    unlink(path);
+}
+
+static void a_deleted_object_stays_deleted_after_a_crash(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "summary-delete");
+    l3_slab_options o = slab_count_options(path, SLABS, KIND(state));
+    batch *b = new_batch();
+    b->deleted[0] = 3;  /* in full slabs: their summaries were written */
+    b->deleted[1] = 40;
+    run_killed_writer(&o, put_delete_die, b);
+    l3_slabstore *s = open_test_store(&o);
+    l3_slab_stats st = stats_of(s);
+    assert_int_equal(st.recovered_summaries, 4);
+    assert_int_equal(st.objects, NKEYS - 2);
+    expect_batch(s, b);
+    l3_slabstore_free(s);
+    free_batch(b);
+    unlink(path);
+}
+
+static void a_summary_cut_short_falls_back_to_the_headers(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "summary-torn");
+    l3_slab_options o = slab_count_options(path, SLABS, KIND(state));
+    batch *b = new_batch();
+    run_killed_writer(&o, put_delete_die, b);
+    uint32_t slabs[SLABS];
+    assert_int_equal(summarized_slabs(path, slabs), 4);
+    /* One entry of one summary as a write cut short leaves it. */
+    l3_geometry g = geometry_of(path);
+    l3_slab_record r;
+    peek_file(path, g.slab_table_off + (uint64_t)slabs[1] * sizeof r, &r, sizeof r);
+    uint64_t at = l3_summary_offset(&g, slabs[1], r.payload_blocks) + L3_SUMMARY_ENTRIES_AT +
+                  2 * sizeof(l3_summary_entry);
+    uint8_t junk[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    poke_file(path, at, junk, sizeof junk);
+    l3_slabstore *s = open_test_store(&o);
+    l3_slab_stats st = stats_of(s);
+    assert_int_equal(st.recovered_summaries, 3);
+    assert_int_equal(st.objects, NKEYS);
+    expect_batch(s, b);
+    l3_slabstore_free(s);
+    free_batch(b);
+    unlink(path);
+}
+
+static int run_fsck(char *out, size_t out_len, const char *flag, const char *path)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s '%s' 2>&1", L3FSCK, flag, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t len = fread(out, 1, out_len - 1, p);
+    out[len] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* A delete cut short between its header and its summary entry: the
+ * summary names an object whose header is gone. l3fsck -n reports it,
+ * -y drops the summary; the object is then a miss, the rest served. */
+static void l3fsck_finds_a_summary_naming_a_gone_object(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "summary-fsck");
+    l3_slab_options o = slab_count_options(path, SLABS, KIND(state));
+    batch *b = new_batch();
+    run_killed_writer(&o, put_delete_die, b);
+    l3_slabstore *s = open_test_store(&o);
+    expect_batch(s, b);
+    l3_slabstore_free(s); /* clean: its summaries stay as they were */
+    uint32_t slabs[SLABS];
+    assert_int_equal(summarized_slabs(path, slabs), 4);
+    l3_geometry g = geometry_of(path);
+    l3_slab_record r;
+    peek_file(path, g.slab_table_off + (uint64_t)slabs[0] * sizeof r, &r, sizeof r);
+    l3_object_header h;
+    uint64_t slot0 = l3_slot_offset(&g, slabs[0], r.payload_blocks, 0);
+    peek_file(path, slot0, &h, sizeof h);
+    assert_true(h.key_len < sizeof b->names[0]);
+    char key[32] = { 0 };
+    peek_file(path, slot0 + L3_OBJ_HEADER_FIXED, key, h.key_len);
+    int gone = atoi(key + strlen("sum_k"));
+    uint8_t zero[4096] = { 0 };
+    poke_file(path, slot0, zero, sizeof zero);
+    char out[16384];
+    assert_int_equal(run_fsck(out, sizeof out, "-n", path), 0); /* judged by the summary, as a crash scan */
+    assert_int_equal(run_fsck(out, sizeof out, "-n --headers", path), 4);
+    assert_non_null(strstr(out, "summary names 1 object"));
+    if (run_fsck(out, sizeof out, "-y", path) != 1)
+        fail_msg("l3fsck -y: %s", out);
+    if (run_fsck(out, sizeof out, "-n --headers", path) != 0)
+        fail_msg("l3fsck -n after -y: %s", out);
+    assert_int_equal(summarized_slabs(path, slabs), 3);
+    s = open_test_store(&o);
+    b->deleted[0] = gone;
+    expect_batch(s, b);
+    l3_slabstore_free(s);
+    free_batch(b);
+    unlink(path);
+}
+
+int main(void)
+{
+    static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_prestate(a_crash_scan_reads_full_slabs_from_their_summaries, &uring),
+        cmocka_unit_test_prestate(a_crash_scan_reads_full_slabs_from_their_summaries, &aio),
+        cmocka_unit_test_prestate(a_deleted_object_stays_deleted_after_a_crash, &uring),
+        cmocka_unit_test_prestate(a_summary_cut_short_falls_back_to_the_headers, &uring),
+        cmocka_unit_test_prestate(l3fsck_finds_a_summary_naming_a_gone_object, &uring),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
