@@ -40,7 +40,7 @@ bool l3_alloc_publish(l3_slabstore *s, const l3_index_entry *e)
     if (!l3_index_insert(&s->index, e))
         return false;
     slab *sl = &s->slabs[e->slab];
-    l3_slab_slot_ids(s, e->slab)[e->slot] = e->hash;
+    l3_slab_slot_ids(s, e->slab)[e->slot] = l3_slot_id(e->hash);
     sl->live++;
     sl->live_bytes += e->size;
     if (e->ns) {
@@ -76,7 +76,7 @@ l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l
                        r->payload_blocks);
     if (nslots > s->sh->max_slots)
         return l3_fail(err, L3_ECORRUPT, "slab %u: %u slots", i, nslots);
-    memset(l3_slab_slot_ids(s, i), 0, (size_t)nslots * sizeof(uint64_t));
+    memset(l3_slab_slot_ids(s, i), 0, (size_t)nslots * sizeof(uint32_t));
     sl->state = S_SEALED;
     sl->disk_used = 1;
     sl->payload_blocks = r->payload_blocks;
@@ -94,7 +94,8 @@ l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l
 void l3_alloc_evict(l3_slabstore *s, uint32_t v)
 {
     slab *sl = &s->slabs[v];
-    uint64_t dropped = 0, *ids = l3_slab_slot_ids(s, v);
+    uint64_t dropped = 0;
+    uint32_t *ids = l3_slab_slot_ids(s, v);
     L3_ASSERT(sl->inflight == 0);
     /* Every published slot (not trusting `live`, which a process that died
      * mid-update may have left off by one). */
@@ -130,7 +131,7 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     if (nslots > s->sh->max_slots)
         return false;
     l3_alloc_evict(s, v);
-    memset(l3_slab_slot_ids(s, v), 0, (size_t)nslots * sizeof(uint64_t));
+    memset(l3_slab_slot_ids(s, v), 0, (size_t)nslots * sizeof(uint32_t));
     sl->gen++;
     sl->record_gen = 0; /* the first writer into it writes its record */
     sl->payload_blocks = payload_blocks;
@@ -321,7 +322,7 @@ static bool entry_fits(const l3_slabstore *s, const l3_index_entry *e)
 static void clear_counts(l3_slabstore *s)
 {
     l3_index_clear(&s->index);
-    memset(s->slot_ids, 0, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint64_t));
+    memset(s->slot_ids, 0, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint32_t));
     for (uint32_t i = 0; i < s->geo.num_slabs; i++)
         s->slabs[i].live = 0, s->slabs[i].live_bytes = 0;
     for (uint32_t i = 0; i < s->sh->num_ns; i++)
@@ -372,7 +373,7 @@ void l3_alloc_reset(l3_slabstore *s)
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
         slab *sl = &s->slabs[i];
         if (sl->nslots)
-            memset(l3_slab_slot_ids(s, i), 0, (size_t)sl->nslots * sizeof(uint64_t));
+            memset(l3_slab_slot_ids(s, i), 0, (size_t)sl->nslots * sizeof(uint32_t));
         sl->live = 0;
         sl->live_bytes = 0;
         sl->state = sl->state == S_OFFLINE ? S_OFFLINE : S_FREE;

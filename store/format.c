@@ -84,6 +84,11 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
         g->data_off = l3_round_up(g->checkpoint_off + g->checkpoint_len, 1u << 20);
         guess = capacity > g->data_off ? (capacity - g->data_off) / slab_size : 0;
     }
+    if (g->max_objects > L3_MAX_OBJECTS) {
+        snprintf(why, why_len, "an index for %llu objects: at most %llu (a larger store.expected_object_size)",
+                 (unsigned long long)g->max_objects, L3_MAX_OBJECTS);
+        return false;
+    }
     uint64_t need = (L3_MIN_SLABS + devices - 1) / devices;
     if (guess < need) {
         snprintf(why, why_len,
@@ -112,6 +117,7 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
 static bool geometry_bounded(const l3_geometry *g, uint64_t size, char *why, size_t why_len)
 {
     if (g->num_slabs / g->num_devices > g->capacity / g->slab_size || g->capacity > (1ull << 60) ||
+        g->max_objects > L3_MAX_OBJECTS ||
         g->max_objects > g->checkpoint_len / sizeof(l3_index_entry) || g->checkpoint_len > g->capacity ||
         g->slab_table_len > g->capacity || g->journal_len > g->capacity) {
         snprintf(why, why_len, "the superblock's geometry is implausible (%u slabs, %llu max objects, "

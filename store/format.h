@@ -216,6 +216,11 @@ typedef struct l3_geometry {
     uint32_t summaries;      /* 1: each slab ends in its summary (L3_INCOMPAT_SUMMARY) */
 } l3_geometry;
 
+/* The most objects a store's index may be sized for: its slot table keeps
+ * 31 bits of each key's hash, enough to find an entry in an index of at
+ * most 2^31 slots (l3_index_find_at). */
+#define L3_MAX_OBJECTS 1800000000ull
+
 /* The expected object size a store's index is sized for by default. */
 #define L3_DEFAULT_EXPECTED_OBJECT (1u << 20)
 

@@ -4,6 +4,7 @@
 
 #include "l3_crc32c.h"
 #include "hash.h"
+#include "invariant.h"
 
 l3_key_id l3_key_identity(const char *key, size_t len)
 {
@@ -52,13 +53,20 @@ l3_index_entry *l3_index_find(l3_index *ix, l3_key_id id)
     }
 }
 
-l3_index_entry *l3_index_find_at(l3_index *ix, uint64_t hash, uint32_t slab, uint32_t slot)
+l3_index_entry *l3_index_find_at(l3_index *ix, uint32_t id, uint32_t slab, uint32_t slot)
 {
-    for (uint64_t i = home_of(ix, hash);; i = next_of(ix, i)) {
+    /* The id keeps the hash's top 31 bits: with at most 2^31 slots its
+     * home is this slot or the next, and a probe from an empty one starts
+     * at the next. */
+    L3_ASSERT(ix->meta->mask < (1ull << 31));
+    uint64_t i = home_of(ix, (uint64_t)(id & ~1u) << 32);
+    if (ix->table[i].hash == 0)
+        i = next_of(ix, i);
+    for (;; i = next_of(ix, i)) {
         l3_index_entry *e = &ix->table[i];
         if (e->hash == 0)
             return NULL;
-        if (e->hash == hash && e->slab == slab && e->slot == slot)
+        if (l3_slot_id(e->hash) == id && e->slab == slab && e->slot == slot)
             return e;
     }
 }

@@ -71,9 +71,13 @@ void l3_index_format(l3_index_meta *meta, uint64_t max_entries);
  * or remove. */
 l3_index_entry *l3_index_find(l3_index *index, l3_key_id id);
 
-/* The entry with this hash at (slab, slot), or NULL: how a slab's
- * eviction finds its objects from their hashes alone. */
-l3_index_entry *l3_index_find_at(l3_index *index, uint64_t hash, uint32_t slab, uint32_t slot);
+/* A slot's id in the slot table: the top 31 bits of its key's hash, and
+ * never 0 (an empty slot). 4 bytes per slot, not the hash's 8. */
+static inline uint32_t l3_slot_id(uint64_t hash) { return (uint32_t)(hash >> 32) | 1u; }
+
+/* The entry with this slot id at (slab, slot), or NULL: how a slab's
+ * eviction finds its objects from the slot table alone. */
+l3_index_entry *l3_index_find_at(l3_index *index, uint32_t id, uint32_t slab, uint32_t slot);
 
 /* Insert `entry` (its key must be absent); false when the index is full. */
 bool l3_index_insert(l3_index *index, const l3_index_entry *entry);

@@ -30,6 +30,7 @@ typedef struct put_wave {
     l3_plan *plans;
     l3_io_req *reqs;
     uint32_t *slabs;    /* the distinct slabs the wave writes into */
+    bool *due;          /* per slab: its summary is due once the wave is published */
     size_t m, num_slabs, np;
     size_t k;           /* ranges per key: a key's plans are plans[j * k ...] */
     const l3_move *moves; /* reinsertions (NULL for puts) */
@@ -186,6 +187,8 @@ static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, b
         }
         l3_alloc_release(s, p->slab);
     }
+    for (size_t k = 0; k < w->num_slabs; k++)
+        w->due[k] = l3_summary_due(s, w->slabs[k]); /* (under this hold: no lock taken per slab to ask) */
     l3_slab_unlock(s);
     for (size_t i = 0; i < w->m; i++)
         for (size_t j = 0; w->keys[i].state == PUT_TWIN && j < i; j++)
@@ -307,7 +310,8 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
     }
     publish_wave(s, w, ranges, rc == L3_OK && retired, res, io_error);
     for (size_t k = 0; k < w->num_slabs && retired; k++)
-        l3_summary_settle(s, w->slabs[k]); /* a slab this wave filled */
+        if (w->due[k])
+            l3_summary_settle(s, w->slabs[k]); /* a slab this wave filled */
     l3_plan_free(w->plans, w->np * w->k);
     zero_orphans(s, w);
     return rc;
@@ -339,10 +343,10 @@ l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host
     l3_batch_result_clear(res, n);
     size_t wk = s->wave_keys;
     put_wave w = { .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
-                   .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)),
+                   .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)), .due = calloc(wk, sizeof(bool)),
                    .k = k, .moves = moves };
     int io_error = 0;
-    if (!w.keys || !w.plans || !w.reqs || !w.slabs)
+    if (!w.keys || !w.plans || !w.reqs || !w.slabs || !w.due)
         rc = l3_fail(err, L3_ENOMEM, "allocating a put batch");
     for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk) {
         w.m = n - base < wk ? n - base : wk;
@@ -352,6 +356,7 @@ l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host
     free(w.plans);
     free(w.reqs);
     free(w.slabs);
+    free(w.due);
     size_t written = 0;
     for (size_t i = 0; i < n && s->ndev > 1; i++)
         written += res->success[i];

@@ -340,7 +340,7 @@ static int start_populating(l3_slabstore *s, uint64_t entries, populate_job jobs
     size_t index_bytes = l3_index_capacity(&s->index) * sizeof(l3_index_entry), half = index_bytes / 2;
     jobs[0] = (populate_job){ s->index.table, half };
     jobs[1] = (populate_job){ (uint8_t *)s->index.table + half, index_bytes - half };
-    jobs[2] = (populate_job){ s->slot_ids, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint64_t) };
+    jobs[2] = (populate_job){ s->slot_ids, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint32_t) };
     int n = 0;
     for (int k = 0; k < 3; k++)
         if (pthread_create(&threads[n], NULL, populate, &jobs[k]) == 0)

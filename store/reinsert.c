@@ -31,7 +31,7 @@ static bool pick(l3_slabstore *s, evacuation *ev)
     if (v < 0)
         return false;
     slab *sl = &s->slabs[v];
-    uint64_t *ids = l3_slab_slot_ids(s, (uint32_t)v);
+    uint32_t *ids = l3_slab_slot_ids(s, (uint32_t)v);
     ev->slab = (uint32_t)v;
     ev->entries = calloc(sl->nslots ? sl->nslots : 1, sizeof *ev->entries);
     for (uint32_t k = 0; ev->entries && k < sl->next_slot && k < sl->nslots; k++) {

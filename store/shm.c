@@ -58,7 +58,7 @@ static size_t layout(const l3_geometry *g, shared *h)
     h->off_class_open = off;
     off += page_round(((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t));
     h->off_slot_ids = off;
-    off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint64_t));
+    off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint32_t));
     h->off_table = off;
     off += page_round(g->slab_table_len);
     h->off_journal = off;
@@ -82,7 +82,7 @@ static void set_views(l3_slabstore *s)
     uint8_t *base = (uint8_t *)s->sh;
     s->slabs = (slab *)(base + s->sh->off_slabs);
     s->class_open = (int32_t *)(base + s->sh->off_class_open);
-    s->slot_ids = (uint64_t *)(base + s->sh->off_slot_ids);
+    s->slot_ids = (uint32_t *)(base + s->sh->off_slot_ids);
     s->table = (l3_slab_record *)(base + s->sh->off_table);
     s->journal = (l3_journal_record *)(base + s->sh->off_journal);
     s->index = (l3_index){ .table = (l3_index_entry *)(base + s->sh->off_index), .meta = &s->sh->index };

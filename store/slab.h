@@ -57,7 +57,7 @@ struct l3_slabstore {
     l3_index index;
     slab *slabs;
     int32_t *class_open;     /* per payload_blocks: its open slab, or -1 */
-    uint64_t *slot_ids;      /* max_slots per slab: key hashes of published slots */
+    uint32_t *slot_ids;      /* max_slots per slab: the slot ids (l3_slot_id) of published slots */
     l3_slab_record *table;   /* the slab table's image (aligned) */
     l3_journal_record *journal; /* the journal's image (aligned) */
     ns_info *ns;
@@ -85,7 +85,7 @@ struct l3_slabstore {
 };
 
 /* The slot ids of slab `i`. */
-static inline uint64_t *l3_slab_slot_ids(l3_slabstore *s, uint32_t i)
+static inline uint32_t *l3_slab_slot_ids(l3_slabstore *s, uint32_t i)
 {
     return s->slot_ids + (uint64_t)i * s->sh->max_slots;
 }

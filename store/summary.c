@@ -8,8 +8,9 @@
 #include "index.h"
 #include "meta.h"
 
-static bool summary_due(const l3_slabstore *s, const slab *sl)
+bool l3_summary_due(const l3_slabstore *s, uint32_t slab)
 {
+    const struct slab *sl = &s->slabs[slab];
     return s->geo.summaries && sl->disk_used && sl->record_gen == sl->gen && sl->summary_gen != sl->gen &&
            sl->inflight == 0 && (sl->state == S_SEALED || (sl->state == S_OPEN && sl->next_slot >= sl->nslots));
 }
@@ -39,7 +40,7 @@ static bool build(l3_slabstore *s, uint32_t i, uint8_t *buf)
     memset(buf, 0, l3_summary_bytes(&s->geo, s->geo.max_slots));
     l3_summary_head *h = (l3_summary_head *)buf;
     l3_summary_entry *ents = (l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
-    const uint64_t *ids = l3_slab_slot_ids(s, i);
+    const uint32_t *ids = l3_slab_slot_ids(s, i);
     h->slab = i;
     h->payload_blocks = sl->payload_blocks;
     h->gen = sl->gen;
@@ -66,7 +67,7 @@ void l3_summary_settle(l3_slabstore *s, uint32_t i)
         return;
     slab *sl = &s->slabs[i];
     l3_slab_lock(s);
-    bool due = summary_due(s, sl); /* (checked again below, under summary_mu) */
+    bool due = l3_summary_due(s, i); /* (checked again below, under summary_mu) */
     l3_slab_unlock(s);
     if (!due)
         return;
@@ -75,7 +76,7 @@ void l3_summary_settle(l3_slabstore *s, uint32_t i)
     l3_slab_lock(s);
     bool built = false;
     uint32_t pb = sl->payload_blocks;
-    if (summary_due(s, sl)) {
+    if (l3_summary_due(s, i)) {
         sl->summary_gen = sl->gen; /* claimed: written once per generation, or not at all */
         built = buf && build(s, i, buf);
     }

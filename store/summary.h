@@ -11,6 +11,11 @@
 
 #include "slab.h"
 
+/* Whether slab `slab`'s summary is due (under the lock): the store has
+ * summaries, the slab is full or sealed, nothing is in flight in it, and
+ * none was written for its generation. */
+bool l3_summary_due(const l3_slabstore *s, uint32_t slab);
+
 /* Write slab `slab`'s summary if it is due: the store has summaries, the
  * slab is full or sealed, nothing is in flight in it, and none was written
  * for its generation. Called after a put wave or a delete released it. A

@@ -1,0 +1,137 @@
+/* The slab store's index (store/index.c): lookups by key and by slot id
+ * (the slot table's 31 bits of a key's hash), through inserts and
+ * backward-shift removals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "index.h"
+
+typedef struct table {
+    l3_index_meta meta;
+    l3_index ix;
+} table;
+
+static table *new_table(uint64_t max_entries)
+{
+    table *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    l3_index_format(&t->meta, max_entries);
+    t->ix = (l3_index){ .table = calloc(t->meta.mask + 1, sizeof(l3_index_entry)), .meta = &t->meta };
+    assert_non_null(t->ix.table);
+    return t;
+}
+
+static void free_table(table *t)
+{
+    free(t->ix.table);
+    free(t);
+}
+
+static l3_index_entry entry(uint64_t hash, uint32_t slab, uint32_t slot)
+{
+    return (l3_index_entry){ .hash = hash, .check = (uint32_t)hash ^ 0x5a5a5a5au, .key_len = 8, .slab = slab,
+                             .slot = slot, .size = 4096, .seq = slab * 1000ull + slot };
+}
+
+static l3_key_id id_of(const l3_index_entry *e)
+{
+    return (l3_key_id){ .hash = e->hash, .check = e->check, .len = e->key_len };
+}
+
+static uint64_t next_random(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* Every entry is found by key and by (slot id, slab, slot), before and
+ * after half of them are removed; removed ones are found neither way. */
+static void random_entries_are_found_by_key_and_by_slot_through_removals(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    table *t = new_table(N);
+    l3_index_entry *es = calloc(N, sizeof *es);
+    uint64_t x = 88172645463325252ull;
+    for (uint32_t i = 0; i < N; i++) {
+        es[i] = entry(next_random(&x) | 1, i / 64, i % 64);
+        assert_true(l3_index_insert(&t->ix, &es[i]));
+    }
+    for (uint32_t i = 0; i < N; i += 2)
+        l3_index_remove(&t->ix, l3_index_find(&t->ix, id_of(&es[i])));
+    for (uint32_t i = 0; i < N; i++) {
+        l3_index_entry *byk = l3_index_find(&t->ix, id_of(&es[i]));
+        l3_index_entry *bys = l3_index_find_at(&t->ix, l3_slot_id(es[i].hash), es[i].slab, es[i].slot);
+        if (i % 2 == 0) {
+            assert_null(byk);
+            assert_null(bys);
+        } else {
+            assert_non_null(byk);
+            assert_ptr_equal(byk, bys);
+            assert_int_equal(bys->seq, es[i].seq);
+        }
+    }
+    free(es);
+    free_table(t);
+}
+
+/* Keys whose hashes share the slot id's 31 bits are told apart by their
+ * slab and slot. */
+static void one_slot_id_for_two_keys_is_told_apart_by_the_slot(void **state)
+{
+    (void)state;
+    table *t = new_table(1000);
+    l3_index_entry a = entry(0x123456789abcdef1ull, 3, 7), b = entry(0x123456789abcdef1ull ^ 0x10000ull, 4, 9);
+    assert_int_equal(l3_slot_id(a.hash), l3_slot_id(b.hash));
+    assert_true(l3_index_insert(&t->ix, &a));
+    assert_true(l3_index_insert(&t->ix, &b));
+    assert_int_equal(l3_index_find_at(&t->ix, l3_slot_id(a.hash), 3, 7)->seq, a.seq);
+    assert_int_equal(l3_index_find_at(&t->ix, l3_slot_id(b.hash), 4, 9)->seq, b.seq);
+    assert_null(l3_index_find_at(&t->ix, l3_slot_id(a.hash), 3, 8));
+    free_table(t);
+}
+
+/* A slot id names two possible home slots; a key whose home is the second,
+ * with the first empty, is found. */
+static void a_key_homed_one_past_its_slot_ids_first_home_is_found(void **state)
+{
+    (void)state;
+    table *t = new_table(1000);
+    uint64_t cap = t->meta.mask + 1;
+    for (uint64_t j = 1; j < cap; j++) {
+        /* The smallest hash whose home is slot j. */
+        uint64_t h = (uint64_t)((((unsigned __int128)j << 64) + cap - 1) / cap);
+        if (h % (1ull << 33) == 0)
+            continue; /* its slot id's first home is j itself */
+        memset(t->ix.table, 0, cap * sizeof(l3_index_entry));
+        l3_index_format(&t->meta, 1000);
+        l3_index_entry e = entry(h, 1, 2);
+        assert_true(l3_index_insert(&t->ix, &e));
+        assert_int_equal(t->ix.table[j].hash, h); /* home j, and slot j - 1 empty */
+        assert_int_equal(t->ix.table[j - 1].hash, 0);
+        l3_index_entry *found = l3_index_find_at(&t->ix, l3_slot_id(h), 1, 2);
+        assert_non_null(found);
+        assert_int_equal(found->hash, h);
+        free_table(t);
+        return;
+    }
+    fail_msg("no slot j whose smallest hash is off a 2^33 boundary (capacity %llu)", (unsigned long long)cap);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(random_entries_are_found_by_key_and_by_slot_through_removals),
+        cmocka_unit_test(one_slot_id_for_two_keys_is_told_apart_by_the_slot),
+        cmocka_unit_test(a_key_homed_one_past_its_slot_ids_first_home_is_found),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
