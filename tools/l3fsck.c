@@ -108,6 +108,21 @@ static int note_attached(fsck *f)
     return attached;
 }
 
+/* flock(fd, op | LOCK_NB), retried for up to `wait_ms`: a process killed
+ * with its rings registered on the store keeps its lock until the
+ * kernel's asynchronous ring teardown drops the file, a moment after it
+ * died. True when taken. */
+static bool lock_within(int fd, int op, int wait_ms)
+{
+    for (int waited = 0;; waited += 50) {
+        if (flock(fd, op | LOCK_NB) == 0)
+            return true;
+        if (errno != EWOULDBLOCK || waited >= wait_ms)
+            return false;
+        usleep(50 * 1000);
+    }
+}
+
 /* Open one given path (exclusively for -y) into v and learn its size. */
 static bool open_one(fsck *f, fsck_dev *v, const char *path)
 {
@@ -124,7 +139,7 @@ static bool open_one(fsck *f, fsck_dev *v, const char *path)
                 errno == EBUSY ? " (the store is open in another process: not repairing)" : "");
         return false;
     }
-    bool in_use = flock(v->fd, (f->repair ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0;
+    bool in_use = !lock_within(v->fd, f->repair ? LOCK_EX : LOCK_SH, f->repair ? 3000 : 0);
     if (in_use && f->repair) {
         fprintf(stderr, "l3fsck: %s is open in another process: refusing to repair\n", path);
         return false;
