@@ -16,6 +16,7 @@
 #include "l3_pool.h"
 #include "meta.h"
 #include "rules.h"
+#include "summary.h"
 
 #define OPEN_FLAG 0x80000000u
 #define FREE_FLAG 0x40000000u
@@ -809,6 +810,10 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
     if (st == L3_OK)
         st = g->summaries ? scan_all_headers(s, rest, num_rest, &ss, err)
                           : scan_all_headers(s, used, num_used, &ss, err);
+    /* The slabs read by their headers (sealed now) get their summary, so
+     * that the next crash scan reads it instead. */
+    for (size_t j = 0; st == L3_OK && g->summaries && !s->opt.read_only && j < num_rest; j++)
+        l3_summary_settle(s, rest[j]);
     free(ss.reqs);
     free(used);
     free(rest);
