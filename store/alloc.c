@@ -369,19 +369,13 @@ void l3_alloc_repair(l3_slabstore *s)
 
 void l3_alloc_reset(l3_slabstore *s)
 {
-    l3_index_clear(&s->index);
+    clear_counts(s);
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
         slab *sl = &s->slabs[i];
-        if (sl->nslots)
-            memset(l3_slab_slot_ids(s, i), 0, (size_t)sl->nslots * sizeof(uint32_t));
-        sl->live = 0;
-        sl->live_bytes = 0;
         sl->state = sl->state == S_OFFLINE ? S_OFFLINE : S_FREE;
         sl->disk_used = 0;
         sl->record_gen = 0;
     }
     for (uint32_t c = 0; c < (s->sh->max_payload_blocks + 1) * s->geo.num_devices; c++)
         s->class_open[c] = -1;
-    for (uint32_t i = 0; i < s->sh->num_ns; i++)
-        s->ns[i].objects = s->ns[i].bytes = 0;
 }

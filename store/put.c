@@ -343,7 +343,8 @@ l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host
     l3_batch_result_clear(res, n);
     size_t wk = s->wave_keys;
     put_wave w = { .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
-                   .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)), .due = calloc(wk, sizeof(bool)),
+                   .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)),
+                   .due = calloc(wk, sizeof(bool)),
                    .k = k, .moves = moves };
     int io_error = 0;
     if (!w.keys || !w.plans || !w.reqs || !w.slabs || !w.due)

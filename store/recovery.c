@@ -442,6 +442,16 @@ static bool beats(l3_slabstore *s, uint64_t seq, uint64_t slot_off, uint32_t siz
     return l3_dup_wins(seq, old.seq, higher_checks);
 }
 
+/* Publish `c`, its key absent from the index (under the lock), with the
+ * namespace of `key` (its key or its namespace's text). */
+static void publish_new(l3_slabstore *s, l3_index_entry c, const char *key, size_t len, scan_state *ss)
+{
+    int ns = l3_alloc_ns_intern(s, key, len);
+    c.ns = (uint16_t)(ns < 0 ? 0 : ns);
+    if (ns < 0 || !l3_alloc_publish(s, &c))
+        ss->dropped++;
+}
+
 /* Index the live object `c` (at slot_off; `key` its key or namespace
  * text, to intern the namespace) unless a live copy of its key already
  * indexed beats it. */
@@ -459,10 +469,7 @@ static void offer(l3_slabstore *s, l3_index_entry c, const char *key, size_t len
         if ((old = l3_index_find(&s->index, id)))
             l3_alloc_unpublish(s, old);
     }
-    int ns = l3_alloc_ns_intern(s, key, len);
-    c.ns = (uint16_t)(ns < 0 ? 0 : ns);
-    if (ns < 0 || !l3_alloc_publish(s, &c))
-        ss->dropped++;
+    publish_new(s, c, key, len, ss);
     l3_slab_unlock(s);
 }
 
@@ -496,6 +503,13 @@ static l3_index_entry entry_of(const l3_summary_head *h, const l3_summary_entry 
                              .slot = k, .size = e->size, .gen = (uint32_t)h->gen, .key_len = e->key_len };
 }
 
+/* The text of summary entry e's namespace ("" for none), its length in *len. */
+static const char *entry_ns(const l3_summary_head *h, const l3_summary_entry *e, size_t *len)
+{
+    *len = e->ns ? h->ns_len[e->ns - 1] : 0;
+    return e->ns ? h->ns_text[e->ns - 1] : "";
+}
+
 #define SUMMARY_DUP 0xff /* a verdict: live, but its key is indexed already (offer decides) */
 
 /* Index the live entries of a summary whose key is not indexed yet, under
@@ -517,10 +531,9 @@ static void index_summary(l3_slabstore *s, uint32_t i, const l3_summary_head *h,
             verdicts[k] = SUMMARY_DUP;
             continue;
         }
-        int ns = l3_alloc_ns_intern(s, e->ns ? h->ns_text[e->ns - 1] : "", e->ns ? h->ns_len[e->ns - 1] : 0);
-        c.ns = (uint16_t)(ns < 0 ? 0 : ns);
-        if (ns < 0 || !l3_alloc_publish(s, &c))
-            ss->dropped++;
+        size_t len;
+        const char *ns = entry_ns(h, e, &len);
+        publish_new(s, c, ns, len, ss);
     }
     l3_slab_unlock(s);
 }
@@ -532,18 +545,10 @@ static void index_summary(l3_slabstore *s, uint32_t i, const l3_summary_head *h,
 static bool read_summary(l3_slabstore *s, uint32_t i, uint8_t *buf, uint8_t *verdicts)
 {
     const l3_geometry *g = &s->geo;
-    const l3_summary_head *h = (const l3_summary_head *)buf;
-    const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
-    uint32_t pb = s->slabs[i].payload_blocks;
+    uint32_t pb = s->table[i].payload_blocks;
     l3_error err;
-    if (l3_meta_io(s, false, buf, l3_summary_len(g, pb), l3_summary_offset(g, i, pb), &err) != L3_OK ||
-        !l3_summary_head_valid(h, i, &s->table[i]) || h->nslots != s->slabs[i].nslots ||
-        !l3_summary_decidable(s->journal, h->epoch, s->table[i].first_seq))
-        return false;
-    for (uint32_t k = 0; k < h->nslots; k++)
-        if ((verdicts[k] = (uint8_t)l3_summary_judge(g, h, i, k, &ents[k], s->journal)) == L3_SLOT_CORRUPT)
-            return false; /* a summary write cut short: the headers say more */
-    return true;
+    return l3_meta_io(s, false, buf, l3_summary_len(g, pb), l3_summary_offset(g, i, pb), &err) == L3_OK &&
+           l3_summary_usable(g, buf, i, &s->table[i], s->journal, verdicts);
 }
 
 /* Index slab i from its read and judged summary: the entries whose key is
@@ -556,10 +561,10 @@ static void apply_summary(l3_slabstore *s, uint32_t i, const uint8_t *buf, uint8
     index_summary(s, i, h, ents, verdicts, ss);
     uint64_t slot_bytes = l3_slot_bytes(g, h->payload_blocks), base_off = l3_slot_offset(g, i, h->payload_blocks, 0);
     for (uint32_t k = 0; k < h->nslots; k++) {
-        const l3_summary_entry *e = &ents[k];
-        if (verdicts[k] == SUMMARY_DUP)
-            offer(s, entry_of(h, e, i, k), e->ns ? h->ns_text[e->ns - 1] : "", e->ns ? h->ns_len[e->ns - 1] : 0,
-                  base_off + k * slot_bytes, ss);
+        size_t len;
+        const char *ns = verdicts[k] == SUMMARY_DUP ? entry_ns(h, &ents[k], &len) : NULL;
+        if (ns)
+            offer(s, entry_of(h, &ents[k], i, k), ns, len, base_off + k * slot_bytes, ss);
     }
     ss->summarized++;
 }
@@ -805,7 +810,7 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
             used[num_used++] = i;
     if (st == L3_OK)
         prefault(s, used, num_used);
-    if (st == L3_OK && g->summaries)
+    if (st == L3_OK && g->summaries && num_used) /* (no reader thread for no slab) */
         st = scan_summaries(s, used, num_used, rest, &num_rest, &ss, err);
     if (st == L3_OK)
         st = g->summaries ? scan_all_headers(s, rest, num_rest, &ss, err)

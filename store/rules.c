@@ -161,6 +161,20 @@ l3_slot_verdict l3_summary_judge(const l3_geometry *g, const l3_summary_head *h,
     return L3_SLOT_LIVE;
 }
 
+bool l3_summary_usable(const l3_geometry *g, const uint8_t *buf, uint32_t slab, const l3_slab_record *r,
+                       const l3_journal_record *journal, uint8_t *verdicts)
+{
+    const l3_summary_head *h = (const l3_summary_head *)buf;
+    const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
+    if (!l3_summary_head_valid(h, slab, r) || h->nslots != l3_slots_per_slab(g, r->payload_blocks) ||
+        !l3_summary_decidable(journal, h->epoch, r->first_seq))
+        return false;
+    for (uint32_t k = 0; k < h->nslots; k++)
+        if ((verdicts[k] = (uint8_t)l3_summary_judge(g, h, slab, k, &ents[k], journal)) == L3_SLOT_CORRUPT)
+            return false;
+    return true;
+}
+
 bool l3_checkpoint_matches(const l3_checkpoint_header *h, const l3_superblock *sb,
                            const l3_geometry *g, char *why, size_t why_len)
 {

@@ -75,6 +75,15 @@ bool l3_summary_decidable(const l3_journal_record *journal, uint64_t epoch, uint
 l3_slot_verdict l3_summary_judge(const l3_geometry *g, const l3_summary_head *h, uint32_t slab, uint32_t slot,
                                  const l3_summary_entry *e, const l3_journal_record *journal);
 
+/* Whether a crash scan indexes slab `slab` (record `r`, in use) from the
+ * summary read into `buf` instead of its headers: its head checks and
+ * describes the record, its slot count is the class's, the journal
+ * decides it (l3_summary_decidable), and no entry is CORRUPT (a write cut
+ * short). Each entry's verdict goes into verdicts[slot] (l3_slot_verdict),
+ * judged until the first CORRUPT one. */
+bool l3_summary_usable(const l3_geometry *g, const uint8_t *buf, uint32_t slab, const l3_slab_record *r,
+                       const l3_journal_record *journal, uint8_t *verdicts);
+
 /* Of two live headers of one key, whether the one with sequence `a` is
  * served over the one with `b`: the higher sequence, unless its payload
  * does not check (`higher_checks` false: a torn write of a put killed

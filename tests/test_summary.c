@@ -96,13 +96,6 @@ static void expect_batch(l3_slabstore *s, batch *b)
     assert_int_equal(sst.stale_reads + sst.checksum_failures, 0);
 }
 
-static l3_slab_stats stats_of(l3_slabstore *s)
-{
-    l3_slab_stats st;
-    l3_slabstore_stats(s, &st);
-    return st;
-}
-
 /* The store's geometry, from its superblock. */
 static l3_geometry geometry_of(const char *path)
 {
@@ -115,14 +108,21 @@ static l3_geometry geometry_of(const char *path)
     return g;
 }
 
+/* Slab i's record, as the store file at `path` (geometry g) has it. */
+static l3_slab_record record_of(const char *path, const l3_geometry *g, uint32_t i)
+{
+    l3_slab_record r;
+    peek_file(path, g->slab_table_off + (uint64_t)i * sizeof r, &r, sizeof r);
+    return r;
+}
+
 /* The slabs with a summary head for their record, and their class. */
 static uint32_t summarized_slabs(const char *path, uint32_t *slabs)
 {
     l3_geometry g = geometry_of(path);
     uint32_t n = 0;
     for (uint32_t i = 0; i < g.num_slabs; i++) {
-        l3_slab_record r;
-        peek_file(path, g.slab_table_off + (uint64_t)i * sizeof r, &r, sizeof r);
+        l3_slab_record r = record_of(path, &g, i);
         l3_summary_head h;
         if (!l3_slab_record_valid(&r, i) || r.state != L3_SLAB_USED)
             continue;
@@ -131,6 +131,21 @@ static uint32_t summarized_slabs(const char *path, uint32_t *slabs)
             slabs[n++] = i;
     }
     return n;
+}
+
+/* Open the store of `o` after a crash: its scan indexed `summaries` slabs
+ * from their summaries and restored `objects`, and every key is as `b`
+ * expects (expect_batch). */
+static void expect_crash_scan(const l3_slab_options *o, batch *b, uint64_t summaries, uint64_t objects)
+{
+    l3_slabstore *s = open_test_store(o);
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_false(st.opened_from_checkpoint);
+    assert_int_equal(st.recovered_summaries, summaries);
+    assert_int_equal(st.objects, objects);
+    expect_batch(s, b);
+    l3_slabstore_free(s);
 }
 
 /* A killed process that only opened the store: it is left dirty. */
@@ -150,23 +165,12 @@ static void a_crash_scan_reads_full_slabs_from_their_summaries(void **state)
     run_killed_writer(&o, put_delete_die, b);
     uint32_t slabs[SLABS];
     assert_int_equal(summarized_slabs(path, slabs), 4); /* the full ones; the fifth is open */
-    l3_slabstore *s = open_test_store(&o);
-    l3_slab_stats st = stats_of(s);
-    assert_false(st.opened_from_checkpoint);
-    assert_int_equal(st.recovered_summaries, 4);
-    assert_int_equal(st.objects, NKEYS);
-    expect_batch(s, b);
-    l3_slabstore_free(s);
+    expect_crash_scan(&o, b, 4, NKEYS);
     /* The fifth slab, read by its headers and sealed, got its summary:
      * the next crash scan reads all five from them. */
     assert_int_equal(summarized_slabs(path, slabs), 5);
     run_killed_writer(&o, open_only, NULL);
-    s = open_test_store(&o);
-    st = stats_of(s);
-    assert_false(st.opened_from_checkpoint);
-    assert_int_equal(st.recovered_summaries, 5);
-    expect_batch(s, b);
-    l3_slabstore_free(s);
+    expect_crash_scan(&o, b, 5, NKEYS);
     free_batch(b);
     unlink(path);
 }
@@ -180,12 +184,7 @@ static void a_deleted_object_stays_deleted_after_a_crash(void **state)
     b->deleted[0] = 3;  /* in full slabs: their summaries were written */
     b->deleted[1] = 40;
     run_killed_writer(&o, put_delete_die, b);
-    l3_slabstore *s = open_test_store(&o);
-    l3_slab_stats st = stats_of(s);
-    assert_int_equal(st.recovered_summaries, 4);
-    assert_int_equal(st.objects, NKEYS - 2);
-    expect_batch(s, b);
-    l3_slabstore_free(s);
+    expect_crash_scan(&o, b, 4, NKEYS - 2);
     free_batch(b);
     unlink(path);
 }
@@ -201,18 +200,12 @@ static void a_summary_cut_short_falls_back_to_the_headers(void **state)
     assert_int_equal(summarized_slabs(path, slabs), 4);
     /* One entry of one summary as a write cut short leaves it. */
     l3_geometry g = geometry_of(path);
-    l3_slab_record r;
-    peek_file(path, g.slab_table_off + (uint64_t)slabs[1] * sizeof r, &r, sizeof r);
+    l3_slab_record r = record_of(path, &g, slabs[1]);
     uint64_t at = l3_summary_offset(&g, slabs[1], r.payload_blocks) + L3_SUMMARY_ENTRIES_AT +
                   2 * sizeof(l3_summary_entry);
     uint8_t junk[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
     poke_file(path, at, junk, sizeof junk);
-    l3_slabstore *s = open_test_store(&o);
-    l3_slab_stats st = stats_of(s);
-    assert_int_equal(st.recovered_summaries, 3);
-    assert_int_equal(st.objects, NKEYS);
-    expect_batch(s, b);
-    l3_slabstore_free(s);
+    expect_crash_scan(&o, b, 3, NKEYS);
     free_batch(b);
     unlink(path);
 }
@@ -245,8 +238,7 @@ static void l3fsck_finds_a_summary_naming_a_gone_object(void **state)
     uint32_t slabs[SLABS];
     assert_int_equal(summarized_slabs(path, slabs), 5); /* the fifth's written after the scan */
     l3_geometry g = geometry_of(path);
-    l3_slab_record r;
-    peek_file(path, g.slab_table_off + (uint64_t)slabs[0] * sizeof r, &r, sizeof r);
+    l3_slab_record r = record_of(path, &g, slabs[0]);
     l3_object_header h;
     uint64_t slot0 = l3_slot_offset(&g, slabs[0], r.payload_blocks, 0);
     peek_file(path, slot0, &h, sizeof h);

@@ -478,26 +478,22 @@ static bool entry_names(const l3_summary_entry *e, const fsck_object *x)
     return x && x->seq == e->seq && x->hash == e->hash && x->size == e->size && x->crc == e->crc;
 }
 
-/* Slab i's summary into a buffer (free() it), or NULL when the slab has
- * none a crash scan would use: none for its record, another slot count,
- * an entry that does not check (a write cut short), or one the journal
- * leaves undecided. Then its headers decide, as in a crash scan. */
-static uint8_t *usable_summary(fsck *f, uint32_t i)
+/* Slab i's summary into a buffer (free() it), its entries' verdicts
+ * after the summary's bytes (*verdicts), or NULL when a crash scan would
+ * not use it (l3_summary_usable): then its headers decide, as in a crash
+ * scan. */
+static uint8_t *usable_summary(fsck *f, uint32_t i, const uint8_t **verdicts)
 {
     const l3_geometry *g = &f->geo;
     uint32_t pb = f->table[i].payload_blocks;
-    uint8_t *buf = g->summaries ? aligned(l3_summary_len(g, pb)) : NULL;
-    const l3_summary_head *h = (const l3_summary_head *)buf;
-    bool usable = buf && read_bulk(f, buf, l3_summary_len(g, pb), l3_summary_offset(g, i, pb)) >= 0 &&
-                  l3_summary_head_valid(h, i, &f->table[i]) && h->nslots == l3_slots_per_slab(g, pb) &&
-                  l3_summary_decidable(f->journal, h->epoch, f->table[i].first_seq);
-    const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
-    for (uint32_t k = 0; usable && k < h->nslots; k++)
-        usable = l3_summary_judge(g, h, i, k, &ents[k], f->journal) != L3_SLOT_CORRUPT;
-    if (!usable) {
+    size_t len = l3_summary_len(g, pb);
+    uint8_t *buf = g->summaries ? aligned(len + l3_slots_per_slab(g, pb)) : NULL;
+    if (!buf || read_bulk(f, buf, len, l3_summary_offset(g, i, pb)) < 0 ||
+        !l3_summary_usable(g, buf, i, &f->table[i], f->journal, buf + len)) {
         free(buf);
         return NULL;
     }
+    *verdicts = buf + len;
     return buf;
 }
 
@@ -518,14 +514,15 @@ static const char *intern_ns(fsck *f, const char *text, uint16_t len)
  * reading its headers; false when it has no summary a crash scan uses. */
 static bool take_summary(fsck *f, uint32_t i)
 {
-    uint8_t *buf = usable_summary(f, i);
+    const uint8_t *verdicts;
+    uint8_t *buf = usable_summary(f, i, &verdicts);
     if (!buf)
         return false;
     const l3_summary_head *h = (const l3_summary_head *)buf;
     const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
     for (uint32_t k = 0; k < h->nslots; k++) {
         const l3_summary_entry *e = &ents[k];
-        if (l3_summary_judge(&f->geo, h, i, k, e, f->journal) != L3_SLOT_LIVE)
+        if (verdicts[k] != L3_SLOT_LIVE)
             continue;
         if (f->num_objects == f->cap_objects && !grow_objects(f))
             break;
@@ -546,7 +543,8 @@ static bool take_summary(fsck *f, uint32_t i)
  * complete) is not served, as a crash scan would not serve it. */
 static void check_summary(fsck *f, uint32_t i, size_t first)
 {
-    uint8_t *buf = usable_summary(f, i);
+    const uint8_t *verdicts;
+    uint8_t *buf = usable_summary(f, i, &verdicts);
     if (!buf)
         return;
     const l3_summary_head *h = (const l3_summary_head *)buf;
@@ -554,7 +552,7 @@ static void check_summary(fsck *f, uint32_t i, size_t first)
     uint32_t wrong = 0, at = 0;
     size_t o = first, kept = first;
     for (uint32_t k = 0; k < h->nslots; k++) {
-        bool live = l3_summary_judge(&f->geo, h, i, k, &ents[k], f->journal) == L3_SLOT_LIVE;
+        bool live = verdicts[k] == L3_SLOT_LIVE;
         fsck_object *x = o < f->num_objects && f->objects[o].slot == k ? &f->objects[o++] : NULL;
         if (live && !entry_names(&ents[k], x) && !wrong++)
             at = k;
