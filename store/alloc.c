@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "rules.h"
 
 int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len)
 {
@@ -39,15 +40,20 @@ bool l3_alloc_publish(l3_slabstore *s, const l3_index_entry *e)
     L3_ASSERT(e->ns <= s->sh->num_ns);
     if (!l3_index_insert(&s->index, e))
         return false;
-    slab *sl = &s->slabs[e->slab];
     l3_slab_slot_ids(s, e->slab)[e->slot] = l3_slot_id(e->hash);
+    l3_alloc_count(s, e);
+    return true;
+}
+
+void l3_alloc_count(l3_slabstore *s, const l3_index_entry *e)
+{
+    slab *sl = &s->slabs[e->slab];
     sl->live++;
     sl->live_bytes += e->size;
     if (e->ns) {
         s->ns[e->ns - 1].objects++;
         s->ns[e->ns - 1].bytes += e->size;
     }
-    return true;
 }
 
 void l3_alloc_unpublish(l3_slabstore *s, l3_index_entry *e)
@@ -88,6 +94,37 @@ l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l
     sl->next_slot = nslots;
     sl->live = 0;
     sl->live_bytes = 0;
+    return L3_OK;
+}
+
+/* Adopt every slab of the devices in `mask` whose record is in use in
+ * this epoch (under lock); a device offline takes its slabs offline. */
+l3_status l3_alloc_adopt_slabs(l3_slabstore *s, uint32_t mask, l3_error *err)
+{
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
+        const l3_slab_record *r = &s->table[i];
+        slab *sl = &s->slabs[i];
+        uint32_t d = l3_slab_device(&s->geo, i);
+        if (!(mask & (1u << d)))
+            continue;
+        if (s->sh->dev_state[d] != DEV_OK) {
+            sl->state = S_OFFLINE;
+            continue;
+        }
+        if (l3_slab_record_valid(r, i))
+            sl->gen = r->gen; /* a reopened slab's generation keeps growing */
+        if (!l3_slab_in_use(r, i, s->sh->sb.epoch)) {
+            sl->state = S_FREE;
+            continue;
+        }
+        l3_status st = l3_alloc_adopt(s, i, r, err);
+        if (st == L3_ECORRUPT) {
+            sl->state = S_FREE; /* a record we cannot use: its objects are lost */
+            continue;
+        }
+        if (st != L3_OK)
+            return st;
+    }
     return L3_OK;
 }
 

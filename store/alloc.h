@@ -25,12 +25,20 @@ int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len);
 /* Publish an entry: index, slot id, counts. False when the index is full. */
 bool l3_alloc_publish(l3_slabstore *s, const l3_index_entry *e);
 
+/* Count an entry that is in the index and the slot table already (a
+ * checkpoint image read in place) in its slab's and namespace's tallies. */
+void l3_alloc_count(l3_slabstore *s, const l3_index_entry *e);
+
 /* Drop an entry: index, slot id, counts. `e` points into the index (a
  * backward shift may move another entry into its place). */
 void l3_alloc_unpublish(l3_slabstore *s, l3_index_entry *e);
 
 /* Set up slab `i` from a valid record of this epoch, sealed and empty. */
 l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l3_error *err);
+
+/* Adopt every slab of the devices in `mask` whose record is in use in
+ * this epoch (under lock); a device offline takes its slabs offline. */
+l3_status l3_alloc_adopt_slabs(l3_slabstore *s, uint32_t mask, l3_error *err);
 
 /* Drop every object of slab `v` (no writes in flight) and free it. */
 void l3_alloc_evict(l3_slabstore *s, uint32_t v);

@@ -5,14 +5,7 @@
 
 #include "l3_crc32c.h"
 #include "index.h"
-
-uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t block_size)
-{
-    /* Header block, then namespaces (bounded), slab fills, entries. */
-    uint64_t body = (uint64_t)L3_MAX_NAMESPACES * sizeof(l3_ns_record) + (uint64_t)num_slabs * 4 +
-                    max_objects * sizeof(l3_index_entry);
-    return l3_round_up(block_size + body, 1u << 20);
-}
+#include "invariant.h"
 
 /* A slab's slots at most: what the index bound spread over the slabs
  * needs, with a quarter to spare, at least 64, at most what one-block
@@ -25,6 +18,28 @@ static uint32_t geometry_slots(const l3_geometry *g)
     if (want < 64)
         want = 64;
     return (uint32_t)(want < most ? want : most);
+}
+
+l3_ckpt_image l3_checkpoint_image(const l3_geometry *g, uint32_t num_namespaces)
+{
+    uint32_t b = g->block_size;
+    l3_ckpt_image im;
+    im.table_at = l3_round_up((uint64_t)num_namespaces * sizeof(l3_ns_record) + (uint64_t)g->num_slabs * 4, b);
+    im.table_bytes = l3_round_up(l3_index_capacity_for(g->max_objects) * sizeof(l3_index_entry), b);
+    im.slots_at = im.table_at + im.table_bytes;
+    im.slots_bytes = l3_round_up((uint64_t)g->num_slabs * g->max_slots * sizeof(uint32_t), b);
+    im.bytes = im.slots_at + im.slots_bytes;
+    return im;
+}
+
+uint64_t l3_checkpoint_bytes(const l3_geometry *g, uint32_t num_slabs)
+{
+    /* Header block, then the image body with every namespace: the list
+     * layout (48 bytes an entry) is never longer. */
+    l3_geometry at = *g;
+    at.num_slabs = num_slabs ? num_slabs : 1;
+    at.max_slots = geometry_slots(&at);
+    return l3_round_up(g->block_size + l3_checkpoint_image(&at, L3_MAX_NAMESPACES).bytes, 1u << 20);
 }
 
 uint64_t l3_default_slab_size(uint64_t capacity)
@@ -80,7 +95,7 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
         g->journal_off = g->slab_table_off + g->slab_table_len;
         g->journal_len = l3_round_up(L3_JOURNAL_RECORDS * L3_JOURNAL_RECORD_BYTES, block_size);
         g->checkpoint_off = g->journal_off + g->journal_len;
-        g->checkpoint_len = l3_checkpoint_bytes(objects, (uint32_t)(guess * devices), block_size);
+        g->checkpoint_len = l3_checkpoint_bytes(g, (uint32_t)(guess * devices));
         g->data_off = l3_round_up(g->checkpoint_off + g->checkpoint_len, 1u << 20);
         guess = capacity > g->data_off ? (capacity - g->data_off) / slab_size : 0;
     }
@@ -348,15 +363,15 @@ bool l3_journal_record_valid(const l3_journal_record *r)
 
 void l3_checkpoint_header_seal(l3_checkpoint_header *h)
 {
+    L3_ASSERT(h->version == L3_CKPT_LIST || h->version == L3_CKPT_IMAGE);
     h->magic = L3_CKPT_MAGIC;
-    h->version = L3_FORMAT_VERSION;
     h->header_crc = 0;
     h->header_crc = l3_crc32c(0, h, sizeof *h);
 }
 
 bool l3_checkpoint_header_valid(const l3_checkpoint_header *h)
 {
-    if (h->magic != L3_CKPT_MAGIC || h->version != L3_FORMAT_VERSION)
+    if (h->magic != L3_CKPT_MAGIC || (h->version != L3_CKPT_LIST && h->version != L3_CKPT_IMAGE))
         return false;
     l3_checkpoint_header c = *h;
     c.header_crc = 0;

@@ -21,15 +21,9 @@ uint64_t l3_index_capacity_for(uint64_t max_entries)
     return cap < 1024 ? 1024 : cap;
 }
 
-/* An entry's home slot: the hash scaled to the table (fastrange). */
-static inline uint64_t home_of(const l3_index *ix, uint64_t hash)
-{
-    return (uint64_t)(((unsigned __int128)hash * (ix->meta->mask + 1)) >> 64);
-}
-
 void l3_index_prefetch(const l3_index *ix, uint64_t hash)
 {
-    __builtin_prefetch(&ix->table[home_of(ix, hash)], 1);
+    __builtin_prefetch(&ix->table[l3_index_home(ix, hash)], 1);
 }
 
 /* The slot after `i`, wrapping around. */
@@ -44,7 +38,7 @@ void l3_index_format(l3_index_meta *meta, uint64_t max_entries)
 
 l3_index_entry *l3_index_find(l3_index *ix, l3_key_id id)
 {
-    for (uint64_t i = home_of(ix, id.hash);; i = next_of(ix, i)) {
+    for (uint64_t i = l3_index_home(ix, id.hash);; i = next_of(ix, i)) {
         l3_index_entry *e = &ix->table[i];
         if (e->hash == 0)
             return NULL;
@@ -59,7 +53,7 @@ l3_index_entry *l3_index_find_at(l3_index *ix, uint32_t id, uint32_t slab, uint3
      * home is this slot or the next, and a probe from an empty one starts
      * at the next. */
     L3_ASSERT(ix->meta->mask < (1ull << 31));
-    uint64_t i = home_of(ix, (uint64_t)(id & ~1u) << 32);
+    uint64_t i = l3_index_home(ix, (uint64_t)(id & ~1u) << 32);
     if (ix->table[i].hash == 0)
         i = next_of(ix, i);
     for (;; i = next_of(ix, i)) {
@@ -75,7 +69,7 @@ bool l3_index_insert(l3_index *ix, const l3_index_entry *entry)
 {
     if (ix->meta->count >= ix->meta->max)
         return false;
-    for (uint64_t i = home_of(ix, entry->hash);; i = next_of(ix, i)) {
+    for (uint64_t i = l3_index_home(ix, entry->hash);; i = next_of(ix, i)) {
         if (ix->table[i].hash == 0) {
             /* Everything but the hash first: the hash publishes it. */
             l3_index_entry e = *entry;
@@ -95,7 +89,7 @@ void l3_index_remove(l3_index *ix, l3_index_entry *entry)
     /* Backward shift: move later entries of the run into the hole when
      * their home slot does not lie cyclically in (hole, j]. */
     for (uint64_t j = next_of(ix, hole); ix->table[j].hash; j = next_of(ix, j)) {
-        uint64_t home = home_of(ix, ix->table[j].hash);
+        uint64_t home = l3_index_home(ix, ix->table[j].hash);
         bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {
             ix->table[hole] = ix->table[j];
@@ -104,6 +98,31 @@ void l3_index_remove(l3_index *ix, l3_index_entry *entry)
     }
     memset(&ix->table[hole], 0, sizeof ix->table[hole]);
     ix->meta->count--;
+}
+
+bool l3_index_walk_end(const l3_index_walk *w)
+{
+    return !w->misplaced && !(w->any_wrapped && w->any_empty && w->last_empty >= w->min_wrapped_home);
+}
+
+bool l3_index_adopt(l3_index *ix, uint64_t count)
+{
+    if (count > ix->meta->max)
+        return false;
+    ix->meta->count = count;
+#ifndef NDEBUG
+    /* Every entry is where a probe for its key finds it. */
+    uint64_t seen = 0;
+    for (uint64_t i = 0; i <= ix->meta->mask; i++) {
+        const l3_index_entry *e = &ix->table[i];
+        if (!e->hash)
+            continue;
+        seen++;
+        L3_ASSERT(l3_index_find(ix, (l3_key_id){ .hash = e->hash, .check = e->check, .len = e->key_len }) == e);
+    }
+    L3_ASSERT(seen == count);
+#endif
+    return true;
 }
 
 void l3_index_clear(l3_index *ix)

@@ -85,10 +85,54 @@ bool l3_index_insert(l3_index *index, const l3_index_entry *entry);
 /* Remove `entry` (a pointer from find or the table). */
 void l3_index_remove(l3_index *index, l3_index_entry *entry);
 
+/* The slot where the probe for `hash` begins: the hash scaled to the
+ * table (fastrange). */
+static inline uint64_t l3_index_home(const l3_index *index, uint64_t hash)
+{
+    return (uint64_t)(((unsigned __int128)hash * (index->meta->mask + 1)) >> 64);
+}
+
+/* A check, slot by slot in table order, that a table filled in place
+ * (a checkpoint image) holds each entry where a probe for its key finds
+ * it: no empty slot between its home and it. Start zeroed. */
+typedef struct l3_index_walk {
+    uint64_t last_empty, min_wrapped_home;
+    bool any_empty, any_wrapped, misplaced;
+} l3_index_walk;
+
+/* Walk slot i (the one after the last walked). */
+static inline void l3_index_walk_slot(const l3_index *index, l3_index_walk *w, uint64_t i);
+
+/* After the last slot: whether every entry was where a probe finds it. */
+bool l3_index_walk_end(const l3_index_walk *w);
+
+/* Take the table as filled in place (a checkpoint image read into it)
+ * with `count` entries; false when that is more than its bound. */
+bool l3_index_adopt(l3_index *index, uint64_t count);
+
 /* Remove every entry; keeps the table. */
 void l3_index_clear(l3_index *index);
 
 /* The table's capacity, for reports. */
 static inline uint64_t l3_index_capacity(const l3_index *index) { return index->meta->mask + 1; }
+
+static inline void l3_index_walk_slot(const l3_index *index, l3_index_walk *w, uint64_t i)
+{
+    uint64_t hash = index->table[i].hash;
+    if (!hash) {
+        w->any_empty = true;
+        w->last_empty = i;
+        return;
+    }
+    uint64_t home = l3_index_home(index, hash);
+    if (home <= i) {
+        w->misplaced |= w->any_empty && w->last_empty >= home;
+    } else { /* wrapped: nothing empty before it, nor from its home to the end (judged at the end) */
+        w->misplaced |= w->any_empty;
+        if (!w->any_wrapped || home < w->min_wrapped_home)
+            w->min_wrapped_home = home;
+        w->any_wrapped = true;
+    }
+}
 
 #endif

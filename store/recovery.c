@@ -1,25 +1,25 @@
-/* The slab store's recovery (recovery.h): the index checkpoint written at
- * a clean close and read at the next open, and the scan of object headers
- * that rebuilds the index after a crash. What is live is decided by the
+/* The slab store's recovery (recovery.h): the index checkpoint
+ * (checkpoint.c) written at a clean close and read at the next open, and
+ * the scan of slab summaries and object headers that rebuilds the index
+ * after a crash. What is live is decided by the
  * rulebook (rules.h), as in l3fsck. */
 #include "recovery.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "alloc.h"
+#include "bulk.h"
+#include "checkpoint.h"
 #include "l3_crc32c.h"
 #include "l3_pool.h"
 #include "meta.h"
 #include "rules.h"
 #include "summary.h"
 
-#define OPEN_FLAG 0x80000000u
-#define FREE_FLAG 0x40000000u
 #define SCAN_CHUNK (1u << 20)
 
 /* The devices online now (a bit each). */
@@ -29,383 +29,6 @@ static uint32_t online_devices(const l3_slabstore *s)
     for (uint32_t d = 0; d < s->geo.num_devices; d++)
         m |= s->sh->dev_state[d] == DEV_OK ? 1u << d : 0;
     return m;
-}
-
-/* Adopt every slab of the devices in `mask` whose record is in use in
- * this epoch (under lock); a device offline takes its slabs offline. */
-static l3_status adopt_slabs(l3_slabstore *s, uint32_t mask, l3_error *err)
-{
-    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
-        const l3_slab_record *r = &s->table[i];
-        slab *sl = &s->slabs[i];
-        uint32_t d = l3_slab_device(&s->geo, i);
-        if (!(mask & (1u << d)))
-            continue;
-        if (s->sh->dev_state[d] != DEV_OK) {
-            sl->state = S_OFFLINE;
-            continue;
-        }
-        if (l3_slab_record_valid(r, i))
-            sl->gen = r->gen; /* a reopened slab's generation keeps growing */
-        if (!l3_slab_in_use(r, i, s->sh->sb.epoch)) {
-            sl->state = S_FREE;
-            continue;
-        }
-        l3_status st = l3_alloc_adopt(s, i, r, err);
-        if (st == L3_ECORRUPT) {
-            sl->state = S_FREE; /* a record we cannot use: its objects are lost */
-            continue;
-        }
-        if (st != L3_OK)
-            return st;
-    }
-    return L3_OK;
-}
-
-/* ---- the checkpoint ---- */
-
-/* Serialise namespaces, slab fills and index entries at p (under lock);
- * returns the entries written. */
-static uint64_t fill_checkpoint_body(l3_slabstore *s, uint8_t *p)
-{
-    for (uint32_t i = 0; i < s->sh->num_ns; i++, p += sizeof(l3_ns_record)) {
-        l3_ns_record rec;
-        memset(&rec, 0, sizeof rec);
-        rec.len = s->ns[i].objects ? s->ns[i].len : 0;
-        memcpy(rec.text, s->ns[i].text, rec.len);
-        memcpy(p, &rec, sizeof rec);
-    }
-    for (uint32_t i = 0; i < s->geo.num_slabs; i++, p += 4) {
-        const slab *sl = &s->slabs[i];
-        uint32_t fill = sl->next_slot | (sl->state == S_OPEN ? OPEN_FLAG : 0) |
-                        (sl->state == S_FREE ? FREE_FLAG : 0);
-        memcpy(p, &fill, 4);
-    }
-    uint64_t entries = 0;
-    for (uint64_t i = 0; i <= s->index.meta->mask; i++) {
-        if (s->index.table[i].hash) {
-            memcpy(p, &s->index.table[i], sizeof(l3_index_entry));
-            p += sizeof(l3_index_entry);
-            entries++;
-        }
-    }
-    L3_ASSERT(entries == s->index.meta->count);
-    return entries;
-}
-
-/* Write the checkpoint (the store is quiescent): its crc and length out. */
-static l3_status write_checkpoint(l3_slabstore *s, uint32_t *crc_out, uint64_t *bytes_out, l3_error *err)
-{
-    const l3_geometry *g = &s->geo;
-    uint32_t b = g->block_size;
-    l3_slab_lock(s);
-    uint64_t body = (uint64_t)s->sh->num_ns * sizeof(l3_ns_record) + (uint64_t)g->num_slabs * 4 +
-                    s->index.meta->count * sizeof(l3_index_entry);
-    uint64_t total = b + l3_round_up(body, b);
-    uint8_t *buf = total <= g->checkpoint_len ? l3_meta_alloc(b, total) : NULL;
-    if (!buf) {
-        l3_slab_unlock(s);
-        return total > g->checkpoint_len
-                   ? l3_fail(err, L3_ENOSPC, "the checkpoint (%llu bytes) exceeds its area",
-                             (unsigned long long)total)
-                   : l3_fail(err, L3_ENOMEM, "allocating a %llu-byte checkpoint", (unsigned long long)total);
-    }
-    l3_checkpoint_header *h = (l3_checkpoint_header *)buf;
-    h->num_entries = fill_checkpoint_body(s, buf + b);
-    h->body_bytes = body;
-    h->body_crc = l3_crc32c(0, buf + b, body);
-    h->sequence = s->sh->sb.sequence + 1; /* the superblock write that follows */
-    h->num_namespaces = s->sh->num_ns;
-    h->num_slabs = g->num_slabs;
-    l3_slab_unlock(s);
-    l3_checkpoint_header_seal(h);
-    l3_status st = l3_meta_write_all(s, buf, total, g->checkpoint_off, err);
-    *crc_out = h->body_crc;
-    *bytes_out = body;
-    free(buf);
-    return st;
-}
-
-/* Read and check the checkpoint's header (against the superblock). */
-static l3_status read_checkpoint_header(l3_slabstore *s, l3_checkpoint_header *h, l3_error *err)
-{
-    const l3_geometry *g = &s->geo;
-    uint32_t b = g->block_size;
-    uint8_t *head = l3_meta_alloc(b, b);
-    if (!head)
-        return l3_fail(err, L3_ENOMEM, "allocating a checkpoint buffer");
-    l3_status st = l3_meta_io(s, false, head, b, l3_io_offset(s->ref_dev, g->checkpoint_off), err);
-    memcpy(h, head, sizeof *h);
-    free(head);
-    if (st != L3_OK)
-        return st;
-    char why[128];
-    if (!l3_checkpoint_matches(h, &s->sh->sb, g, why, sizeof why))
-        return l3_fail(err, L3_ECORRUPT, "%s", why);
-    return L3_OK;
-}
-
-/* A count that one thread advances and another waits on (bytes or slabs
- * read, slabs judged), and whether its thread has stopped advancing it. */
-typedef struct progress {
-    uint64_t count;
-    bool stopped;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-} progress;
-
-#define PROGRESS_INIT { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER }
-
-/* Advance to `count`, or say that no more will come (stop); what the
- * thread wrote before is seen by whoever waits on it after. */
-static void progress_set(progress *p, uint64_t count, bool stop)
-{
-    pthread_mutex_lock(&p->mu);
-    p->count = count;
-    p->stopped = p->stopped || stop;
-    pthread_cond_broadcast(&p->cv);
-    pthread_mutex_unlock(&p->mu);
-}
-
-/* Wait until the count reaches `at_least` or its thread stops; the count. */
-static uint64_t progress_wait(progress *p, uint64_t at_least)
-{
-    pthread_mutex_lock(&p->mu);
-    while (p->count < at_least && !p->stopped)
-        pthread_cond_wait(&p->cv, &p->mu);
-    uint64_t count = p->count;
-    pthread_mutex_unlock(&p->mu);
-    return count;
-}
-
-/* The checkpoint's body, read by a thread in chunks (its crc computed as
- * they land) while the loader uses what has landed. */
-#define BODY_CHUNK (16u << 20)
-typedef struct body_reader {
-    l3_slabstore *s;
-    uint8_t *body;
-    uint64_t bytes, len;    /* the body's bytes, and rounded up to blocks */
-    uint64_t off;           /* its device offset */
-    progress landed;        /* bytes read */
-    l3_status st;           /* a read's failure, and how (set before it stops) */
-    l3_error read_err;
-    uint32_t crc;
-} body_reader;
-
-static void *read_body(void *arg)
-{
-    body_reader *r = arg;
-    uint64_t at = 0;
-    while (at < r->len && r->st == L3_OK) {
-        uint64_t n = r->len - at < BODY_CHUNK ? r->len - at : BODY_CHUNK;
-        r->st = l3_meta_io(r->s, false, r->body + at, n, l3_io_offset(r->s->ref_dev, r->off + at), &r->read_err);
-        if (r->st == L3_OK && at < r->bytes)
-            r->crc = l3_crc32c(r->crc, r->body + at, at + n <= r->bytes ? n : r->bytes - at);
-        at += r->st == L3_OK ? n : 0;
-        progress_set(&r->landed, at, false);
-    }
-    progress_set(&r->landed, at, true);
-    return NULL;
-}
-
-/* Wait until `bytes` of the body have landed; the bytes landed, fewer
- * when they never will. */
-static uint64_t body_wait(body_reader *r, uint64_t bytes) { return progress_wait(&r->landed, bytes); }
-
-/* Why the body did not land (after body_wait fell short): the read's own
- * failure (an I/O error, or a file that ends first: corrupt). */
-static l3_status read_failure(const body_reader *r, l3_error *err)
-{
-    bool failed = r->st != L3_OK;
-    return l3_fail(err, failed ? r->st : L3_ECORRUPT, "%s", failed ? r->read_err.msg : "the checkpoint ends early");
-}
-
-/* Namespaces, then slab fills, from the body (under lock). */
-static l3_status load_ns_and_fills(l3_slabstore *s, const l3_checkpoint_header *h, const uint8_t *body,
-                                   l3_error *err)
-{
-    const uint8_t *p = body;
-    s->sh->num_ns = h->num_namespaces;
-    for (uint32_t i = 0; i < h->num_namespaces; i++, p += sizeof(l3_ns_record)) {
-        l3_ns_record rec;
-        memcpy(&rec, p, sizeof rec);
-        if (rec.len > L3_NS_TEXT_MAX)
-            return l3_fail(err, L3_ECORRUPT, "checkpoint namespace %u is malformed", i);
-        s->ns[i].len = rec.len;
-        memcpy(s->ns[i].text, rec.text, rec.len);
-        s->ns[i].text[rec.len] = '\0';
-        s->ns[i].objects = s->ns[i].bytes = 0;
-    }
-    for (uint32_t i = 0; i < s->geo.num_slabs; i++, p += 4) {
-        uint32_t fill;
-        memcpy(&fill, p, 4);
-        slab *sl = &s->slabs[i];
-        if (!sl->disk_used)
-            continue;
-        uint32_t next = fill & ~(OPEN_FLAG | FREE_FLAG);
-        if (next > sl->nslots)
-            return l3_fail(err, L3_ECORRUPT, "checkpoint: slab %u's fill %u is past its %u slots", i,
-                           next, sl->nslots);
-        sl->next_slot = next;
-        if (fill & FREE_FLAG) {
-            sl->state = S_FREE;
-        } else if ((fill & OPEN_FLAG) && *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i)) < 0) {
-            sl->state = S_OPEN;
-            *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i)) = (int32_t)i;
-        }
-    }
-    return L3_OK;
-}
-
-/* Start fetching what publishing the serialised entry at p touches: its
- * index slot and its slab's slot id. */
-static void prefetch_entry(l3_slabstore *s, const uint8_t *p)
-{
-    l3_index_entry e;
-    memcpy(&e, p, sizeof e);
-    l3_index_prefetch(&s->index, e.hash);
-    if (e.slab < s->geo.num_slabs && e.slot < s->sh->max_slots)
-        __builtin_prefetch(&l3_slab_slot_ids(s, e.slab)[e.slot], 1);
-}
-
-/* Publish one checkpoint entry, checked against its slab (under lock). */
-static l3_status load_entry(l3_slabstore *s, const uint8_t *p, uint64_t k, l3_error *err)
-{
-    l3_index_entry e;
-    memcpy(&e, p, sizeof e);
-    slab *sl = e.slab < s->geo.num_slabs ? &s->slabs[e.slab] : NULL;
-    l3_key_id id = { .hash = e.hash, .check = e.check, .len = e.key_len };
-    if (sl && (s->ckpt_skip >> l3_slab_device(&s->geo, e.slab) & 1))
-        return L3_OK; /* its device is offline, or is scanned instead */
-    if (!sl || !sl->disk_used || sl->state == S_FREE || e.slot >= sl->next_slot ||
-        e.size > (uint64_t)sl->payload_blocks * s->geo.block_size || e.ns > s->sh->num_ns || !e.hash ||
-        e.gen != (uint32_t)sl->gen || l3_index_find(&s->index, id) || l3_slab_slot_ids(s, e.slab)[e.slot])
-        return l3_fail(err, L3_ECORRUPT, "checkpoint entry %llu is inconsistent", (unsigned long long)k);
-    if (!l3_alloc_publish(s, &e))
-        return l3_fail(err, L3_ECORRUPT, "the checkpoint has more entries than the index holds");
-    return L3_OK;
-}
-
-/* Publish the checkpoint's index entries as they land (under lock), a few
- * entries' memory fetched ahead. */
-static l3_status load_entries(l3_slabstore *s, const l3_checkpoint_header *h, body_reader *r, l3_error *err)
-{
-    const uint64_t at = l3_checkpoint_entries_at(h), es = sizeof(l3_index_entry), ahead = 16;
-    uint64_t k = 0, n = h->num_entries;
-    while (k < n) {
-        uint64_t landed = body_wait(r, at + (k + 1) * es);
-        if (landed < at + (k + 1) * es)
-            return read_failure(r, err);
-        uint64_t have = (landed - at) / es;
-        have = have < n ? have : n;
-        for (; k < have; k++) {
-            if (k + ahead < have)
-                prefetch_entry(s, r->body + at + (k + ahead) * es);
-            l3_status st = load_entry(s, r->body + at + k * es, k, err);
-            if (st != L3_OK)
-                return st;
-        }
-    }
-    return L3_OK;
-}
-
-/* A range of the mapping to fault in (a thread's work while the
- * checkpoint is read): one call instead of a fault per page as entries
- * land. */
-typedef struct populate_job {
-    void *start;
-    size_t len;
-} populate_job;
-
-static void *populate(void *arg)
-{
-#ifdef MADV_POPULATE_WRITE
-    populate_job *j = arg;
-    uintptr_t page = 4096, start = (uintptr_t)j->start & ~(page - 1);
-    uintptr_t end = ((uintptr_t)j->start + j->len + page - 1) & ~(page - 1);
-    (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE); /* a hint: failure costs only time */
-#else
-    (void)arg;
-#endif
-    return NULL;
-}
-
-/* Fault in the index and the slot table, the index in two halves, on
- * threads (jobs[0..2]), when `entries` will touch nearly all their pages
- * anyway (a page holds 85 slots: at a load of 1/20, 98% of pages have
- * one); how many threads started. */
-static int start_populating(l3_slabstore *s, uint64_t entries, populate_job jobs[3], pthread_t threads[3])
-{
-    if (entries < l3_index_capacity(&s->index) / 20)
-        return 0; /* a small load: the faults are few, the memory not all needed */
-    size_t index_bytes = l3_index_capacity(&s->index) * sizeof(l3_index_entry), half = index_bytes / 2;
-    jobs[0] = (populate_job){ s->index.table, half };
-    jobs[1] = (populate_job){ (uint8_t *)s->index.table + half, index_bytes - half };
-    jobs[2] = (populate_job){ s->slot_ids, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint32_t) };
-    int n = 0;
-    for (int k = 0; k < 3; k++)
-        if (pthread_create(&threads[n], NULL, populate, &jobs[k]) == 0)
-            n++;
-    return n;
-}
-
-/* Load namespaces, fills and entries as the body lands, then check its
- * crc: a body that does not check undoes the load (under lock). */
-static l3_status load_body(l3_slabstore *s, const l3_checkpoint_header *h, body_reader *r, l3_error *err)
-{
-    l3_status st = adopt_slabs(s, UINT32_MAX, err);
-    if (st == L3_OK && body_wait(r, l3_checkpoint_entries_at(h)) < l3_checkpoint_entries_at(h))
-        return read_failure(r, err);
-    if (st == L3_OK)
-        st = load_ns_and_fills(s, h, r->body, err);
-    if (st == L3_OK)
-        st = load_entries(s, h, r, err);
-    if (st == L3_OK && body_wait(r, r->len) < r->len)
-        return read_failure(r, err);
-    if (st == L3_OK && r->crc != h->body_crc)
-        st = l3_fail(err, L3_ECORRUPT, "the checkpoint body does not check");
-    return st;
-}
-
-/* Rebuild the index from the checkpoint; L3_ECORRUPT when it is unusable
- * (the mapping is then left empty for a scan). The body is read by one
- * thread while another faults the index's pages in, and loaded as it
- * lands. */
-static l3_status load_checkpoint(l3_slabstore *s, l3_error *err)
-{
-    l3_checkpoint_header h;
-    l3_status st = read_checkpoint_header(s, &h, err);
-    if (st != L3_OK)
-        return st;
-    uint32_t b = s->geo.block_size;
-    body_reader r = { .s = s, .bytes = h.body_bytes, .len = l3_round_up(h.body_bytes, b),
-                      .off = s->geo.checkpoint_off + b, .landed = PROGRESS_INIT };
-    /* Not zeroed: the reads fill it whole. (Not huge pages either: right
-     * after a fill, finding them cost more than the reads saved.) */
-    size_t blen = (size_t)(r.len ? r.len : b);
-    if (posix_memalign((void **)&r.body, 4096, blen) != 0)
-        return l3_fail(err, L3_ENOMEM, "allocating a %llu-byte checkpoint buffer", (unsigned long long)r.len);
-    pthread_t reader, fillers[3];
-    populate_job jobs[3];
-    bool reading = pthread_create(&reader, NULL, read_body, &r) == 0;
-    int filling = start_populating(s, h.num_entries, jobs, fillers);
-    for (int k = 0; k < filling; k++)
-        pthread_join(fillers[k], NULL);
-    if (!reading)
-        read_body(&r); /* no thread: read it all first */
-    l3_slab_lock(s);
-    st = load_body(s, &h, &r, err);
-    if (st != L3_OK) {
-        l3_alloc_reset(s); /* start over clean for the scan */
-        s->sh->num_ns = 0;
-    } else {
-        s->sh->recovered_objects = s->index.meta->count;
-    }
-    l3_slab_unlock(s);
-    if (reading)
-        pthread_join(reader, NULL);
-    free(r.body);
-    return st;
 }
 
 /* ---- the crash scan ---- */
@@ -577,18 +200,18 @@ typedef struct summary_reader {
     size_t n;
     uint8_t *buf[2], *verdicts[2];
     bool *usable;           /* per slab: its summary is in its buffer */
-    progress read, applied; /* summaries read (the reader's), and applied (this thread's) */
+    l3_progress read, applied; /* summaries read (the reader's), and applied (this thread's) */
 } summary_reader;
 
 static void *read_summaries(void *arg)
 {
     summary_reader *r = arg;
     for (size_t j = 0; j < r->n; j++) {
-        progress_wait(&r->applied, j < 2 ? 0 : j - 1); /* a buffer whose summary was applied */
+        l3_progress_wait(&r->applied, j < 2 ? 0 : j - 1); /* a buffer whose summary was applied */
         r->usable[j] = read_summary(r->s, r->slabs[j], r->buf[j % 2], r->verdicts[j % 2]);
-        progress_set(&r->read, j + 1, false);
+        l3_progress_set(&r->read, j + 1, false);
     }
-    progress_set(&r->read, r->n, true);
+    l3_progress_set(&r->read, r->n, true);
     return NULL;
 }
 
@@ -599,7 +222,7 @@ static l3_status scan_summaries(l3_slabstore *s, const uint32_t *slabs, size_t n
 {
     const l3_geometry *g = &s->geo;
     size_t len = l3_summary_bytes(g, g->max_slots);
-    summary_reader r = { .s = s, .slabs = slabs, .n = n, .read = PROGRESS_INIT, .applied = PROGRESS_INIT,
+    summary_reader r = { .s = s, .slabs = slabs, .n = n, .read = L3_PROGRESS_INIT, .applied = L3_PROGRESS_INIT,
                          .usable = calloc(n ? n : 1, sizeof(bool)) };
     for (int b = 0; b < 2; b++) {
         r.buf[b] = l3_meta_alloc(g->block_size, len);
@@ -609,12 +232,12 @@ static l3_status scan_summaries(l3_slabstore *s, const uint32_t *slabs, size_t n
     bool ok = r.usable && r.buf[0] && r.buf[1] && r.verdicts[0] && r.verdicts[1] &&
               pthread_create(&t, NULL, read_summaries, &r) == 0;
     for (size_t j = 0; ok && j < n; j++) {
-        progress_wait(&r.read, j + 1);
+        l3_progress_wait(&r.read, j + 1);
         if (r.usable[j])
             apply_summary(s, slabs[j], r.buf[j % 2], r.verdicts[j % 2], ss);
         else
             rest[(*num_rest)++] = slabs[j];
-        progress_set(&r.applied, j + 1, false);
+        l3_progress_set(&r.applied, j + 1, false);
     }
     if (ok)
         pthread_join(t, NULL);
@@ -660,7 +283,7 @@ typedef struct slab_reader {
     const uint32_t *slabs;
     size_t n;
     uint8_t *buf[2];
-    progress read, judged;  /* slabs read (the reader's), slabs judged (the scan's) */
+    l3_progress read, judged;  /* slabs read (the reader's), slabs judged (the scan's) */
     bool retired;           /* every read was reaped (set before `read` stops) */
     l3_status st;           /* the reader's failure (likewise) */
     l3_error err;
@@ -674,16 +297,16 @@ static void *read_slabs(void *arg)
     r->st = reqs ? L3_OK : l3_fail(&r->err, L3_ENOMEM, "allocating a scan batch");
     size_t got = 0; /* slabs read */
     while (got < r->n && r->st == L3_OK) {
-        progress_wait(&r->judged, got < 2 ? 0 : got - 1); /* a buffer whose slab was judged */
+        l3_progress_wait(&r->judged, got < 2 ? 0 : got - 1); /* a buffer whose slab was judged */
         bool retired = true;
         r->st = read_whole(r->s, ctx, reqs, r->slabs[got], r->buf[got % 2], &retired, &r->err);
         r->retired = r->retired && retired;
         got += r->st == L3_OK;
-        progress_set(&r->read, got, false);
+        l3_progress_set(&r->read, got, false);
     }
     free(reqs);
     l3_io_release(r->s->engine, ctx);
-    progress_set(&r->read, got, true);
+    l3_progress_set(&r->read, got, true);
     return NULL;
 }
 
@@ -691,8 +314,8 @@ static void *read_slabs(void *arg)
 static l3_status scan_dense(l3_slabstore *s, const uint32_t *slabs, size_t n, scan_state *ss, l3_error *err)
 {
     size_t len = (size_t)s->geo.slab_size;
-    slab_reader r = { .s = s, .slabs = slabs, .n = n, .retired = true, .read = PROGRESS_INIT,
-                      .judged = PROGRESS_INIT };
+    slab_reader r = { .s = s, .slabs = slabs, .n = n, .retired = true, .read = L3_PROGRESS_INIT,
+                      .judged = L3_PROGRESS_INIT };
     /* Huge pages where the kernel gives them: a request then needs a
      * DMA segment per 2 MiB, not per 4 KiB. */
     r.buf[0] = l3_pool_alloc(len, NULL);
@@ -704,9 +327,9 @@ static l3_status scan_dense(l3_slabstore *s, const uint32_t *slabs, size_t n, sc
         l3_pool_free(r.buf[1], len);
         return l3_fail(err, L3_ENOMEM, "allocating the scan's buffers or thread");
     }
-    for (size_t j = 0; j < n && progress_wait(&r.read, j + 1) > j; j++) {
+    for (size_t j = 0; j < n && l3_progress_wait(&r.read, j + 1) > j; j++) {
         parse_whole(s, slabs[j], r.buf[j % 2], ss);
-        progress_set(&r.judged, j + 1, false);
+        l3_progress_set(&r.judged, j + 1, false);
     }
     pthread_join(t, NULL);
     if (!r.retired)
@@ -754,11 +377,9 @@ static void prefault(l3_slabstore *s, const uint32_t *slabs, size_t n)
     uint64_t slots = 0;
     for (size_t j = 0; j < n; j++)
         slots += s->slabs[slabs[j]].nslots;
-    populate_job jobs[3];
-    pthread_t threads[3];
-    int started = start_populating(s, slots, jobs, threads);
-    for (int k = 0; k < started; k++)
-        pthread_join(threads[k], NULL);
+    l3_populate pop;
+    l3_populate_start(s, slots, &pop);
+    l3_populate_join(&pop);
 }
 
 /* Scan slabs by their headers: slabs with few read a header at a time,
@@ -795,7 +416,7 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
 {
     const l3_geometry *g = &s->geo;
     l3_slab_lock(s);
-    l3_status st = adopt_slabs(s, mask, err);
+    l3_status st = l3_alloc_adopt_slabs(s, mask, err);
     mask &= online_devices(s);
     l3_slab_unlock(s);
     if (st != L3_OK)
@@ -848,7 +469,7 @@ l3_status l3_recovery_load(l3_slabstore *s, l3_error *err)
                           "scanned", s->path, (unsigned)__builtin_popcount(behind), behind);
     s->ckpt_skip = ~online | behind;
     if (s->sh->sb.clean) {
-        st = load_checkpoint(s, err);
+        st = l3_checkpoint_load(s, err);
         if (st == L3_OK)
             from_checkpoint = true;
         else if (st == L3_ECORRUPT)
@@ -880,7 +501,7 @@ l3_status l3_recovery_save(l3_slabstore *s, l3_error *err)
         return L3_OK;
     uint32_t crc = 0;
     uint64_t bytes = 0;
-    l3_status st = write_checkpoint(s, &crc, &bytes, err);
+    l3_status st = l3_checkpoint_save(s, &crc, &bytes, err);
     if (st != L3_OK)
         return st;
     l3_shm_lock(s, &s->sh->sb_mu);

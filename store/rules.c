@@ -182,8 +182,10 @@ bool l3_checkpoint_matches(const l3_checkpoint_header *h, const l3_superblock *s
         snprintf(why, why_len, "the checkpoint header does not check");
         return false;
     }
-    uint64_t body = (uint64_t)h->num_namespaces * sizeof(l3_ns_record) + (uint64_t)h->num_slabs * 4 +
-                    h->num_entries * sizeof(l3_index_entry);
+    uint64_t body = h->version == L3_CKPT_IMAGE
+                        ? l3_checkpoint_image(g, h->num_namespaces).bytes
+                        : (uint64_t)h->num_namespaces * sizeof(l3_ns_record) + (uint64_t)h->num_slabs * 4 +
+                              h->num_entries * sizeof(l3_index_entry);
     if (!sb->clean || h->sequence != sb->sequence || h->body_crc != sb->ckpt_crc ||
         h->body_bytes != sb->ckpt_bytes || h->num_slabs != g->num_slabs ||
         h->num_namespaces > L3_MAX_NAMESPACES || h->num_entries > g->max_objects ||

@@ -364,6 +364,84 @@ static void an_absurd_superblock_is_an_error_not_a_crash(void **state)
     unlink(path);
 }
 
+/* Run l3fsck -n --json on path with `memory` (NULL: the default): its
+ * exit code; the parsed report in *root. */
+static int fsck_json(const char *path, const char *memory, json_t **root)
+{
+    int code = memory ? fsck(out, sizeof out, "-n", "--json", "--memory", (char *)memory, (char *)path, NULL)
+                      : fsck(out, sizeof out, "-n", "--json", (char *)path, NULL);
+    *root = json_loads(out, 0, NULL);
+    assert_non_null(*root);
+    return code;
+}
+
+/* The same in two reports: field `name` (of `sub` when not NULL). */
+static void expect_same(json_t *a, json_t *b, const char *sub, const char *name)
+{
+    json_t *x = json_object_get(sub ? json_object_get(a, sub) : a, name);
+    json_t *y = json_object_get(sub ? json_object_get(b, sub) : b, name);
+    assert_non_null(x);
+    if (!json_equal(x, y))
+        fail_msg("%s.%s differs between one pass and several", sub ? sub : "", name);
+}
+
+/* Zero every used slab's summary head: its headers decide then. */
+static void drop_summaries(const char *path)
+{
+    l3_superblock sb = read_sb(path);
+    l3_geometry g;
+    char why[128];
+    assert_true(l3_geometry_from_sb(&sb, 0, &g, why, sizeof why));
+    uint8_t zero[4096] = { 0 };
+    for (uint32_t i = 0; i < g.num_slabs; i++) {
+        l3_slab_record r;
+        peek_file(path, g.slab_table_off + (uint64_t)i * sizeof r, &r, sizeof r);
+        if (r.magic == L3_SLAB_MAGIC && r.payload_blocks)
+            poke_file(path, l3_summary_offset(&g, i, r.payload_blocks), zero, g.block_size);
+    }
+}
+
+/* With more objects than --memory holds, l3fsck -n checks them in passes,
+ * each over one range of keys: its report is the one pass's, clean and
+ * with a corrupt header whose checkpoint entry then names nothing. */
+static void passes_over_ranges_of_keys_report_what_one_pass_does(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-passes");
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) { /* the headers decide, and object 7's no longer checks */
+            drop_summaries(path);
+            uint64_t off = header_offset(path, 7) + 40; /* inside the fixed header fields */
+            uint8_t byte;
+            peek_file(path, off, &byte, 1);
+            byte ^= 0x10;
+            poke_file(path, off, &byte, 1);
+        }
+        json_t *one, *many;
+        int code_one = fsck_json(path, NULL, &one), code_many = fsck_json(path, "1KiB", &many);
+        if (code_one != (round == 0 ? 0 : 4))
+            fail_msg("round %d: l3fsck -n exits %d: %s", round, code_one, json_dumps(one, 0));
+        assert_int_equal(code_many, code_one);
+        assert_int_equal(json_integer_value(json_object_get(one, "passes")), 1);
+        assert_true(json_integer_value(json_object_get(many, "passes")) > 2);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(one, "objects"), "served")),
+                         round == 0 ? N : N - 1);
+        const char *objects[] = { "served", "bytes", "stale", "deleted", "corrupt_headers" };
+        for (size_t k = 0; k < sizeof objects / sizeof *objects; k++)
+            expect_same(one, many, "objects", objects[k]);
+        expect_same(one, many, "checkpoint", "valid");
+        expect_same(one, many, "checkpoint", "status");
+        expect_same(one, many, NULL, "namespaces");
+        expect_same(one, many, NULL, "classes");
+        expect_same(one, many, NULL, "slabs");
+        expect_same(one, many, NULL, "errors");
+        json_decref(one);
+        json_decref(many);
+    }
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +454,7 @@ int main(void)
         cmocka_unit_test(a_corrupt_journal_record_is_found_and_its_removal_kept),
         cmocka_unit_test(a_repair_that_cannot_be_written_leaves_the_error),
         cmocka_unit_test(an_absurd_superblock_is_an_error_not_a_crash),
+        cmocka_unit_test(passes_over_ranges_of_keys_report_what_one_pass_does),
     };
     return cmocka_run_group_tests_name("fsck", tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsck_reader.h"
 #include "hash.h"
 #include "index.h"
 #include "l3_crc32c.h"
@@ -20,6 +21,8 @@
 void fsck_problem(fsck *f, bool fixable, const char *fmt, ...)
 {
     char buf[512];
+    if (f->quiet)
+        return; /* a later pass: the first reported it */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -81,9 +84,7 @@ int fsck_read(fsck *f, void *buf, size_t len, uint64_t off)
     return read_fd(fd, buf, len, off);
 }
 
-/* Bulk reads of slabs and headers: O_DIRECT where the image allows it
- * (the device's speed, no page cache to fill), else the plain descriptor. */
-static int read_bulk(fsck *f, void *buf, size_t len, uint64_t off)
+int fsck_read_bulk(fsck *f, void *buf, size_t len, uint64_t off)
 {
     int fd = fd_of(f, &off, true);
     return read_fd(fd, buf, len, off);
@@ -378,24 +379,40 @@ static bool grow_objects(fsck *f)
 {
     size_t cap = f->cap_objects ? 2 * f->cap_objects : 1024;
     fsck_object *o = realloc(f->objects, cap * sizeof *o);
-    if (!o) {
+    if (o)
+        f->objects = o;
+    /* The tables keep a load of at most 1/2 (rebuilt each pass: nothing to keep). */
+    size_t tcap = f->table_cap < 1024 ? 1024 : f->table_cap;
+    while (tcap < 2 * cap)
+        tcap <<= 1;
+    uint32_t *k = tcap > f->table_cap ? realloc(f->by_key, tcap * sizeof *k) : f->by_key;
+    f->by_key = k ? k : f->by_key;
+    uint32_t *sl = tcap > f->table_cap ? realloc(f->by_slot, tcap * sizeof *sl) : f->by_slot;
+    f->by_slot = sl ? sl : f->by_slot;
+    if (!o || !k || !sl) {
         fsck_problem(f, false, "out of memory listing objects");
         return false;
     }
-    f->objects = o;
     f->cap_objects = cap;
+    f->table_cap = tcap;
     return true;
 }
 
+static const char *intern_ns(fsck *f, const char *text, uint16_t len);
+
+/* Add the object live by header h, if its key is this pass's: its key
+ * kept for --list and -y, else its namespace's text. */
 static void add_object(fsck *f, const l3_object_header *h, uint64_t offset)
 {
-    if (f->num_objects == f->cap_objects && !grow_objects(f))
+    uint64_t hash = l3_hash64(h->key, h->key_len);
+    if (!fsck_in_part(f, hash) || (f->num_objects == f->cap_objects && !grow_objects(f)))
         return;
-    fsck_object *o = &f->objects[f->num_objects++];
-    *o = (fsck_object){ .key = strndup(h->key, h->key_len), .key_len = h->key_len, .slab = h->slab,
-                        .slot = h->slot, .size = h->size, .crc = h->payload_crc, .seq = h->seq,
-                        .offset = offset, .hash = l3_hash64(h->key, h->key_len),
-                        .check = l3_crc32c(0, h->key, h->key_len), .live = true };
+    bool keep = f->list || f->repair;
+    uint16_t nl = keep ? 0 : (uint16_t)l3_key_namespace_len(h->key, h->key_len);
+    f->objects[f->num_objects++] = (fsck_object){
+        .key = keep ? strndup(h->key, h->key_len) : NULL, .ns = nl ? intern_ns(f, h->key, nl) : NULL,
+        .key_len = h->key_len, .slab = h->slab, .slot = h->slot, .size = h->size, .crc = h->payload_crc,
+        .seq = h->seq, .offset = offset, .hash = hash, .check = l3_crc32c(0, h->key, h->key_len), .live = true };
 }
 
 /* Zero a slot's header (-y): the object is gone for good. */
@@ -443,7 +460,7 @@ static void check_slot(fsck *f, slab_view *v, uint32_t k)
     uint64_t in_slab = (uint64_t)k * l3_slot_bytes(g, v->r->payload_blocks);
     uint64_t off = l3_slot_offset(g, v->slab, v->r->payload_blocks, k);
     const uint8_t *hb = v->whole ? v->whole + in_slab : v->hdr;
-    if (!v->whole && read_bulk(f, v->hdr, g->header_bytes, off) < 0) {
+    if (!v->whole && fsck_read_bulk(f, v->hdr, g->header_bytes, off) < 0) {
         fsck_problem(f, false, "slab %u slot %u: unreadable header at offset %llu", v->slab, k, (unsigned long long)off);
         return;
     }
@@ -478,18 +495,32 @@ static bool entry_names(const l3_summary_entry *e, const fsck_object *x)
     return x && x->seq == e->seq && x->hash == e->hash && x->size == e->size && x->crc == e->crc;
 }
 
+/* Whether slab i's summary, read into buf, is one a crash scan would use
+ * (l3_summary_usable); its entries' verdicts then follow its bytes (buf
+ * holds l3_summary_len and a byte per slot). */
+static bool summary_usable(fsck *f, uint32_t i, uint8_t *buf)
+{
+    const l3_geometry *g = &f->geo;
+    return g->summaries && l3_summary_usable(g, buf, i, &f->table[i], f->journal,
+                                             buf + l3_summary_len(g, f->table[i].payload_blocks));
+}
+
+/* Room for any slab's summary and its verdicts. */
+static size_t summary_room(const fsck *f)
+{
+    return l3_summary_bytes(&f->geo, f->geo.max_slots) + f->geo.max_slots;
+}
+
 /* Slab i's summary into a buffer (free() it), its entries' verdicts
  * after the summary's bytes (*verdicts), or NULL when a crash scan would
- * not use it (l3_summary_usable): then its headers decide, as in a crash
- * scan. */
+ * not use it: then its headers decide, as in a crash scan. */
 static uint8_t *usable_summary(fsck *f, uint32_t i, const uint8_t **verdicts)
 {
     const l3_geometry *g = &f->geo;
     uint32_t pb = f->table[i].payload_blocks;
     size_t len = l3_summary_len(g, pb);
-    uint8_t *buf = g->summaries ? aligned(len + l3_slots_per_slab(g, pb)) : NULL;
-    if (!buf || read_bulk(f, buf, len, l3_summary_offset(g, i, pb)) < 0 ||
-        !l3_summary_usable(g, buf, i, &f->table[i], f->journal, buf + len)) {
+    uint8_t *buf = g->summaries ? aligned(summary_room(f)) : NULL;
+    if (!buf || fsck_read_bulk(f, buf, len, l3_summary_offset(g, i, pb)) < 0 || !summary_usable(f, i, buf)) {
         free(buf);
         return NULL;
     }
@@ -500,29 +531,33 @@ static uint8_t *usable_summary(fsck *f, uint32_t i, const uint8_t **verdicts)
 /* fsck's own copy of a namespace's text (NULL when out of memory). */
 static const char *intern_ns(fsck *f, const char *text, uint16_t len)
 {
+    size_t last = f->ns_last; /* the one asked for last: objects come in runs of one namespace */
+    if (last < f->num_ns_texts && strlen(f->ns_texts[last]) == len && memcmp(f->ns_texts[last], text, len) == 0)
+        return f->ns_texts[last];
     for (size_t j = 0; j < f->num_ns_texts; j++)
         if (strlen(f->ns_texts[j]) == len && memcmp(f->ns_texts[j], text, len) == 0)
-            return f->ns_texts[j];
+            return f->ns_texts[f->ns_last = j];
     char **grown = realloc(f->ns_texts, (f->num_ns_texts + 1) * sizeof *grown);
     if (!grown)
         return NULL;
     f->ns_texts = grown;
+    f->ns_last = f->num_ns_texts;
     return f->ns_texts[f->num_ns_texts++] = strndup(text, len);
 }
 
-/* Take slab i's objects from its summary, as a crash scan would, without
- * reading its headers; false when it has no summary a crash scan uses. */
-static bool take_summary(fsck *f, uint32_t i)
+/* Take slab i's objects of this pass's keys from its summary, read into
+ * buf, as a crash scan would, without reading its headers; false when it
+ * has no summary a crash scan uses. */
+static bool take_summary(fsck *f, uint32_t i, uint8_t *buf)
 {
-    const uint8_t *verdicts;
-    uint8_t *buf = usable_summary(f, i, &verdicts);
-    if (!buf)
+    if (!buf || !summary_usable(f, i, buf))
         return false;
     const l3_summary_head *h = (const l3_summary_head *)buf;
     const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
+    const uint8_t *verdicts = buf + l3_summary_len(&f->geo, f->table[i].payload_blocks);
     for (uint32_t k = 0; k < h->nslots; k++) {
         const l3_summary_entry *e = &ents[k];
-        if (verdicts[k] != L3_SLOT_LIVE)
+        if (verdicts[k] != L3_SLOT_LIVE || !fsck_in_part(f, e->hash))
             continue;
         if (f->num_objects == f->cap_objects && !grow_objects(f))
             break;
@@ -532,7 +567,6 @@ static bool take_summary(fsck *f, uint32_t i)
             .offset = l3_slot_offset(&f->geo, i, h->payload_blocks, k), .hash = e->hash, .live = true };
     }
     f->summaries++;
-    free(buf);
     return true;
 }
 
@@ -615,212 +649,161 @@ static bool o_beats_x(fsck *f, const fsck_object *o, const fsck_object *x)
     return l3_dup_wins(o->seq, x->seq, object_checks(f, o->seq > x->seq ? o : x));
 }
 
-/* Open addressing over object indices by key: of two live objects of one
- * key, the rules' winner stays live. O(objects). */
+/* Slot for object index `i` keyed by `key` in a table of f->table_cap
+ * (a power of two): the first empty one from its home, or the one that
+ * `same` says holds its equal. */
+static size_t table_slot(const fsck *f, const uint32_t *t, uint64_t key, size_t i,
+                         bool (*same)(const fsck *, size_t, size_t))
+{
+    size_t mask = f->table_cap - 1, p = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+    while (t[p] != UINT32_MAX && !same(f, t[p], i))
+        p = (p + 1) & mask;
+    return p;
+}
+
+static bool same_key(const fsck *f, size_t a, size_t b)
+{
+    const fsck_object *x = &f->objects[a], *o = &f->objects[b];
+    return x->hash == o->hash && x->check == o->check && x->key_len == o->key_len;
+}
+
+/* Of two live objects of one key, the rules' winner stays live (a key is
+ * its hash, crc and length, as in the store's index). O(objects). */
 static void supersede(fsck *f)
 {
-    size_t cap = 16;
-    while (cap < 2 * f->num_objects)
-        cap <<= 1;
-    size_t *slots = malloc(cap * sizeof *slots);
-    if (!slots) {
-        fsck_problem(f, false, "out of memory checking for duplicate keys");
-        return;
-    }
-    memset(slots, 0xff, cap * sizeof *slots);
+    memset(f->by_key, 0xff, f->table_cap * sizeof *f->by_key);
     for (size_t i = 0; i < f->num_objects; i++) {
         fsck_object *o = &f->objects[i];
-        size_t p = o->hash & (cap - 1);
-        for (; slots[p] != SIZE_MAX; p = (p + 1) & (cap - 1)) {
-            fsck_object *x = &f->objects[slots[p]];
-            if (x->hash != o->hash || x->check != o->check || x->key_len != o->key_len ||
-                (x->key && o->key && memcmp(x->key, o->key, o->key_len) != 0))
-                continue;
-            fsck_object *loser = o_beats_x(f, o, x) ? x : o;
-            loser->live = false;
-            f->stale++;
-            if (loser == x)
-                slots[p] = i;
-            break;
+        size_t p = table_slot(f, f->by_key, o->hash, i, same_key);
+        if (f->by_key[p] == UINT32_MAX) {
+            f->by_key[p] = (uint32_t)i;
+            continue;
         }
-        if (slots[p] == SIZE_MAX)
-            slots[p] = i;
+        fsck_object *x = &f->objects[f->by_key[p]];
+        fsck_object *loser = o_beats_x(f, o, x) ? x : o;
+        loser->live = false;
+        f->superseded++;
+        if (loser == x)
+            f->by_key[p] = (uint32_t)i;
     }
-    free(slots);
+}
+
+static void save_counts(fsck *f, fsck_counts *c, bool restore)
+{
+    fsck_counts now = { f->stale, f->corrupt_headers, f->corrupt_payloads, f->deleted, f->empty_slots,
+                        f->summaries, f->header_slabs };
+    if (!restore) {
+        *c = now;
+        return;
+    }
+    f->stale = c->stale, f->corrupt_headers = c->corrupt_headers, f->corrupt_payloads = c->corrupt_payloads;
+    f->deleted = c->deleted, f->empty_slots = c->empty_slots, f->summaries = c->summaries;
+    f->header_slabs = c->header_slabs;
+}
+
+bool fsck_plan_passes(fsck *f)
+{
+    /* A pass's object and its two table slots (at a load of at most 1/2). */
+    uint64_t slots = used_slots(f), per = sizeof(fsck_object) + 4 * sizeof(uint32_t);
+    uint64_t need = slots * per;
+    f->parts = f->headers || need <= f->memory ? 1 : (uint32_t)((need + f->memory - 1) / f->memory);
+    f->cap_objects = (size_t)(slots / f->parts + slots / f->parts / 16 + 1024); /* a hash range's skew */
+    f->table_cap = 1024;
+    while (f->table_cap < 2 * f->cap_objects)
+        f->table_cap <<= 1;
+    f->objects = malloc(f->cap_objects * sizeof *f->objects);
+    f->by_key = malloc(f->table_cap * sizeof *f->by_key);
+    f->by_slot = malloc(f->table_cap * sizeof *f->by_slot);
+    if (!f->objects || !f->by_key || !f->by_slot) {
+        fsck_problem(f, false, "out of memory for %zu objects a pass", f->cap_objects);
+        return false;
+    }
+    return true;
+}
+
+/* The slabs a pass reads: used, on a device given. */
+static uint32_t *slabs_to_check(fsck *f, size_t *n)
+{
+    uint32_t *slabs = malloc((f->geo.num_slabs ? f->geo.num_slabs : 1) * sizeof *slabs);
+    *n = 0;
+    for (uint32_t i = 0; slabs && i < f->geo.num_slabs; i++)
+        if (fsck_slab_present(f, i) && l3_slab_in_use(&f->table[i], i, f->sb.epoch))
+            slabs[(*n)++] = i;
+    return slabs;
+}
+
+/* The read-ahead's range for the j-th slab's summary (none when every
+ * header is read: --headers reads the summary after them). */
+static size_t summary_range(fsck *f, void *ctx, size_t j, uint64_t *off)
+{
+    uint32_t i = ((const uint32_t *)ctx)[j], pb = f->table[i].payload_blocks;
+    if (f->headers || !f->geo.summaries)
+        return 0;
+    *off = l3_summary_offset(&f->geo, i, pb);
+    return l3_summary_len(&f->geo, pb);
+}
+
+/* Judge slab i by its headers (no summary a crash scan uses, or every
+ * header asked for); *done counts slots for the progress line. */
+static void check_headers(fsck *f, slab_view *v, uint8_t **whole, uint32_t i, uint64_t *done, uint64_t total)
+{
+    const l3_geometry *g = &f->geo;
+    v->slab = i;
+    v->r = &f->table[i];
+    uint32_t nslots = l3_slots_per_slab(g, v->r->payload_blocks);
+    f->header_slabs++;
+    /* Verifying, or headers a quarter of the slab or more: read it whole. */
+    bool read_whole = f->verify || (uint64_t)nslots * g->header_bytes * 4 >= g->slab_size;
+    if (read_whole && !*whole) /* huge pages where the kernel gives them: fewer DMA segments */
+        *whole = l3_pool_alloc(g->slab_size, NULL);
+    v->whole = read_whole && *whole &&
+                       fsck_read_bulk(f, *whole, g->slab_size, l3_slot_offset(g, i, v->r->payload_blocks, 0)) >= 0
+                   ? *whole : NULL;
+    size_t first = f->num_objects;
+    for (uint32_t k = 0; k < nslots; k++, (*done)++) {
+        if ((*done & 4095) == 0)
+            progress(f, *done, total);
+        check_slot(f, v, k);
+    }
+    check_summary(f, i, first);
 }
 
 void fsck_objects(fsck *f)
 {
     const l3_geometry *g = &f->geo;
-    slab_view v = { .hdr = aligned(g->header_bytes) };
+    for (size_t i = 0; i < f->num_objects; i++)
+        free(f->objects[i].key);
+    f->num_objects = 0;
     for (uint32_t d = 0; d < f->ndev; d++)
-        f->dev[d].dfd = f->dev[d].path ? open(f->dev[d].path, O_RDONLY | O_DIRECT | O_CLOEXEC) : -1;
+        if (f->dev[d].dfd < 0 && f->dev[d].path)
+            f->dev[d].dfd = open(f->dev[d].path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+    size_t n;
+    uint32_t *slabs = slabs_to_check(f, &n);
+    slab_view v = { .hdr = aligned(g->header_bytes) };
+    fsck_reader r;
+    bool reading = slabs && v.hdr && fsck_reader_start(&r, f, n, summary_room(f), summary_range, slabs);
     uint8_t *whole = NULL;
     uint64_t total = used_slots(f), done = 0;
-    for (uint32_t i = 0; i < g->num_slabs && v.hdr; i++) {
-        if (!fsck_slab_present(f, i) || !l3_slab_in_use(&f->table[i], i, f->sb.epoch))
-            continue;
-        v.slab = i;
-        v.r = &f->table[i];
-        uint32_t nslots = l3_slots_per_slab(g, v.r->payload_blocks);
-        if (!f->headers && take_summary(f, i)) {
-            done += nslots;
-            continue; /* judged as a crash scan would: --headers reads them too */
-        }
-        f->header_slabs++;
-        /* Verifying, or headers a quarter of the slab or more: read it whole. */
-        bool read_whole = f->verify || (uint64_t)nslots * g->header_bytes * 4 >= g->slab_size;
-        if (read_whole && !whole) /* huge pages where the kernel gives them: fewer DMA segments */
-            whole = l3_pool_alloc(g->slab_size, NULL);
-        v.whole = read_whole && whole &&
-                          read_bulk(f, whole, g->slab_size, l3_slot_offset(g, i, v.r->payload_blocks, 0)) >= 0
-                      ? whole : NULL;
-        size_t first = f->num_objects;
-        for (uint32_t k = 0; k < nslots; k++, done++) {
-            if ((done & 4095) == 0)
-                progress(f, done, total);
-            check_slot(f, &v, k);
-        }
-        check_summary(f, i, first);
+    for (size_t j = 0; reading && j < n; j++) {
+        int rc;
+        uint8_t *buf = fsck_reader_get(&r, j, &rc);
+        if (!f->headers && take_summary(f, slabs[j], rc == 0 ? buf : NULL))
+            done += l3_slots_per_slab(g, f->table[slabs[j]].payload_blocks);
+        else /* judged as a crash scan would: --headers reads them too */
+            check_headers(f, &v, &whole, slabs[j], &done, total);
+        fsck_reader_done(&r, j);
     }
+    if (reading)
+        fsck_reader_stop(&r);
+    else
+        fsck_problem(f, false, "out of memory reading the slabs");
     progress(f, total, total);
+    free(slabs);
     free(v.hdr);
     free(v.payload);
     l3_pool_free(whole, g->slab_size);
+    save_counts(f, &f->first, f->part > 0); /* the slabs were counted by the first pass */
     supersede(f);
-}
-
-/* ---- the checkpoint ---- */
-
-/* The object at (slab, slot) whose header the rules call live, by a map
- * over the slots of used slabs; build with map_slots, free() the arrays. */
-typedef struct slot_map {
-    uint64_t *base;   /* per slab: its first slot's place in `at`, or UINT64_MAX */
-    size_t *at;       /* per slot: the object's index, or SIZE_MAX */
-} slot_map;
-
-static bool map_slots(fsck *f, slot_map *m)
-{
-    uint64_t total = 0;
-    m->base = malloc((size_t)f->geo.num_slabs * sizeof *m->base);
-    for (uint32_t i = 0; m->base && i < f->geo.num_slabs; i++) {
-        bool used = l3_slab_in_use(&f->table[i], i, f->sb.epoch);
-        m->base[i] = used ? total : UINT64_MAX;
-        total += used ? l3_slots_per_slab(&f->geo, f->table[i].payload_blocks) : 0;
-    }
-    m->at = malloc((total ? total : 1) * sizeof *m->at);
-    if (!m->base || !m->at)
-        return false;
-    memset(m->at, 0xff, (total ? total : 1) * sizeof *m->at);
-    for (size_t k = 0; k < f->num_objects; k++)
-        m->at[m->base[f->objects[k].slab] + f->objects[k].slot] = k;
-    return true;
-}
-
-/* The object at entry e's slot by the map, or SIZE_MAX. */
-static size_t object_at(const fsck *f, const slot_map *m, const l3_index_entry *e)
-{
-    bool in = e->slab < f->geo.num_slabs && m->base[e->slab] != UINT64_MAX &&
-              e->slot < l3_slots_per_slab(&f->geo, f->table[e->slab].payload_blocks);
-    return in ? m->at[m->base[e->slab] + e->slot] : SIZE_MAX;
-}
-
-/* Fetch ahead what entry k of the body will touch: its object (16 ahead)
- * and the slot map's word that names it (32 ahead), both in random order. */
-static void prefetch_match(const fsck *f, const slot_map *m, const uint8_t *p, uint64_t k, uint64_t n)
-{
-    l3_index_entry e;
-    if (k + 32 < n) {
-        memcpy(&e, p + (k + 32) * sizeof e, sizeof e);
-        if (e.slab < f->geo.num_slabs && m->base[e.slab] != UINT64_MAX)
-            __builtin_prefetch(&m->at[m->base[e.slab] + e.slot]);
-    }
-    if (k + 16 < n) {
-        memcpy(&e, p + (k + 16) * sizeof e, sizeof e);
-        size_t at = object_at(f, m, &e);
-        if (at != SIZE_MAX)
-            __builtin_prefetch(&f->objects[at], 1);
-    }
-}
-
-/* Keep live only the objects the checkpoint lists (a clean store serves
- * exactly those: of two headers of one key, the one a put published, which
- * need not be the one with the higher sequence); count entries that name
- * no object live by its header. */
-static uint64_t match_entries(fsck *f, const l3_checkpoint_header *h, const uint8_t *body)
-{
-    slot_map m = { 0 };
-    uint64_t missing = 0;
-    if (!map_slots(f, &m)) {
-        fsck_problem(f, false, "out of memory matching the checkpoint");
-    } else {
-        for (size_t i = 0; i < f->num_objects; i++)
-            f->objects[i].live = false;
-        const uint8_t *p = body + l3_checkpoint_entries_at(h);
-        for (uint64_t k = 0; k < h->num_entries; k++) {
-            l3_index_entry e;
-            memcpy(&e, p + k * sizeof e, sizeof e);
-            prefetch_match(f, &m, p, k, h->num_entries);
-            if (e.slab < f->geo.num_slabs && !fsck_slab_present(f, e.slab))
-                continue; /* a device not given: its entries are not checked */
-            size_t at = object_at(f, &m, &e);
-            fsck_object *o = at != SIZE_MAX ? &f->objects[at] : NULL;
-            bool found = o && o->seq == e.seq && o->size == e.size && o->crc == e.crc && o->hash == e.hash;
-            if (found)
-                o->live = true;
-            missing += !found;
-        }
-    }
-    free(m.base);
-    free(m.at);
-    return missing;
-}
-
-/* The checkpoint is stale or broken: the store must rebuild from headers. */
-static void checkpoint_unusable(fsck *f, const char *why, const char *problem)
-{
-    snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "%s", why);
-    fsck_problem(f, true, "checkpoint: %s", problem);
-    if (f->repair) {
-        f->mark_dirty = true; /* written by fsck_write_superblocks */
-        fsck_fixed(f, "the store marked dirty: its next open rebuilds the index from the headers");
-    }
-}
-
-void fsck_checkpoint(fsck *f)
-{
-    const l3_geometry *g = &f->geo;
-    f->checkpoint_valid = false;
-    if (!f->sb.clean) {
-        snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "not used: the store was not closed cleanly");
-        return;
-    }
-    l3_checkpoint_header h;
-    char why[128];
-    if (fsck_read(f, &h, sizeof h, l3_io_offset(f->ref, g->checkpoint_off)) != 0 ||
-        !l3_checkpoint_matches(&h, &f->sb, g, why, sizeof why)) {
-        checkpoint_unusable(f, "header invalid or stale", "the header is invalid or does not match the superblock");
-        return;
-    }
-    uint8_t *body = malloc(h.body_bytes ? h.body_bytes : 1);
-    if (!body || fsck_read(f, body, h.body_bytes, l3_io_offset(f->ref, g->checkpoint_off + g->block_size)) != 0 ||
-        l3_crc32c(0, body, h.body_bytes) != h.body_crc) {
-        free(body);
-        checkpoint_unusable(f, "body checksum mismatch", "body checksum mismatch");
-        return;
-    }
-    uint64_t missing = match_entries(f, &h, body);
-    free(body);
-    f->checkpoint_entries = h.num_entries;
-    if (missing) {
-        char w[128], p[128];
-        snprintf(w, sizeof w, "%llu entries without a valid object", (unsigned long long)missing);
-        snprintf(p, sizeof p, "%llu entries name no valid object on disk", (unsigned long long)missing);
-        checkpoint_unusable(f, w, p);
-        return;
-    }
-    f->checkpoint_valid = true;
-    snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "valid");
 }
 
 /* ---- a corrupt journal record ---- */

@@ -17,8 +17,10 @@
 #define EXIT_UNFIXED 4
 #define EXIT_OPERATIONAL 8
 
-/* An object the rules call live: by its header, or by its slab's summary
- * (then without its key: `key` NULL, `ns` its namespace's text or NULL). */
+/* An object the rules call live: by its header, or by its slab's summary.
+ * Its key is kept for --list and -y alone (else `key` NULL and `ns` its
+ * namespace's text, or NULL for none): a key is its hash, crc and length,
+ * as in the store's index. */
 typedef struct fsck_object {
     char *key;
     const char *ns;
@@ -26,7 +28,13 @@ typedef struct fsck_object {
     uint32_t slab, slot, size, crc, check;
     uint64_t seq, offset, hash;
     bool live;       /* served: not superseded, and (clean) in the checkpoint */
+    bool listed;     /* an entry of the checkpoint names it */
 } fsck_object;
+
+/* What a pass over the slabs counts (the first pass's count stands). */
+typedef struct fsck_counts {
+    uint64_t stale, corrupt_headers, corrupt_payloads, deleted, empty_slots, summaries, header_slabs;
+} fsck_counts;
 
 /* One device of the store, as l3fsck opened it (fd -1: not given). */
 typedef struct fsck_dev {
@@ -55,20 +63,30 @@ typedef struct fsck {
     l3_geometry geo;
     l3_slab_record *table;
     l3_journal_record *journal;
-    fsck_object *objects;
+    fsck_object *objects;        /* this pass's */
     size_t num_objects, cap_objects;
+    uint32_t parts, part;        /* passes over the slabs, each keeping the keys of one hash range; this one */
+    uint64_t memory;             /* bytes one pass's objects may take (--memory): more objects, more passes */
+    bool quiet;                  /* a pass after the first: the slabs' problems were reported */
+    fsck_counts first;           /* the first pass's slab counts */
+    uint64_t superseded;         /* live copies a later one of their key replaced (all passes) */
+    uint32_t *by_key, *by_slot;  /* a pass's objects by key and by slot (open addressing; UINT32_MAX empty) */
+    size_t table_cap;
     uint64_t stale, corrupt_headers, corrupt_payloads, deleted, empty_slots;
     uint64_t summaries;          /* slabs judged by their summary (a crash scan would use it) */
     uint64_t header_slabs;       /* slabs whose headers were read */
     char **ns_texts;             /* namespaces of summaries' objects (interned) */
-    size_t num_ns_texts;
+    size_t num_ns_texts, ns_last;
     json_t *errors, *repairs, *attached;
     int found, left;             /* problems found, and of them not corrected */
     bool mark_dirty;             /* the checkpoint no longer tells the truth */
     bool sync_copies;            /* a valid copy is older: rewrite both, not an error */
     bool bad_journal;            /* a journal record does not check */
     bool checkpoint_valid;
-    uint64_t checkpoint_entries;
+    l3_checkpoint_header checkpoint; /* its header (the first pass reads it) */
+    bool checkpoint_read;        /* its header matches the superblock (the first pass) */
+    bool checkpoint_checks;      /* and its body's crc checks (the first pass) */
+    uint64_t checkpoint_entries, checkpoint_missing;
     char checkpoint_why[128];
 } fsck;
 
@@ -86,15 +104,34 @@ void fsck_fixed(fsck *f, const char *what);
 int fsck_read(fsck *f, void *buf, size_t len, uint64_t off);
 int fsck_write(fsck *f, const void *buf, size_t len, uint64_t off);
 
+/* Read like fsck_read, for bulk reads (slabs, summaries, the checkpoint):
+ * O_DIRECT where the image allows it (the device's speed, no page cache
+ * to fill), so `buf` 4096-aligned and `len` whole blocks. */
+int fsck_read_bulk(fsck *f, void *buf, size_t len, uint64_t off);
+
 /* Whether slab i's device was given (its slots can be read). */
 bool fsck_slab_present(const fsck *f, uint32_t i);
 
-/* The passes, in order. Each reports what it finds through fsck_problem. */
+/* Whether an object of key hash `hash` is this pass's. */
+static inline bool fsck_in_part(const fsck *f, uint64_t hash)
+{
+    return f->parts < 2 || (uint32_t)(((hash >> 32) * f->parts) >> 32) == f->part;
+}
+
+/* Plan the passes over the objects (f->parts, and room for one pass's
+ * objects): one pass when every header is read (--headers and what
+ * implies it), else as many as f->memory needs; false when out of memory. */
+bool fsck_plan_passes(fsck *f);
+
+/* The passes, in order. Each reports what it finds through fsck_problem.
+ * fsck_objects and fsck_checkpoint run once per pass (f->part), on the
+ * objects of that pass's keys. */
 bool fsck_superblocks(fsck *f);   /* false: no store to check */
 void fsck_tables(fsck *f);        /* truncation, slab records, journal records */
 void fsck_objects(fsck *f);       /* every used slab: its summary (a crash scan's rule), or its headers
                                      (--verify, --list, or no summary a crash scan would use) */
-void fsck_checkpoint(fsck *f);    /* a clean store serves only its checkpoint */
+void fsck_checkpoint(fsck *f);    /* a clean store serves only its checkpoint: match its entries */
+void fsck_checkpoint_verdict(fsck *f); /* after the last pass: whether the checkpoint may be used */
 void fsck_permissions(fsck *f);  /* the store and its shared object: no access for others */
 void fsck_journal_repair(fsck *f);   /* -y: what a corrupt journal record removed stays removed */
 void fsck_write_superblocks(fsck *f); /* -y: both copies from the good one */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fsck.h"
+#include "l3_config.h"
 #include "l3_slabstore.h"
 #include "shm.h"
 
@@ -40,7 +41,8 @@ static void human(uint64_t bytes, char *out, size_t len)
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: l3fsck [-n | -y] [--headers] [--verify] [--list [--prefix P]] [--slabs] [--json] PATH [PATH...]\n"
+            "usage: l3fsck [-n | -y] [--headers] [--verify] [--list [--prefix P]] [--slabs] [--memory M] [--json]\n"
+            "              PATH [PATH...]\n"
             "  PATH...     the store's file or device; a store over several devices: all of\n"
             "              them (or, read-only, some of them: only their slabs are checked)\n"
             "  -n          never write (the default); a slab with a summary is judged by\n"
@@ -51,6 +53,9 @@ static int usage(void)
             "  --headers   read every object's header, and check summaries against them\n"
             "  --verify    --headers, and read every object's payload and check its crc32c\n"
             "  --list      list the objects the store serves (--prefix P: keys starting with P)\n"
+            "  --memory M  what one pass's objects may take (default 512MiB): a store with\n"
+            "              more is checked in passes, each over one range of keys (-n without\n"
+            "              --headers and what implies it, which keep every object at once)\n"
             "  --slabs     print every used slab\n"
             "  --json      machine-readable output\n"
             "exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational error\n");
@@ -63,7 +68,8 @@ static bool parse_args(fsck *f, int argc, char **argv)
     static const struct option longs[] = {
         { "verify", no_argument, 0, 'v' }, { "list", no_argument, 0, 'l' }, { "headers", no_argument, 0, 'H' },
         { "prefix", required_argument, 0, 'p' }, { "json", no_argument, 0, 'j' },
-        { "slabs", no_argument, 0, 's' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+        { "slabs", no_argument, 0, 's' }, { "memory", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
     };
     bool no_write = false;
     for (int c; (c = getopt_long(argc, argv, "nyh", longs, NULL)) != -1;) {
@@ -76,6 +82,10 @@ static bool parse_args(fsck *f, int argc, char **argv)
         case 'p': f->prefix = optarg; break;
         case 'j': f->json = true; break;
         case 's': f->slabs_verbose = true; break;
+        case 'm':
+            if (l3_parse_size(optarg, &f->memory, NULL) != L3_OK || f->memory == 0)
+                return false;
+            break;
         default: return false;
         }
     }
@@ -226,15 +236,20 @@ static void tally(json_t *rows, const char *name, uint64_t objects, uint64_t byt
 /* Objects of one size class and namespace in a row, tallied at once (a
  * tally per object cost more than the rest of a check). */
 typedef struct run {
-    char cls[32], ns[L3_NS_TEXT_MAX + 8];
+    uint32_t payload_blocks;
+    const char *ns;          /* its namespace's text (a key's first bytes, or an interned text) */
+    size_t ns_len;
     uint64_t objects, bytes;
 } run;
 
-static void run_flush(summary *sm, run *r)
+static void run_flush(const fsck *f, summary *sm, run *r)
 {
     if (r->objects) {
-        tally(sm->classes, r->cls, r->objects, r->bytes);
-        tally(sm->namespaces, r->ns, r->objects, r->bytes);
+        char cls[32], ns[L3_NS_TEXT_MAX + 8];
+        snprintf(cls, sizeof cls, "%u", r->payload_blocks * f->geo.block_size);
+        snprintf(ns, sizeof ns, r->ns_len ? "%.*s" : "(none)", (int)r->ns_len, r->ns);
+        tally(sm->classes, cls, r->objects, r->bytes);
+        tally(sm->namespaces, ns, r->objects, r->bytes);
     }
     r->objects = r->bytes = 0;
 }
@@ -242,19 +257,18 @@ static void run_flush(summary *sm, run *r)
 /* Add object o to the run, flushing the run when o starts another. */
 static void run_add(const fsck *f, summary *sm, run *r, const fsck_object *o)
 {
-    char cls[32], ns[L3_NS_TEXT_MAX + 8];
-    snprintf(cls, sizeof cls, "%u", f->table[o->slab].payload_blocks * f->geo.block_size);
+    uint32_t pb = f->table[o->slab].payload_blocks;
     size_t nl = o->key ? l3_key_namespace_len(o->key, o->key_len) : o->ns ? strlen(o->ns) : 0;
-    snprintf(ns, sizeof ns, nl ? "%.*s" : "(none)", (int)nl, o->key ? o->key : o->ns);
-    if (strcmp(cls, r->cls) != 0 || strcmp(ns, r->ns) != 0) {
-        run_flush(sm, r);
-        memcpy(r->cls, cls, sizeof cls);
-        memcpy(r->ns, ns, sizeof ns);
+    const char *ns = o->key ? o->key : o->ns;
+    if (pb != r->payload_blocks || nl != r->ns_len || (nl && memcmp(ns, r->ns, nl) != 0)) {
+        run_flush(f, sm, r);
+        r->payload_blocks = pb;
+        r->ns = ns;
+        r->ns_len = nl;
     }
     r->objects++;
     r->bytes += o->size;
 }
-
 
 static void list_object(const fsck *f, summary *sm, const fsck_object *o)
 {
@@ -270,10 +284,15 @@ static void list_object(const fsck *f, summary *sm, const fsck_object *o)
                (unsigned long long)o->seq, (unsigned long long)o->offset);
 }
 
-static void summarize(const fsck *f, summary *sm)
+static void summarize_begin(const fsck *f, summary *sm)
 {
     *sm = (summary){ .per_slab = calloc(f->geo.num_slabs, sizeof(uint64_t)), .classes = json_object(),
                      .namespaces = json_object(), .list = json_array(), .slabs = json_array() };
+}
+
+/* Tally this pass's served objects. */
+static void summarize_pass(const fsck *f, summary *sm)
+{
     run r = { .objects = 0 };
     for (size_t i = 0; i < f->num_objects; i++) {
         const fsck_object *o = &f->objects[i];
@@ -286,7 +305,12 @@ static void summarize(const fsck *f, summary *sm)
         run_add(f, sm, &r, o);
         list_object(f, sm, o);
     }
-    run_flush(sm, &r);
+    run_flush(f, sm, &r);
+}
+
+/* The per-slab rows, after the last pass. */
+static void summarize_slabs(const fsck *f, summary *sm)
+{
     for (uint32_t i = 0; i < f->geo.num_slabs; i++) {
         const l3_slab_record *r = &f->table[i];
         if (!l3_slab_in_use(r, i, f->sb.epoch))
@@ -329,6 +353,8 @@ static void print_text(const fsck *f, const summary *sm)
            (unsigned long long)f->corrupt_payloads, f->verify ? "" : " (payloads not read: --verify)");
     printf("slabs judged by their summary: %llu; by their headers: %llu%s\n", (unsigned long long)f->summaries,
            (unsigned long long)f->header_slabs, f->headers ? "" : " (--headers reads every header)");
+    if (f->parts > 1)
+        printf("objects checked in %u passes, a range of keys each (--memory)\n", f->parts);
 }
 
 static json_t *sb_json(const l3_superblock *sb)
@@ -381,6 +407,7 @@ static void print_json(const fsck *f, summary *sm)
                                                    (json_int_t)f->corrupt_payloads, "verified", f->verify));
     json_object_set_new(root, "summaries", json_integer((json_int_t)f->summaries));
     json_object_set_new(root, "header_slabs", json_integer((json_int_t)f->header_slabs));
+    json_object_set_new(root, "passes", json_integer((json_int_t)f->parts));
     json_object_set_new(root, "list", sm->list);
     if (!f->list)
         json_object_del(root, "list");
@@ -421,14 +448,28 @@ static int check(fsck *f)
     if (!f->json)
         print_store(f);
     fsck_tables(f);
-    fsck_objects(f);
-    fsck_checkpoint(f);
+    summary sm;
+    summarize_begin(f, &sm);
+    if (!fsck_plan_passes(f))
+        f->parts = 0;
+    /* Each pass the objects of one range of keys; the last one's stay for
+     * the repairs below (-y has one pass: all of them). */
+    for (f->part = 0; f->part < f->parts; f->part++) {
+        f->quiet = f->part > 0;
+        fsck_objects(f);
+        fsck_checkpoint(f);
+        if (f->part + 1 < f->parts)
+            summarize_pass(f, &sm);
+    }
+    f->quiet = false;
+    f->stale += f->superseded;
+    fsck_checkpoint_verdict(f);
     fsck_journal_repair(f);
     fsck_permissions(f);
     if (f->repair && (f->found || f->mark_dirty || f->sync_copies))
         fsck_write_superblocks(f);
-    summary sm;
-    summarize(f, &sm);
+    summarize_pass(f, &sm);
+    summarize_slabs(f, &sm);
     if (f->json) {
         print_json(f, &sm);
     } else {
@@ -447,13 +488,15 @@ static int check(fsck *f)
 
 int main(int argc, char **argv)
 {
-    fsck f = { .fd = -1, .ndev = 1, .errors = json_array(), .repairs = json_array() };
+    fsck f = { .fd = -1, .ndev = 1, .errors = json_array(), .repairs = json_array(), .memory = 512ull << 20 };
     for (uint32_t d = 0; d < L3_MAX_DEVICES; d++)
         f.dev[d] = (fsck_dev){ .fd = -1, .dfd = -1 };
     int code = !parse_args(&f, argc, argv) ? usage() : !open_image(&f) ? EXIT_OPERATIONAL : check(&f);
     for (size_t i = 0; i < f.num_objects; i++)
         free(f.objects[i].key);
     free(f.objects);
+    free(f.by_key);
+    free(f.by_slot);
     for (size_t i = 0; i < f.num_ns_texts; i++)
         free(f.ns_texts[i]);
     free(f.ns_texts);

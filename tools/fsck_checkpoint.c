@@ -1,0 +1,223 @@
+/* l3fsck's checkpoint pass (fsck.h): a clean store serves exactly its
+ * checkpoint's entries, so each must name an object live by the rules. The
+ * body is streamed in chunks (its crc on the first pass) and each pass
+ * matches the entries of its keys: memory stays one chunk and one pass's
+ * objects, whatever the store's size. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsck.h"
+#include "fsck_reader.h"
+#include "index.h"
+#include "l3_crc32c.h"
+
+#define CHUNK (16u << 20)
+
+static bool same_slot(const fsck *f, size_t a, size_t b)
+{
+    return f->objects[a].slab == f->objects[b].slab && f->objects[a].slot == f->objects[b].slot;
+}
+
+/* The by_slot table's home for (slab, slot). */
+static size_t slot_home(const fsck *f, uint32_t slab, uint32_t slot)
+{
+    uint64_t key = ((uint64_t)slab << 32 | slot) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(key >> 20) & (f->table_cap - 1);
+}
+
+/* Index this pass's objects by their slot (one object a slot). */
+static void map_slots(fsck *f)
+{
+    memset(f->by_slot, 0xff, f->table_cap * sizeof *f->by_slot);
+    for (size_t i = 0; i < f->num_objects; i++) {
+        size_t p = slot_home(f, f->objects[i].slab, f->objects[i].slot);
+        while (f->by_slot[p] != UINT32_MAX && !same_slot(f, f->by_slot[p], i))
+            p = (p + 1) & (f->table_cap - 1);
+        f->by_slot[p] = (uint32_t)i;
+    }
+}
+
+/* The object at entry e's slot, or NULL. */
+static fsck_object *object_at(fsck *f, const l3_index_entry *e)
+{
+    for (size_t p = slot_home(f, e->slab, e->slot); f->by_slot[p] != UINT32_MAX; p = (p + 1) & (f->table_cap - 1)) {
+        fsck_object *o = &f->objects[f->by_slot[p]];
+        if (o->slab == e->slab && o->slot == e->slot)
+            return o;
+    }
+    return NULL;
+}
+
+/* Match entry e, if its key is this pass's: the object live by its header
+ * at its slot must be the one it names. */
+static void match(fsck *f, const uint8_t *p, bool sparse)
+{
+    l3_index_entry e;
+    memcpy(&e, p, sizeof e);
+    if ((sparse && !e.hash) || !fsck_in_part(f, e.hash))
+        return;
+    if (e.slab < f->geo.num_slabs && !fsck_slab_present(f, e.slab))
+        return; /* a device not given: its entries are not checked */
+    fsck_object *o = e.slab < f->geo.num_slabs ? object_at(f, &e) : NULL;
+    bool found = o && o->seq == e.seq && o->size == e.size && o->crc == e.crc && o->hash == e.hash;
+    if (found)
+        o->listed = true;
+    f->checkpoint_missing += !found;
+}
+
+/* Where the entries lie in the body: from byte *at, *count of them
+ * (sparse: an image's table, whose empty slots are passed over). */
+static bool entries_of(const fsck *f, const l3_checkpoint_header *h, uint64_t *at, uint64_t *count)
+{
+    if (h->version == L3_CKPT_LIST) {
+        *at = l3_checkpoint_entries_at(h);
+        *count = h->num_entries;
+        return false;
+    }
+    *at = l3_checkpoint_image(&f->geo, h->num_namespaces).table_at;
+    *count = l3_index_capacity_for(f->geo.max_objects);
+    return true;
+}
+
+/* Start fetching what matching the entry at p will touch: its slot's
+ * table word (far ahead) and the object that word names (near). */
+static void fetch_ahead(const fsck *f, const uint8_t *far, const uint8_t *near)
+{
+    l3_index_entry e;
+    if (far) {
+        memcpy(&e, far, sizeof e);
+        __builtin_prefetch(&f->by_slot[slot_home(f, e.slab, e.slot)]);
+    }
+    if (near) {
+        memcpy(&e, near, sizeof e);
+        uint32_t at = f->by_slot[slot_home(f, e.slab, e.slot)];
+        if (at != UINT32_MAX)
+            __builtin_prefetch(&f->objects[at]);
+    }
+}
+
+/* The entry `ahead` entries after the one at body byte `next`, if it lies
+ * whole in the chunk at body byte pos of n bytes. */
+static const uint8_t *in_chunk(const uint8_t *buf, uint64_t pos, uint64_t n, uint64_t next, uint64_t ahead)
+{
+    uint64_t at = next + ahead * sizeof(l3_index_entry);
+    return at >= pos && at + sizeof(l3_index_entry) <= pos + n ? buf + (at - pos) : NULL;
+}
+
+/* The read-ahead's range for the body's chunk j. */
+static size_t chunk_range(fsck *f, void *ctx, size_t j, uint64_t *off)
+{
+    const l3_checkpoint_header *h = ctx;
+    uint64_t len = l3_round_up(h->body_bytes, f->geo.block_size), pos = (uint64_t)j * CHUNK;
+    *off = l3_io_offset(f->ref, f->geo.checkpoint_off + f->geo.block_size) + pos;
+    return (size_t)(len - pos < CHUNK ? len - pos : CHUNK);
+}
+
+/* Match the entries that lie in the chunk at body byte pos (n bytes) from
+ * entry *k on (of `count` from body byte `at`); one that straddles two
+ * chunks is put together in `carry`. */
+static void match_chunk(fsck *f, const uint8_t *buf, uint64_t pos, uint64_t n, uint64_t at, uint64_t count,
+                        bool sparse, uint64_t *k, uint8_t *carry)
+{
+    const uint64_t es = sizeof(l3_index_entry);
+    for (uint64_t next = at + *k * es; *k < count && next < pos + n; (*k)++, next += es) {
+        if (next >= pos && next + es <= pos + n) {
+            fetch_ahead(f, in_chunk(buf, pos, n, next, 16), in_chunk(buf, pos, n, next, 8));
+            match(f, buf + (next - pos), sparse);
+            continue;
+        }
+        uint64_t from = next > pos ? next : pos, to = next + es < pos + n ? next + es : pos + n;
+        memcpy(carry + (from - next), buf + (from - pos), to - from);
+        if (next + es > pos + n)
+            break; /* its end is in the next chunk */
+        match(f, carry, sparse);
+    }
+}
+
+/* Stream the body (its crc into *crc when asked), read ahead by a thread,
+ * matching its entries as they pass; false when a read fails. */
+static bool stream_body(fsck *f, l3_checkpoint_header *h, uint32_t *crc)
+{
+    uint64_t at, count, k = 0, len = l3_round_up(h->body_bytes, f->geo.block_size);
+    bool sparse = entries_of(f, h, &at, &count), ok = true;
+    uint8_t carry[sizeof(l3_index_entry)];
+    size_t chunks = (size_t)((len + CHUNK - 1) / CHUNK);
+    fsck_reader r;
+    if (!fsck_reader_start(&r, f, chunks, CHUNK, chunk_range, h))
+        return false;
+    for (size_t j = 0; ok && j < chunks; j++) {
+        int rc;
+        const uint8_t *buf = fsck_reader_get(&r, j, &rc);
+        uint64_t pos = (uint64_t)j * CHUNK, n = len - pos < CHUNK ? len - pos : CHUNK;
+        ok = buf && rc == 0;
+        if (ok && crc && pos < h->body_bytes)
+            *crc = l3_crc32c(*crc, buf, pos + n <= h->body_bytes ? n : h->body_bytes - pos);
+        if (ok)
+            match_chunk(f, buf, pos, n, at, count, sparse, &k, carry);
+        fsck_reader_done(&r, j);
+    }
+    fsck_reader_stop(&r);
+    return ok && k == count;
+}
+
+/* Read and judge the header (the first pass): whether it belongs to the
+ * superblock. */
+static bool read_header(fsck *f, l3_checkpoint_header *h)
+{
+    char why[128];
+    return fsck_read(f, h, sizeof *h, l3_io_offset(f->ref, f->geo.checkpoint_off)) == 0 &&
+           l3_checkpoint_matches(h, &f->sb, &f->geo, why, sizeof why);
+}
+
+void fsck_checkpoint(fsck *f)
+{
+    l3_checkpoint_header *h = &f->checkpoint;
+    if (!f->sb.clean || (f->part == 0 && !(f->checkpoint_read = read_header(f, h))) ||
+        (f->part > 0 && !f->checkpoint_checks))
+        return;
+    for (size_t i = 0; i < f->num_objects; i++)
+        f->objects[i].listed = false;
+    map_slots(f);
+    uint32_t crc = 0;
+    bool read = stream_body(f, h, f->part == 0 ? &crc : NULL);
+    if (f->part == 0 || !read) /* (a later pass's read failure: it cannot be matched whole) */
+        f->checkpoint_checks = read && (f->part > 0 || crc == h->body_crc);
+    f->checkpoint_entries = h->num_entries;
+    /* Keep live only the objects the checkpoint lists (a clean store
+     * serves exactly those: of two headers of one key, the one a put
+     * published, which need not be the one with the higher sequence). */
+    for (size_t i = 0; f->checkpoint_checks && i < f->num_objects; i++)
+        f->objects[i].live = f->objects[i].listed;
+}
+
+/* The checkpoint is stale or broken: the store must rebuild from headers. */
+static void checkpoint_unusable(fsck *f, const char *why, const char *problem)
+{
+    snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "%s", why);
+    fsck_problem(f, true, "checkpoint: %s", problem);
+    if (f->repair) {
+        f->mark_dirty = true; /* written by fsck_write_superblocks */
+        fsck_fixed(f, "the store marked dirty: its next open rebuilds the index from the headers");
+    }
+}
+
+void fsck_checkpoint_verdict(fsck *f)
+{
+    f->checkpoint_valid = false;
+    if (!f->sb.clean) {
+        snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "not used: the store was not closed cleanly");
+    } else if (!f->checkpoint_read) {
+        checkpoint_unusable(f, "header invalid or stale", "the header is invalid or does not match the superblock");
+    } else if (!f->checkpoint_checks) {
+        checkpoint_unusable(f, "body checksum mismatch", "body checksum mismatch");
+    } else if (f->checkpoint_missing) {
+        char w[128], p[128];
+        snprintf(w, sizeof w, "%llu entries without a valid object", (unsigned long long)f->checkpoint_missing);
+        snprintf(p, sizeof p, "%llu entries name no valid object on disk", (unsigned long long)f->checkpoint_missing);
+        checkpoint_unusable(f, w, p);
+    } else {
+        f->checkpoint_valid = true;
+        snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "valid");
+    }
+}
