@@ -262,14 +262,12 @@ static l3_status check_geometry(const l3_config *c, l3_error *err)
                                                  o->expected_object_size, &g, why, sizeof why))
         return L3_OK;
     if (o->max_objects &&
-        l3_geometry_plan(o->capacity, o->slab_size, o->block_size, 0, o->expected_object_size, &g, why, sizeof why)) {
-        l3_geometry asked = g;
-        asked.max_objects = o->max_objects;
+        l3_geometry_plan(o->capacity, o->slab_size, o->block_size, 0, o->expected_object_size, &g, why, sizeof why))
         return l3_fail(err, L3_ECONFIG, "$.store.max_objects: %llu objects are too many for a capacity of %llu "
                        "bytes: their index checkpoint (%llu bytes) leaves no room for a slab; the default "
                        "(0) is %llu", (unsigned long long)o->max_objects, (unsigned long long)o->capacity,
-                       (unsigned long long)l3_checkpoint_bytes(&asked, 1), (unsigned long long)g.max_objects);
-    }
+                       (unsigned long long)l3_checkpoint_bytes(o->max_objects, 1, o->block_size),
+                       (unsigned long long)g.max_objects);
     return l3_fail(err, L3_ECONFIG, "$.store.capacity: %s", why);
 }
 

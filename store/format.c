@@ -7,6 +7,42 @@
 #include "index.h"
 #include "invariant.h"
 
+uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t block_size)
+{
+    /* Header block, then namespaces (bounded), slab fills and 48 bytes an
+     * object (the layout of earlier builds: a packed body is smaller). */
+    uint64_t body = (uint64_t)L3_MAX_NAMESPACES * sizeof(l3_ns_record) + (uint64_t)num_slabs * 4 +
+                    max_objects * sizeof(l3_index_entry);
+    return l3_round_up(block_size + body, 1u << 20);
+}
+
+void l3_ckpt_record_pack(uint8_t *p, const l3_index_entry *e)
+{
+    memcpy(p, &e->hash, 8);
+    memcpy(p + 8, &e->seq, 8);
+    memcpy(p + 16, &e->check, 4);
+    memcpy(p + 20, &e->crc, 4);
+    memcpy(p + 24, &e->slab, 4);
+    memcpy(p + 28, &e->slot, 4);
+    memcpy(p + 32, &e->size, 4);
+    memcpy(p + 36, &e->ns, 2);
+    memcpy(p + 38, &e->key_len, 2);
+}
+
+void l3_ckpt_record_unpack(const uint8_t *p, l3_index_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    memcpy(&e->hash, p, 8);
+    memcpy(&e->seq, p + 8, 8);
+    memcpy(&e->check, p + 16, 4);
+    memcpy(&e->crc, p + 20, 4);
+    memcpy(&e->slab, p + 24, 4);
+    memcpy(&e->slot, p + 28, 4);
+    memcpy(&e->size, p + 32, 4);
+    memcpy(&e->ns, p + 36, 2);
+    memcpy(&e->key_len, p + 38, 2);
+}
+
 /* A slab's slots at most: what the index bound spread over the slabs
  * needs, with a quarter to spare, at least 64, at most what one-block
  * objects would take. The slot table then costs 10 bytes per object of
@@ -18,28 +54,6 @@ static uint32_t geometry_slots(const l3_geometry *g)
     if (want < 64)
         want = 64;
     return (uint32_t)(want < most ? want : most);
-}
-
-l3_ckpt_image l3_checkpoint_image(const l3_geometry *g, uint32_t num_namespaces)
-{
-    uint32_t b = g->block_size;
-    l3_ckpt_image im;
-    im.table_at = l3_round_up((uint64_t)num_namespaces * sizeof(l3_ns_record) + (uint64_t)g->num_slabs * 4, b);
-    im.table_bytes = l3_round_up(l3_index_capacity_for(g->max_objects) * sizeof(l3_index_entry), b);
-    im.slots_at = im.table_at + im.table_bytes;
-    im.slots_bytes = l3_round_up((uint64_t)g->num_slabs * g->max_slots * sizeof(uint32_t), b);
-    im.bytes = im.slots_at + im.slots_bytes;
-    return im;
-}
-
-uint64_t l3_checkpoint_bytes(const l3_geometry *g, uint32_t num_slabs)
-{
-    /* Header block, then the image body with every namespace: the list
-     * layout (48 bytes an entry) is never longer. */
-    l3_geometry at = *g;
-    at.num_slabs = num_slabs ? num_slabs : 1;
-    at.max_slots = geometry_slots(&at);
-    return l3_round_up(g->block_size + l3_checkpoint_image(&at, L3_MAX_NAMESPACES).bytes, 1u << 20);
 }
 
 uint64_t l3_default_slab_size(uint64_t capacity)
@@ -95,7 +109,7 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
         g->journal_off = g->slab_table_off + g->slab_table_len;
         g->journal_len = l3_round_up(L3_JOURNAL_RECORDS * L3_JOURNAL_RECORD_BYTES, block_size);
         g->checkpoint_off = g->journal_off + g->journal_len;
-        g->checkpoint_len = l3_checkpoint_bytes(g, (uint32_t)(guess * devices));
+        g->checkpoint_len = l3_checkpoint_bytes(objects, (uint32_t)(guess * devices), block_size);
         g->data_off = l3_round_up(g->checkpoint_off + g->checkpoint_len, 1u << 20);
         guess = capacity > g->data_off ? (capacity - g->data_off) / slab_size : 0;
     }
@@ -363,7 +377,7 @@ bool l3_journal_record_valid(const l3_journal_record *r)
 
 void l3_checkpoint_header_seal(l3_checkpoint_header *h)
 {
-    L3_ASSERT(h->version == L3_CKPT_LIST || h->version == L3_CKPT_IMAGE);
+    L3_ASSERT(h->version == L3_CKPT_PACKED);
     h->magic = L3_CKPT_MAGIC;
     h->header_crc = 0;
     h->header_crc = l3_crc32c(0, h, sizeof *h);
@@ -371,7 +385,7 @@ void l3_checkpoint_header_seal(l3_checkpoint_header *h)
 
 bool l3_checkpoint_header_valid(const l3_checkpoint_header *h)
 {
-    if (h->magic != L3_CKPT_MAGIC || (h->version != L3_CKPT_LIST && h->version != L3_CKPT_IMAGE))
+    if (h->magic != L3_CKPT_MAGIC || (h->version != L3_CKPT_LIST && h->version != L3_CKPT_PACKED))
         return false;
     l3_checkpoint_header c = *h;
     c.header_crc = 0;

@@ -147,7 +147,7 @@ _Static_assert(sizeof(l3_journal_record) == L3_JOURNAL_RECORD_BYTES, "journal re
 /* The checkpoint's first block; the body follows (FORMAT.md). */
 typedef struct l3_checkpoint_header {
     uint64_t magic;
-    uint32_t version;        /* the body's layout: L3_CKPT_LIST or L3_CKPT_IMAGE */
+    uint32_t version;        /* the body's layout: L3_CKPT_PACKED (L3_CKPT_LIST: an earlier build's) */
     uint32_t body_crc;
     uint64_t body_bytes;
     uint64_t sequence;       /* the superblock sequence it belongs to */
@@ -155,7 +155,7 @@ typedef struct l3_checkpoint_header {
     uint32_t num_slabs;
     uint64_t num_entries;
     uint32_t header_crc;
-    uint32_t pad;
+    uint32_t num_slot_ids;   /* L3_CKPT_PACKED: the slot table's words after the records */
 } l3_checkpoint_header;
 
 /* A namespace's record in the checkpoint. */
@@ -258,27 +258,21 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
  * (every field is bounded before anything is sized from it). */
 bool l3_geometry_from_sb(const l3_superblock *sb, uint64_t size, l3_geometry *g, char *why, size_t why_len);
 
-/* Bytes of the checkpoint area a store plans for `g` (its block size,
- * slab size, header bytes and max_objects set) over `num_slabs` slabs:
- * room for the image layout (L3_CKPT_IMAGE). */
-uint64_t l3_checkpoint_bytes(const l3_geometry *g, uint32_t num_slabs);
+/* Bytes of the checkpoint area for a geometry (its reserved area bound). */
+uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t block_size);
 
-/* The two layouts of a checkpoint body, its header's `version`. Both
- * start with the namespaces and one fill word per slab. */
-#define L3_CKPT_LIST 1u    /* then the index's entries, in table order */
-#define L3_CKPT_IMAGE 2u   /* then, each from a block boundary, the index table and the slot table as they
-                              lie in the shared mapping: read in place at the next open */
+/* The layouts of a checkpoint body, its header's `version`. Both start
+ * with the namespaces and one fill word per slab. */
+#define L3_CKPT_LIST 1u    /* earlier builds: 48-byte entries; not read (the store is scanned once) */
+#define L3_CKPT_PACKED 2u  /* a bitmap of the index table's used slots (a bit each, in 64-bit words),
+                              one L3_CKPT_RECORD-byte record per entry in table order, then each slab's
+                              slot ids below its fill (slabs not free, in order) */
+#define L3_CKPT_RECORD 40u /* an index entry without its slab's generation (the slab's own) and padding */
 
-/* Where an image body's sections lie (byte offsets in the body; each
- * section's length rounded up to the block). */
-typedef struct l3_ckpt_image {
-    uint64_t table_at, table_bytes;  /* l3_index_capacity_for(max_objects) index entries */
-    uint64_t slots_at, slots_bytes;  /* num_slabs * max_slots slot ids of 4 bytes */
-    uint64_t bytes;                  /* the whole body */
-} l3_ckpt_image;
-
-/* The image layout for geometry `g` with `num_namespaces` namespaces. */
-l3_ckpt_image l3_checkpoint_image(const l3_geometry *g, uint32_t num_namespaces);
+/* Pack entry e into a record at p, and back (gen left 0). */
+struct l3_index_entry;
+void l3_ckpt_record_pack(uint8_t *p, const struct l3_index_entry *e);
+void l3_ckpt_record_unpack(const uint8_t *p, struct l3_index_entry *e);
 
 /* The slot size of a class and the slots per slab. */
 static inline uint64_t l3_slot_bytes(const l3_geometry *g, uint32_t payload_blocks)

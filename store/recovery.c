@@ -66,18 +66,19 @@ static bool beats(l3_slabstore *s, uint64_t seq, uint64_t slot_off, uint32_t siz
 }
 
 /* Publish `c`, its key absent from the index (under the lock), with the
- * namespace of `key` (its key or its namespace's text). */
+ * namespace of `key` (its key or its namespace's text; NULL: c.ns is
+ * set). */
 static void publish_new(l3_slabstore *s, l3_index_entry c, const char *key, size_t len, scan_state *ss)
 {
-    int ns = l3_alloc_ns_intern(s, key, len);
+    int ns = key ? l3_alloc_ns_intern(s, key, len) : c.ns;
     c.ns = (uint16_t)(ns < 0 ? 0 : ns);
     if (ns < 0 || !l3_alloc_publish(s, &c))
         ss->dropped++;
 }
 
 /* Index the live object `c` (at slot_off; `key` its key or namespace
- * text, to intern the namespace) unless a live copy of its key already
- * indexed beats it. */
+ * text, to intern the namespace, or NULL: c.ns is set) unless a live copy
+ * of its key already indexed beats it. */
 static void offer(l3_slabstore *s, l3_index_entry c, const char *key, size_t len, uint64_t slot_off, scan_state *ss)
 {
     l3_key_id id = { .hash = c.hash, .check = c.check, .len = c.key_len };
@@ -126,93 +127,216 @@ static l3_index_entry entry_of(const l3_summary_head *h, const l3_summary_entry 
                              .slot = k, .size = e->size, .gen = (uint32_t)h->gen, .key_len = e->key_len };
 }
 
-/* The text of summary entry e's namespace ("" for none), its length in *len. */
-static const char *entry_ns(const l3_summary_head *h, const l3_summary_entry *e, size_t *len)
+/* Summaries' live entries gathered for one sweep of the index: sorted
+ * by the slot their probe starts at, they are published in table order,
+ * each near the one before, not at random over a table of hundreds of
+ * megabytes (a TLB and a cache miss each). */
+typedef struct gather {
+    l3_index_entry *e, *tmp;
+    size_t n, cap;
+} gather;
+
+/* Room for a sweep's worth: an entry per 8 slots of the index (a sweep
+ * then touches most of its pages), at most 2^20 (96 MB). */
+static bool gather_init(l3_slabstore *s, gather *g)
 {
-    *len = e->ns ? h->ns_len[e->ns - 1] : 0;
-    return e->ns ? h->ns_text[e->ns - 1] : "";
+    uint64_t want = l3_index_capacity(&s->index) / 8;
+    g->cap = want < 4096 ? 4096 : want > (1u << 20) ? (1u << 20) : (size_t)want;
+    g->n = 0;
+    g->e = malloc(g->cap * sizeof *g->e);
+    g->tmp = malloc(g->cap * sizeof *g->tmp);
+    return g->e && g->tmp;
 }
 
-#define SUMMARY_DUP 0xff /* a verdict: live, but its key is indexed already (offer decides) */
-
-/* Index the live entries of a summary whose key is not indexed yet, under
- * one hold of the lock; the others are marked SUMMARY_DUP. */
-static void index_summary(l3_slabstore *s, uint32_t i, const l3_summary_head *h, const l3_summary_entry *ents,
-                          uint8_t *verdicts, scan_state *ss)
+/* Sort the gathered entries by the top 16 bits of their hash (their home
+ * slot's order: l3_index_home is monotone in the hash), two radix passes. */
+static void gather_sort(gather *g)
 {
+    for (int shift = 48; shift <= 56; shift += 8) {
+        size_t count[257] = { 0 };
+        for (size_t k = 0; k < g->n; k++)
+            count[(g->e[k].hash >> shift & 0xff) + 1]++;
+        for (int b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (size_t k = 0; k < g->n; k++)
+            g->tmp[count[g->e[k].hash >> shift & 0xff]++] = g->e[k];
+        l3_index_entry *t = g->e;
+        g->e = g->tmp;
+        g->tmp = t;
+    }
+}
+
+/* Publish the gathered entries in table order under one hold of the lock;
+ * those whose key is indexed already (a copy in another slab) are then
+ * offered one by one, by the duplicate rule. */
+static void gather_flush(l3_slabstore *s, gather *g, scan_state *ss)
+{
+    gather_sort(g);
+    size_t dups = 0;
     l3_slab_lock(s);
-    for (uint32_t k = 0; k < h->nslots; k++) {
-        const l3_summary_entry *e = &ents[k];
-        if (k + 8 < h->nslots)
-            l3_index_prefetch(&s->index, ents[k + 8].hash);
-        if (verdicts[k] != L3_SLOT_LIVE)
-            continue;
-        if (e->seq > ss->max_seq)
-            ss->max_seq = e->seq;
-        l3_index_entry c = entry_of(h, e, i, k);
-        if (l3_index_find(&s->index, (l3_key_id){ .hash = c.hash, .check = c.check, .len = c.key_len })) {
-            verdicts[k] = SUMMARY_DUP;
-            continue;
-        }
-        size_t len;
-        const char *ns = entry_ns(h, e, &len);
-        publish_new(s, c, ns, len, ss);
+    for (size_t k = 0; k < g->n; k++) {
+        l3_index_entry *c = &g->e[k];
+        if (k + 8 < g->n)
+            l3_index_prefetch(&s->index, g->e[k + 8].hash);
+        if (l3_index_find(&s->index, (l3_key_id){ .hash = c->hash, .check = c->check, .len = c->key_len }))
+            g->tmp[dups++] = *c;
+        else
+            publish_new(s, *c, NULL, 0, ss);
     }
     l3_slab_unlock(s);
-}
-
-/* Read slab i's summary into `buf` and judge its entries into
- * `verdicts`; false when a crash scan cannot use it (none that checks for
- * the slab's record and decides every slot alone): then its headers are
- * read. */
-static bool read_summary(l3_slabstore *s, uint32_t i, uint8_t *buf, uint8_t *verdicts)
-{
-    const l3_geometry *g = &s->geo;
-    uint32_t pb = s->table[i].payload_blocks;
-    l3_error err;
-    return l3_meta_io(s, false, buf, l3_summary_len(g, pb), l3_summary_offset(g, i, pb), &err) == L3_OK &&
-           l3_summary_usable(g, buf, i, &s->table[i], s->journal, verdicts);
-}
-
-/* Index slab i from its read and judged summary: the entries whose key is
- * new under one hold of the lock, then the others by the duplicate rule. */
-static void apply_summary(l3_slabstore *s, uint32_t i, const uint8_t *buf, uint8_t *verdicts, scan_state *ss)
-{
-    const l3_geometry *g = &s->geo;
-    const l3_summary_head *h = (const l3_summary_head *)buf;
-    const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
-    index_summary(s, i, h, ents, verdicts, ss);
-    uint64_t slot_bytes = l3_slot_bytes(g, h->payload_blocks), base_off = l3_slot_offset(g, i, h->payload_blocks, 0);
-    for (uint32_t k = 0; k < h->nslots; k++) {
-        size_t len;
-        const char *ns = verdicts[k] == SUMMARY_DUP ? entry_ns(h, &ents[k], &len) : NULL;
-        if (ns)
-            offer(s, entry_of(h, &ents[k], i, k), ns, len, base_off + k * slot_bytes, ss);
+    for (size_t k = 0; k < dups; k++) {
+        const l3_index_entry *c = &g->tmp[k];
+        uint32_t pb = s->slabs[c->slab].payload_blocks;
+        offer(s, *c, NULL, 0, l3_slot_offset(&s->geo, c->slab, pb, c->slot), ss);
     }
-    ss->summarized++;
+    g->n = 0;
 }
 
-/* The summaries of the slabs to scan, read and judged by a thread into two
- * buffers in turn while this one indexes the other. */
-typedef struct summary_reader {
+/* Namespace ids of summaries' texts, as interned: most summaries name
+ * the same few, and interning takes the lock a flush holds long. */
+#define NS_CACHE 64
+typedef struct ns_cache {
+    uint16_t len[NS_CACHE];
+    const char *text[NS_CACHE]; /* the store's own copy (s->ns) */
+    int id[NS_CACHE];
+    int n;
+} ns_cache;
+
+/* The id of namespace text `t` (len bytes), interned if new; -1 when the
+ * namespace table is full. */
+static int ns_id(l3_slabstore *s, ns_cache *c, const char *t, uint16_t len)
+{
+    for (int k = 0; k < c->n; k++)
+        if (c->len[k] == len && memcmp(c->text[k], t, len) == 0)
+            return c->id[k];
+    l3_slab_lock(s);
+    int id = l3_alloc_ns_intern(s, t, len);
+    l3_slab_unlock(s);
+    if (id > 0 && c->n < NS_CACHE) {
+        c->len[c->n] = len;
+        c->text[c->n] = s->ns[id - 1].text;
+        c->id[c->n++] = id;
+    }
+    return id;
+}
+
+/* The summaries of the slabs to scan: a thread reads them in batches of
+ * SUMMARY_BATCH at once (a summary is under a megabyte: one at a time,
+ * the device waits on each), judges them and gathers their live entries
+ * into one gather while this thread publishes the other: reading and
+ * publishing overlap. */
+#define SUMMARY_BATCH 4
+typedef struct summary_scan {
     l3_slabstore *s;
     const uint32_t *slabs;
     size_t n;
-    uint8_t *buf[2], *verdicts[2];
-    bool *usable;           /* per slab: its summary is in its buffer */
-    l3_progress read, applied; /* summaries read (the reader's), and applied (this thread's) */
-} summary_reader;
+    uint8_t *buf[SUMMARY_BATCH], *verdicts[SUMMARY_BATCH];
+    uint32_t *rest;          /* the slabs without a usable summary (for their headers) */
+    size_t num_rest;
+    gather g[2];             /* gather k % 2 is the k-th handed over */
+    l3_progress handed, published; /* gathers handed over (the reader's), published (this thread's) */
+    ns_cache names;
+    scan_state own;          /* the reader's max_seq, drops and summaries, added in at the end */
+    bool retired;            /* every read was reaped (set before `handed` stops) */
+} summary_scan;
+
+/* Gather slab i's live entries from its read and judged summary (the
+ * reader's), handing the gather over whenever it is full. */
+static void gather_summary(summary_scan *r, uint32_t i, const uint8_t *buf, const uint8_t *verdicts)
+{
+    const l3_summary_head *h = (const l3_summary_head *)buf;
+    const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
+    int ns[L3_SUMMARY_NS + 1] = { 0 };
+    for (uint32_t k = 0; k < h->num_ns && k < L3_SUMMARY_NS; k++)
+        ns[k + 1] = ns_id(r->s, &r->names, h->ns_text[k], h->ns_len[k]);
+    for (uint32_t k = 0; k < h->nslots; k++) {
+        const l3_summary_entry *e = &ents[k];
+        if (verdicts[k] != L3_SLOT_LIVE)
+            continue;
+        if (e->seq > r->own.max_seq)
+            r->own.max_seq = e->seq;
+        if (e->ns > L3_SUMMARY_NS || ns[e->ns] < 0) {
+            r->own.dropped++; /* the namespace table is full */
+            continue;
+        }
+        gather *g = &r->g[r->handed.count % 2];
+        if (g->n == g->cap) { /* hand it over; the other one, once published, is next */
+            l3_progress_set(&r->handed, r->handed.count + 1, false);
+            l3_progress_wait(&r->published, r->handed.count - 1);
+            g = &r->g[r->handed.count % 2];
+        }
+        g->e[g->n] = entry_of(h, e, i, k);
+        g->e[g->n++].ns = (uint16_t)ns[e->ns];
+    }
+    r->own.summarized++;
+}
+
+/* Read and judge summaries j.. (m of them); gather the usable ones', list
+ * the others (unreadable, or none that checks for the slab's record and
+ * decides every slot alone) for their headers. */
+static void read_summary_batch(summary_scan *r, l3_io_ctx *ctx, size_t j, size_t m)
+{
+    l3_slabstore *s = r->s;
+    const l3_geometry *g = &s->geo;
+    l3_io_req reqs[SUMMARY_BATCH];
+    for (size_t k = 0; k < m; k++) {
+        uint32_t i = r->slabs[j + k], pb = s->table[i].payload_blocks;
+        reqs[k] = (l3_io_req){ .write = false, .offset = l3_summary_offset(g, i, pb), .buf = r->buf[k],
+                               .len = (uint32_t)l3_summary_len(g, pb) };
+    }
+    bool retired = true;
+    l3_error err;
+    l3_status st = l3_io_run(s->engine, ctx, reqs, m, s->opt.io_timeout, &retired, &err);
+    r->retired = r->retired && retired;
+    for (size_t k = 0; k < m; k++) {
+        uint32_t i = r->slabs[j + k];
+        if (st == L3_OK && reqs[k].res == (int32_t)reqs[k].len &&
+            l3_summary_usable(g, r->buf[k], i, &s->table[i], s->journal, r->verdicts[k]))
+            gather_summary(r, i, r->buf[k], r->verdicts[k]);
+        else
+            r->rest[r->num_rest++] = i;
+    }
+}
 
 static void *read_summaries(void *arg)
 {
-    summary_reader *r = arg;
-    for (size_t j = 0; j < r->n; j++) {
-        l3_progress_wait(&r->applied, j < 2 ? 0 : j - 1); /* a buffer whose summary was applied */
-        r->usable[j] = read_summary(r->s, r->slabs[j], r->buf[j % 2], r->verdicts[j % 2]);
-        l3_progress_set(&r->read, j + 1, false);
-    }
-    l3_progress_set(&r->read, r->n, true);
+    summary_scan *r = arg;
+    l3_io_ctx *ctx = l3_io_acquire(r->s->engine);
+    for (size_t j = 0; j < r->n && r->retired; j += SUMMARY_BATCH)
+        read_summary_batch(r, ctx, j, r->n - j < SUMMARY_BATCH ? r->n - j : SUMMARY_BATCH);
+    l3_io_release(r->s->engine, ctx);
+    l3_progress_set(&r->handed, r->handed.count + 1, true); /* the last, maybe empty */
     return NULL;
+}
+
+/* Allocate the scan's buffers and gathers; false when out of memory. */
+static bool summary_scan_init(summary_scan *r)
+{
+    const l3_geometry *g = &r->s->geo;
+    bool ok = r->rest && gather_init(r->s, &r->g[0]) && gather_init(r->s, &r->g[1]);
+    for (int b = 0; b < SUMMARY_BATCH; b++) {
+        r->buf[b] = l3_meta_alloc(g->block_size, l3_summary_bytes(g, g->max_slots));
+        r->verdicts[b] = malloc(g->max_slots ? g->max_slots : 1);
+        ok = ok && r->buf[b] && r->verdicts[b];
+    }
+    return ok;
+}
+
+/* Free them, unless a read was not reaped (the buffers stay: it may land). */
+static void summary_scan_free(summary_scan *r)
+{
+    if (!r->retired) {
+        atomic_store(&r->s->fatal, true);
+        return;
+    }
+    for (int b = 0; b < SUMMARY_BATCH; b++) {
+        free(r->buf[b]);
+        free(r->verdicts[b]);
+    }
+    for (int k = 0; k < 2; k++) {
+        free(r->g[k].e);
+        free(r->g[k].tmp);
+    }
 }
 
 /* Index the slabs `slabs` from their summaries; those without a usable
@@ -220,32 +344,21 @@ static void *read_summaries(void *arg)
 static l3_status scan_summaries(l3_slabstore *s, const uint32_t *slabs, size_t n, uint32_t *rest, size_t *num_rest,
                                 scan_state *ss, l3_error *err)
 {
-    const l3_geometry *g = &s->geo;
-    size_t len = l3_summary_bytes(g, g->max_slots);
-    summary_reader r = { .s = s, .slabs = slabs, .n = n, .read = L3_PROGRESS_INIT, .applied = L3_PROGRESS_INIT,
-                         .usable = calloc(n ? n : 1, sizeof(bool)) };
-    for (int b = 0; b < 2; b++) {
-        r.buf[b] = l3_meta_alloc(g->block_size, len);
-        r.verdicts[b] = malloc(g->max_slots ? g->max_slots : 1);
-    }
+    summary_scan r = { .s = s, .slabs = slabs, .n = n, .rest = rest, .handed = L3_PROGRESS_INIT,
+                       .published = L3_PROGRESS_INIT, .retired = true };
     pthread_t t;
-    bool ok = r.usable && r.buf[0] && r.buf[1] && r.verdicts[0] && r.verdicts[1] &&
-              pthread_create(&t, NULL, read_summaries, &r) == 0;
-    for (size_t j = 0; ok && j < n; j++) {
-        l3_progress_wait(&r.read, j + 1);
-        if (r.usable[j])
-            apply_summary(s, slabs[j], r.buf[j % 2], r.verdicts[j % 2], ss);
-        else
-            rest[(*num_rest)++] = slabs[j];
-        l3_progress_set(&r.applied, j + 1, false);
+    bool ok = summary_scan_init(&r) && pthread_create(&t, NULL, read_summaries, &r) == 0;
+    for (uint64_t k = 1; ok && l3_progress_wait(&r.handed, k) >= k; k++) {
+        gather_flush(s, &r.g[(k - 1) % 2], ss);
+        l3_progress_set(&r.published, k, false);
     }
     if (ok)
         pthread_join(t, NULL);
-    for (int b = 0; b < 2; b++) {
-        free(r.buf[b]);
-        free(r.verdicts[b]);
-    }
-    free(r.usable);
+    summary_scan_free(&r);
+    *num_rest = r.num_rest;
+    ss->dropped += r.own.dropped;
+    ss->summarized += r.own.summarized;
+    ss->max_seq = r.own.max_seq > ss->max_seq ? r.own.max_seq : ss->max_seq;
     return ok ? L3_OK : l3_fail(err, L3_ENOMEM, "allocating the summary scan's buffers or thread");
 }
 
@@ -369,17 +482,15 @@ static l3_status scan_headers(l3_slabstore *s, uint32_t i, scan_state *ss, bool 
     return st;
 }
 
-/* Fault in the index and slot table on threads first when the slabs to
- * scan hold enough objects to touch nearly all their pages: a fault per
- * page as entries land costs more. */
-static void prefault(l3_slabstore *s, const uint32_t *slabs, size_t n)
+/* Start faulting the index and slot table in on threads when the slabs
+ * to scan hold enough objects to touch nearly all their pages: a fault
+ * per page as entries land costs more (the reads go on meanwhile). */
+static void prefault(l3_slabstore *s, const uint32_t *slabs, size_t n, l3_populate *pop)
 {
     uint64_t slots = 0;
     for (size_t j = 0; j < n; j++)
         slots += s->slabs[slabs[j]].nslots;
-    l3_populate pop;
-    l3_populate_start(s, slots, &pop);
-    l3_populate_join(&pop);
+    l3_populate_start(s, slots, pop);
 }
 
 /* Scan slabs by their headers: slabs with few read a header at a time,
@@ -422,6 +533,7 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
     if (st != L3_OK)
         return st;
     scan_state ss = { .reqs = calloc(s->wave_keys, sizeof(l3_io_req)) };
+    l3_populate pop = { .started = 0 };
     uint32_t *used = calloc(g->num_slabs, sizeof *used), *rest = calloc(g->num_slabs, sizeof *rest);
     size_t num_used = 0, num_rest = 0;
     if (!ss.reqs || !used || !rest)
@@ -430,12 +542,13 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
         if (s->slabs[i].disk_used && (mask >> l3_slab_device(g, i) & 1))
             used[num_used++] = i;
     if (st == L3_OK)
-        prefault(s, used, num_used);
+        prefault(s, used, num_used, &pop);
     if (st == L3_OK && g->summaries && num_used) /* (no reader thread for no slab) */
         st = scan_summaries(s, used, num_used, rest, &num_rest, &ss, err);
     if (st == L3_OK)
         st = g->summaries ? scan_all_headers(s, rest, num_rest, &ss, err)
                           : scan_all_headers(s, used, num_used, &ss, err);
+    l3_populate_join(&pop);
     /* The slabs read by their headers (sealed now) get their summary, so
      * that the next crash scan reads it instead. */
     for (size_t j = 0; st == L3_OK && g->summaries && !s->opt.read_only && j < num_rest; j++)

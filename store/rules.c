@@ -182,10 +182,12 @@ bool l3_checkpoint_matches(const l3_checkpoint_header *h, const l3_superblock *s
         snprintf(why, why_len, "the checkpoint header does not check");
         return false;
     }
-    uint64_t body = h->version == L3_CKPT_IMAGE
-                        ? l3_checkpoint_image(g, h->num_namespaces).bytes
-                        : (uint64_t)h->num_namespaces * sizeof(l3_ns_record) + (uint64_t)h->num_slabs * 4 +
-                              h->num_entries * sizeof(l3_index_entry);
+    if (h->version != L3_CKPT_PACKED) {
+        snprintf(why, why_len, "the checkpoint has an earlier build's layout");
+        return false;
+    }
+    uint64_t body = l3_checkpoint_records_at(h, l3_index_capacity_for(g->max_objects)) +
+                    h->num_entries * L3_CKPT_RECORD + (uint64_t)h->num_slot_ids * 4;
     if (!sb->clean || h->sequence != sb->sequence || h->body_crc != sb->ckpt_crc ||
         h->body_bytes != sb->ckpt_bytes || h->num_slabs != g->num_slabs ||
         h->num_namespaces > L3_MAX_NAMESPACES || h->num_entries > g->max_objects ||

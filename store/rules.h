@@ -98,14 +98,19 @@ bool l3_checkpoint_matches(const l3_checkpoint_header *h, const l3_superblock *s
                            const l3_geometry *g, char *why, size_t why_len);
 
 /* Where the checkpoint body's parts start: namespaces, then one fill word
- * per slab, then the index entries. */
-static inline size_t l3_checkpoint_fills_at(const l3_checkpoint_header *h)
+ * per slab, then the bitmap of an index table of `table_slots`, then the
+ * records (L3_CKPT_PACKED). */
+static inline uint64_t l3_checkpoint_fills_at(const l3_checkpoint_header *h)
 {
-    return (size_t)h->num_namespaces * sizeof(l3_ns_record);
+    return (uint64_t)h->num_namespaces * sizeof(l3_ns_record);
 }
-static inline size_t l3_checkpoint_entries_at(const l3_checkpoint_header *h)
+static inline uint64_t l3_checkpoint_bitmap_at(const l3_checkpoint_header *h)
 {
-    return l3_checkpoint_fills_at(h) + (size_t)h->num_slabs * 4;
+    return l3_checkpoint_fills_at(h) + (uint64_t)h->num_slabs * 4;
+}
+static inline uint64_t l3_checkpoint_records_at(const l3_checkpoint_header *h, uint64_t table_slots)
+{
+    return l3_checkpoint_bitmap_at(h) + (table_slots + 63) / 64 * 8;
 }
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "format.h"
 #include "harness.h"
+#include "l3_crc32c.h"
 #include "l3_slabstore.h"
 #include "store_util.h"
 
@@ -133,9 +134,8 @@ static void expect_small(l3_slabstore *s, int n)
     free(want);
 }
 
-/* A store of 3000 objects of 4 KiB closed cleanly, with an index bound
- * of `max_objects` (0: sized for 8 KiB objects, mostly empty: the list
- * layout; 3400: mostly full: the image); its checkpoint's header. */
+/* A store of n objects of 4 KiB closed cleanly, with an index bound of
+ * `max_objects` (0: sized for 8 KiB objects); its checkpoint's header. */
 static l3_checkpoint_header closed_store(const char *path, l3_slab_options *o, uint64_t max_objects, int n)
 {
     *o = test_options(path, 128 * MIB, L3_ENGINE_AUTO);
@@ -151,95 +151,67 @@ static l3_checkpoint_header closed_store(const char *path, l3_slab_options *o, u
     return h;
 }
 
-/* The file offset of the last index entry in the checkpoint body. */
-static uint64_t last_entry_at(const char *path, const l3_checkpoint_header *h)
-{
-    l3_superblock sb;
-    peek_file(path, 0, &sb, sizeof sb);
-    uint64_t body = sb.checkpoint_off + sb.block_size;
-    if (h->version == L3_CKPT_LIST)
-        return body + h->body_bytes - 48;
-    l3_geometry g;
-    char why[128];
-    assert_true(l3_geometry_from_sb(&sb, 0, &g, why, sizeof why));
-    l3_ckpt_image im = l3_checkpoint_image(&g, h->num_namespaces);
-    for (uint64_t i = im.table_bytes / 48; i-- > 0;) {
-        uint64_t hash;
-        peek_file(path, body + im.table_at + i * 48, &hash, sizeof hash);
-        if (hash)
-            return body + im.table_at + i * 48;
-    }
-    fail_msg("the image holds no entry");
-    return 0;
-}
-
 /* The checkpoint is loaded while it is read, its crc known only at the
  * end: a body that does not check must leave nothing of itself behind,
- * and the headers' scan must bring every object back, once; in either
- * layout (the image is read straight into the index). */
+ * and the scan must bring every object back, once. */
 static void a_checkpoint_that_does_not_check_is_undone_and_scanned(void **state)
 {
     (void)state;
-    const uint32_t layouts[2] = { L3_CKPT_LIST, L3_CKPT_IMAGE };
-    for (int k = 0; k < 2; k++) {
-        char path[512];
-        temp_store_path(path, sizeof path, "ckpt");
-        l3_slab_options o;
-        int n = 3000;
-        l3_checkpoint_header h = closed_store(path, &o, layouts[k] == L3_CKPT_IMAGE ? 3400 : 0, n);
-        assert_int_equal(h.version, layouts[k]);
-        l3_slabstore *s = open_test_store(&o);
-        l3_slab_stats st;
-        l3_slabstore_stats(s, &st);
-        assert_true(st.opened_from_checkpoint);
-        assert_int_equal(st.objects, (uint64_t)n);
-        l3_slabstore_free(s);
-        /* Flip a byte of the last index entry's payload crc (offset 20 of
-         * 48): nothing checks it but the body's crc, known only after the
-         * loader has taken every entry. */
-        uint64_t at = last_entry_at(path, &h) + 20;
-        uint8_t byte;
-        peek_file(path, at, &byte, 1);
-        byte ^= 0x40;
-        poke_file(path, at, &byte, 1);
-        s = open_test_store(&o);
-        l3_slabstore_stats(s, &st);
-        assert_false(st.opened_from_checkpoint);
-        assert_int_equal(st.objects, (uint64_t)n);
-        expect_small(s, n);
-        l3_slabstore_free(s);
-        unlink(path);
-    }
+    char path[512];
+    temp_store_path(path, sizeof path, "ckpt");
+    l3_slab_options o;
+    int n = 3000;
+    l3_checkpoint_header h = closed_store(path, &o, 0, n);
+    assert_int_equal(h.version, L3_CKPT_PACKED);
+    l3_slabstore *s = open_test_store(&o);
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_true(st.opened_from_checkpoint);
+    assert_int_equal(st.objects, (uint64_t)n);
+    l3_slabstore_free(s);
+    /* Flip a byte of the last record's payload crc (offset 20 of 40):
+     * nothing checks it but the body's crc, known only after the loader
+     * has put every entry back. */
+    l3_superblock sb;
+    peek_file(path, 0, &sb, sizeof sb);
+    uint64_t at = sb.checkpoint_off + sb.block_size + h.body_bytes - L3_CKPT_RECORD + 20;
+    uint8_t byte;
+    peek_file(path, at, &byte, 1);
+    byte ^= 0x40;
+    poke_file(path, at, &byte, 1);
+    s = open_test_store(&o);
+    l3_slabstore_stats(s, &st);
+    assert_false(st.opened_from_checkpoint);
+    assert_int_equal(st.objects, (uint64_t)n);
+    expect_small(s, n);
+    l3_slabstore_free(s);
+    unlink(path);
 }
 
-/* A mostly full index is checkpointed as an image of the index and slot
- * tables and read back in place: every object, the counts, and the index
- * working after (removes, puts, evictions by slot id). */
-static void an_index_image_comes_back_whole_and_working(void **state)
+/* Each entry goes back to its own slot of the index (a mostly full one
+ * here, its probe runs long): every object, the counts, and the index
+ * working after (a delete, then a put of the same key). */
+static void a_packed_checkpoint_puts_every_entry_back_at_its_slot(void **state)
 {
     (void)state;
     char path[512];
-    temp_store_path(path, sizeof path, "image");
+    temp_store_path(path, sizeof path, "packed");
     l3_slab_options o;
     int n = 3000;
-    l3_slabstore *s;
     l3_checkpoint_header h = closed_store(path, &o, 3400, n);
-    assert_int_equal(h.version, L3_CKPT_IMAGE);
+    assert_int_equal(h.version, L3_CKPT_PACKED);
     assert_int_equal(h.num_entries, (uint64_t)n);
-    s = open_test_store(&o);
+    l3_slabstore *s = open_test_store(&o);
     l3_slab_stats st;
     l3_slabstore_stats(s, &st);
     assert_true(st.opened_from_checkpoint);
     assert_int_equal(st.objects, (uint64_t)n);
     assert_int_equal(st.payload_bytes, (uint64_t)n * 4096);
     expect_small(s, n);
-    /* The index works on: a removed key is gone, and comes back. */
     const char *first = "ck-0";
     bool deleted = false;
     assert_int_equal(l3_store_batch_delete(l3_slabstore_store(s), &first, 1, &deleted, NULL), L3_OK);
     assert_true(deleted);
-    l3_slabstore_stats(s, &st);
-    assert_int_equal(st.objects, (uint64_t)n - 1);
     l3_slabstore_free(s);
     s = open_test_store(&o);
     l3_slabstore_stats(s, &st);
@@ -247,6 +219,33 @@ static void an_index_image_comes_back_whole_and_working(void **state)
     assert_int_equal(st.objects, (uint64_t)n - 1);
     put_small(s, n); /* ck-0 again, the rest already there */
     l3_slabstore_stats(s, &st);
+    assert_int_equal(st.objects, (uint64_t)n);
+    assert_int_equal(st.put_keys_written, 1);
+    expect_small(s, n);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
+/* A checkpoint an earlier build wrote (48-byte entries) is not read: the
+ * store scans once, as after a crash, and serves every object. */
+static void an_earlier_builds_checkpoint_is_scanned_instead(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "earlier");
+    l3_slab_options o;
+    int n = 500;
+    l3_checkpoint_header h = closed_store(path, &o, 0, n);
+    l3_superblock sb;
+    peek_file(path, 0, &sb, sizeof sb);
+    h.version = L3_CKPT_LIST;
+    h.header_crc = 0;
+    h.header_crc = l3_crc32c(0, &h, sizeof h);
+    poke_file(path, sb.checkpoint_off, &h, sizeof h);
+    l3_slabstore *s = open_test_store(&o);
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_false(st.opened_from_checkpoint);
     assert_int_equal(st.objects, (uint64_t)n);
     expect_small(s, n);
     l3_slabstore_free(s);
@@ -299,7 +298,8 @@ int main(void)
         cmocka_unit_test(small_objects_set_the_expected_size),
         cmocka_unit_test(the_index_bound_evicts_and_says_so),
         cmocka_unit_test(a_checkpoint_that_does_not_check_is_undone_and_scanned),
-        cmocka_unit_test(an_index_image_comes_back_whole_and_working),
+        cmocka_unit_test(a_packed_checkpoint_puts_every_entry_back_at_its_slot),
+        cmocka_unit_test(an_earlier_builds_checkpoint_is_scanned_instead),
         cmocka_unit_test(the_scale_tool_fills_and_every_object_comes_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -85,6 +85,7 @@ typedef struct fsck {
     bool checkpoint_valid;
     l3_checkpoint_header checkpoint; /* its header (the first pass reads it) */
     bool checkpoint_read;        /* its header matches the superblock (the first pass) */
+    bool checkpoint_earlier;     /* it has an earlier build's layout (not used, not an error) */
     bool checkpoint_checks;      /* and its body's crc checks (the first pass) */
     uint64_t checkpoint_entries, checkpoint_missing;
     char checkpoint_why[128];

@@ -49,13 +49,13 @@ static fsck_object *object_at(fsck *f, const l3_index_entry *e)
     return NULL;
 }
 
-/* Match entry e, if its key is this pass's: the object live by its header
- * at its slot must be the one it names. */
-static void match(fsck *f, const uint8_t *p, bool sparse)
+/* Match the entry of record p, if its key is this pass's: the object live
+ * by the rules at its slot must be the one it names. */
+static void match(fsck *f, const uint8_t *p)
 {
     l3_index_entry e;
-    memcpy(&e, p, sizeof e);
-    if ((sparse && !e.hash) || !fsck_in_part(f, e.hash))
+    l3_ckpt_record_unpack(p, &e);
+    if (!fsck_in_part(f, e.hash))
         return;
     if (e.slab < f->geo.num_slabs && !fsck_slab_present(f, e.slab))
         return; /* a device not given: its entries are not checked */
@@ -66,43 +66,29 @@ static void match(fsck *f, const uint8_t *p, bool sparse)
     f->checkpoint_missing += !found;
 }
 
-/* Where the entries lie in the body: from byte *at, *count of them
- * (sparse: an image's table, whose empty slots are passed over). */
-static bool entries_of(const fsck *f, const l3_checkpoint_header *h, uint64_t *at, uint64_t *count)
-{
-    if (h->version == L3_CKPT_LIST) {
-        *at = l3_checkpoint_entries_at(h);
-        *count = h->num_entries;
-        return false;
-    }
-    *at = l3_checkpoint_image(&f->geo, h->num_namespaces).table_at;
-    *count = l3_index_capacity_for(f->geo.max_objects);
-    return true;
-}
-
 /* Start fetching what matching the entry at p will touch: its slot's
  * table word (far ahead) and the object that word names (near). */
 static void fetch_ahead(const fsck *f, const uint8_t *far, const uint8_t *near)
 {
     l3_index_entry e;
     if (far) {
-        memcpy(&e, far, sizeof e);
+        l3_ckpt_record_unpack(far, &e);
         __builtin_prefetch(&f->by_slot[slot_home(f, e.slab, e.slot)]);
     }
     if (near) {
-        memcpy(&e, near, sizeof e);
+        l3_ckpt_record_unpack(near, &e);
         uint32_t at = f->by_slot[slot_home(f, e.slab, e.slot)];
         if (at != UINT32_MAX)
             __builtin_prefetch(&f->objects[at]);
     }
 }
 
-/* The entry `ahead` entries after the one at body byte `next`, if it lies
- * whole in the chunk at body byte pos of n bytes. */
+/* The record `ahead` records after the one at body byte `next`, if it
+ * lies whole in the chunk at body byte pos of n bytes. */
 static const uint8_t *in_chunk(const uint8_t *buf, uint64_t pos, uint64_t n, uint64_t next, uint64_t ahead)
 {
-    uint64_t at = next + ahead * sizeof(l3_index_entry);
-    return at >= pos && at + sizeof(l3_index_entry) <= pos + n ? buf + (at - pos) : NULL;
+    uint64_t at = next + ahead * L3_CKPT_RECORD;
+    return at >= pos && at + L3_CKPT_RECORD <= pos + n ? buf + (at - pos) : NULL;
 }
 
 /* The read-ahead's range for the body's chunk j. */
@@ -114,24 +100,24 @@ static size_t chunk_range(fsck *f, void *ctx, size_t j, uint64_t *off)
     return (size_t)(len - pos < CHUNK ? len - pos : CHUNK);
 }
 
-/* Match the entries that lie in the chunk at body byte pos (n bytes) from
- * entry *k on (of `count` from body byte `at`); one that straddles two
+/* Match the records that lie in the chunk at body byte pos (n bytes) from
+ * record *k on (of `count` from body byte `at`); one that straddles two
  * chunks is put together in `carry`. */
 static void match_chunk(fsck *f, const uint8_t *buf, uint64_t pos, uint64_t n, uint64_t at, uint64_t count,
-                        bool sparse, uint64_t *k, uint8_t *carry)
+                        uint64_t *k, uint8_t *carry)
 {
-    const uint64_t es = sizeof(l3_index_entry);
+    const uint64_t es = L3_CKPT_RECORD;
     for (uint64_t next = at + *k * es; *k < count && next < pos + n; (*k)++, next += es) {
         if (next >= pos && next + es <= pos + n) {
             fetch_ahead(f, in_chunk(buf, pos, n, next, 16), in_chunk(buf, pos, n, next, 8));
-            match(f, buf + (next - pos), sparse);
+            match(f, buf + (next - pos));
             continue;
         }
         uint64_t from = next > pos ? next : pos, to = next + es < pos + n ? next + es : pos + n;
         memcpy(carry + (from - next), buf + (from - pos), to - from);
         if (next + es > pos + n)
             break; /* its end is in the next chunk */
-        match(f, carry, sparse);
+        match(f, carry);
     }
 }
 
@@ -139,9 +125,10 @@ static void match_chunk(fsck *f, const uint8_t *buf, uint64_t pos, uint64_t n, u
  * matching its entries as they pass; false when a read fails. */
 static bool stream_body(fsck *f, l3_checkpoint_header *h, uint32_t *crc)
 {
-    uint64_t at, count, k = 0, len = l3_round_up(h->body_bytes, f->geo.block_size);
-    bool sparse = entries_of(f, h, &at, &count), ok = true;
-    uint8_t carry[sizeof(l3_index_entry)];
+    uint64_t at = l3_checkpoint_records_at(h, l3_index_capacity_for(f->geo.max_objects)), count = h->num_entries;
+    uint64_t k = 0, len = l3_round_up(h->body_bytes, f->geo.block_size);
+    bool ok = true;
+    uint8_t carry[L3_CKPT_RECORD];
     size_t chunks = (size_t)((len + CHUNK - 1) / CHUNK);
     fsck_reader r;
     if (!fsck_reader_start(&r, f, chunks, CHUNK, chunk_range, h))
@@ -154,7 +141,7 @@ static bool stream_body(fsck *f, l3_checkpoint_header *h, uint32_t *crc)
         if (ok && crc && pos < h->body_bytes)
             *crc = l3_crc32c(*crc, buf, pos + n <= h->body_bytes ? n : h->body_bytes - pos);
         if (ok)
-            match_chunk(f, buf, pos, n, at, count, sparse, &k, carry);
+            match_chunk(f, buf, pos, n, at, count, &k, carry);
         fsck_reader_done(&r, j);
     }
     fsck_reader_stop(&r);
@@ -166,8 +153,9 @@ static bool stream_body(fsck *f, l3_checkpoint_header *h, uint32_t *crc)
 static bool read_header(fsck *f, l3_checkpoint_header *h)
 {
     char why[128];
-    return fsck_read(f, h, sizeof *h, l3_io_offset(f->ref, f->geo.checkpoint_off)) == 0 &&
-           l3_checkpoint_matches(h, &f->sb, &f->geo, why, sizeof why);
+    bool read = fsck_read(f, h, sizeof *h, l3_io_offset(f->ref, f->geo.checkpoint_off)) == 0;
+    f->checkpoint_earlier = read && l3_checkpoint_header_valid(h) && h->version == L3_CKPT_LIST;
+    return read && l3_checkpoint_matches(h, &f->sb, &f->geo, why, sizeof why);
 }
 
 void fsck_checkpoint(fsck *f)
@@ -207,6 +195,9 @@ void fsck_checkpoint_verdict(fsck *f)
     f->checkpoint_valid = false;
     if (!f->sb.clean) {
         snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "not used: the store was not closed cleanly");
+    } else if (f->checkpoint_earlier) { /* not an error: the store scans, as after a crash */
+        snprintf(f->checkpoint_why, sizeof f->checkpoint_why, "not used: an earlier build's layout (the next "
+                 "open rebuilds the index from summaries and headers)");
     } else if (!f->checkpoint_read) {
         checkpoint_unusable(f, "header invalid or stale", "the header is invalid or does not match the superblock");
     } else if (!f->checkpoint_checks) {
