@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "bulk.h"
 #include "l3_crc32c.h"
+#include "l3_pool.h"
 #include "meta.h"
 #include "rules.h"
 
@@ -412,9 +413,8 @@ static l3_status load_body(l3_slabstore *s, const l3_checkpoint_header *h, curso
  * started; none when out of memory. */
 static int start_readers(body_reader *r, reader_arg args[READERS], pthread_t threads[READERS])
 {
-    for (int k = 0; k < RING; k++)
-        if (posix_memalign((void **)&r->buf[k], 4096, BODY_CHUNK) != 0)
-            r->buf[k] = NULL;
+    for (int k = 0; k < RING; k++) /* mapped: freed back whole */
+        r->buf[k] = l3_pool_alloc(BODY_CHUNK, NULL);
     for (int k = 0; k < RING; k++)
         if (!r->buf[k])
             return 0;
@@ -456,7 +456,7 @@ l3_status l3_checkpoint_load(l3_slabstore *s, l3_error *err)
     for (int k = 0; k < reading; k++)
         pthread_join(readers[k], NULL);
     for (int k = 0; k < RING; k++)
-        free(r.buf[k]);
+        l3_pool_free(r.buf[k], BODY_CHUNK);
     l3_slab_lock(s);
     if (st != L3_OK) {
         l3_alloc_reset(s); /* start over clean for the scan */

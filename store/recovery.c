@@ -132,46 +132,45 @@ static l3_index_entry entry_of(const l3_summary_head *h, const l3_summary_entry 
  * each near the one before, not at random over a table of hundreds of
  * megabytes (a TLB and a cache miss each). */
 typedef struct gather {
-    l3_index_entry *e, *tmp;
+    l3_index_entry *e;
     size_t n, cap;
 } gather;
 
-/* Room for a sweep's worth: an entry per 8 slots of the index (a sweep
- * then touches most of its pages), at most 2^20 (96 MB). */
-static bool gather_init(l3_slabstore *s, gather *g)
+/* Entries a gather holds: one per 8 slots of the index (a sweep then
+ * touches most of its pages), at most 2^20 (48 MB; two gathers and the
+ * scratch: 144 MB while a scan of ten million objects runs). */
+static size_t gather_cap(l3_slabstore *s)
 {
     uint64_t want = l3_index_capacity(&s->index) / 8;
-    g->cap = want < 4096 ? 4096 : want > (1u << 20) ? (1u << 20) : (size_t)want;
-    g->n = 0;
-    g->e = malloc(g->cap * sizeof *g->e);
-    g->tmp = malloc(g->cap * sizeof *g->tmp);
-    return g->e && g->tmp;
+    return want < 4096 ? 4096 : want > (1u << 20) ? (1u << 20) : (size_t)want;
 }
 
 /* Sort the gathered entries by the top 16 bits of their hash (their home
- * slot's order: l3_index_home is monotone in the hash), two radix passes. */
-static void gather_sort(gather *g)
+ * slot's order: l3_index_home is monotone in the hash): two radix passes,
+ * through `scratch` and back. */
+static void gather_sort(gather *g, l3_index_entry *scratch)
 {
+    l3_index_entry *from = g->e, *to = scratch;
     for (int shift = 48; shift <= 56; shift += 8) {
         size_t count[257] = { 0 };
         for (size_t k = 0; k < g->n; k++)
-            count[(g->e[k].hash >> shift & 0xff) + 1]++;
+            count[(from[k].hash >> shift & 0xff) + 1]++;
         for (int b = 0; b < 256; b++)
             count[b + 1] += count[b];
         for (size_t k = 0; k < g->n; k++)
-            g->tmp[count[g->e[k].hash >> shift & 0xff]++] = g->e[k];
-        l3_index_entry *t = g->e;
-        g->e = g->tmp;
-        g->tmp = t;
+            to[count[from[k].hash >> shift & 0xff]++] = from[k];
+        l3_index_entry *t = from;
+        from = to;
+        to = t;
     }
 }
 
 /* Publish the gathered entries in table order under one hold of the lock;
  * those whose key is indexed already (a copy in another slab) are then
- * offered one by one, by the duplicate rule. */
-static void gather_flush(l3_slabstore *s, gather *g, scan_state *ss)
+ * offered one by one, by the duplicate rule (kept in `scratch`). */
+static void gather_flush(l3_slabstore *s, gather *g, l3_index_entry *scratch, scan_state *ss)
 {
-    gather_sort(g);
+    gather_sort(g, scratch);
     size_t dups = 0;
     l3_slab_lock(s);
     for (size_t k = 0; k < g->n; k++) {
@@ -179,13 +178,13 @@ static void gather_flush(l3_slabstore *s, gather *g, scan_state *ss)
         if (k + 8 < g->n)
             l3_index_prefetch(&s->index, g->e[k + 8].hash);
         if (l3_index_find(&s->index, (l3_key_id){ .hash = c->hash, .check = c->check, .len = c->key_len }))
-            g->tmp[dups++] = *c;
+            scratch[dups++] = *c;
         else
             publish_new(s, *c, NULL, 0, ss);
     }
     l3_slab_unlock(s);
     for (size_t k = 0; k < dups; k++) {
-        const l3_index_entry *c = &g->tmp[k];
+        const l3_index_entry *c = &scratch[k];
         uint32_t pb = s->slabs[c->slab].payload_blocks;
         offer(s, *c, NULL, 0, l3_slot_offset(&s->geo, c->slab, pb, c->slot), ss);
     }
@@ -234,6 +233,7 @@ typedef struct summary_scan {
     uint32_t *rest;          /* the slabs without a usable summary (for their headers) */
     size_t num_rest;
     gather g[2];             /* gather k % 2 is the k-th handed over */
+    l3_index_entry *scratch; /* the publishing thread's, for sorting and duplicates */
     l3_progress handed, published; /* gathers handed over (the reader's), published (this thread's) */
     ns_cache names;
     scan_state own;          /* the reader's max_seq, drops and summaries, added in at the end */
@@ -313,7 +313,11 @@ static void *read_summaries(void *arg)
 static bool summary_scan_init(summary_scan *r)
 {
     const l3_geometry *g = &r->s->geo;
-    bool ok = r->rest && gather_init(r->s, &r->g[0]) && gather_init(r->s, &r->g[1]);
+    size_t cap = gather_cap(r->s), bytes = cap * sizeof(l3_index_entry);
+    r->g[0] = (gather){ .e = l3_pool_alloc(bytes, NULL), .cap = cap }; /* mapped: freed back whole */
+    r->g[1] = (gather){ .e = l3_pool_alloc(bytes, NULL), .cap = cap };
+    r->scratch = l3_pool_alloc(bytes, NULL);
+    bool ok = r->rest && r->g[0].e && r->g[1].e && r->scratch;
     for (int b = 0; b < SUMMARY_BATCH; b++) {
         r->buf[b] = l3_meta_alloc(g->block_size, l3_summary_bytes(g, g->max_slots));
         r->verdicts[b] = malloc(g->max_slots ? g->max_slots : 1);
@@ -333,10 +337,10 @@ static void summary_scan_free(summary_scan *r)
         free(r->buf[b]);
         free(r->verdicts[b]);
     }
-    for (int k = 0; k < 2; k++) {
-        free(r->g[k].e);
-        free(r->g[k].tmp);
-    }
+    size_t bytes = r->g[0].cap * sizeof(l3_index_entry);
+    l3_pool_free(r->g[0].e, bytes);
+    l3_pool_free(r->g[1].e, bytes);
+    l3_pool_free(r->scratch, bytes);
 }
 
 /* Index the slabs `slabs` from their summaries; those without a usable
@@ -349,7 +353,7 @@ static l3_status scan_summaries(l3_slabstore *s, const uint32_t *slabs, size_t n
     pthread_t t;
     bool ok = summary_scan_init(&r) && pthread_create(&t, NULL, read_summaries, &r) == 0;
     for (uint64_t k = 1; ok && l3_progress_wait(&r.handed, k) >= k; k++) {
-        gather_flush(s, &r.g[(k - 1) % 2], ss);
+        gather_flush(s, &r.g[(k - 1) % 2], r.scratch, ss);
         l3_progress_set(&r.published, k, false);
     }
     if (ok)
