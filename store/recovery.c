@@ -145,24 +145,20 @@ static size_t gather_cap(l3_slabstore *s)
     return want < 4096 ? 4096 : want > (1u << 20) ? (1u << 20) : (size_t)want;
 }
 
-/* Sort the gathered entries by the top 16 bits of their hash (their home
- * slot's order: l3_index_home is monotone in the hash): two radix passes,
- * through `scratch` and back. */
+/* Sort the gathered entries by the top 8 bits of their hash (their home
+ * slot's order: l3_index_home is monotone in the hash), one radix pass
+ * through `scratch` and back: each of the 256 runs then falls in 1/256
+ * of the index, a window the cache and the TLB hold. */
 static void gather_sort(gather *g, l3_index_entry *scratch)
 {
-    l3_index_entry *from = g->e, *to = scratch;
-    for (int shift = 48; shift <= 56; shift += 8) {
-        size_t count[257] = { 0 };
-        for (size_t k = 0; k < g->n; k++)
-            count[(from[k].hash >> shift & 0xff) + 1]++;
-        for (int b = 0; b < 256; b++)
-            count[b + 1] += count[b];
-        for (size_t k = 0; k < g->n; k++)
-            to[count[from[k].hash >> shift & 0xff]++] = from[k];
-        l3_index_entry *t = from;
-        from = to;
-        to = t;
-    }
+    size_t count[257] = { 0 };
+    for (size_t k = 0; k < g->n; k++)
+        count[(g->e[k].hash >> 56) + 1]++;
+    for (int b = 0; b < 256; b++)
+        count[b + 1] += count[b];
+    for (size_t k = 0; k < g->n; k++)
+        scratch[count[g->e[k].hash >> 56]++] = g->e[k];
+    memcpy(g->e, scratch, g->n * sizeof *g->e);
 }
 
 /* Publish the gathered entries in table order under one hold of the lock;
@@ -175,8 +171,10 @@ static void gather_flush(l3_slabstore *s, gather *g, l3_index_entry *scratch, sc
     l3_slab_lock(s);
     for (size_t k = 0; k < g->n; k++) {
         l3_index_entry *c = &g->e[k];
-        if (k + 8 < g->n)
+        if (k + 8 < g->n) { /* its index slot and its slot id (in slab order: at random here) */
             l3_index_prefetch(&s->index, g->e[k + 8].hash);
+            __builtin_prefetch(&l3_slab_slot_ids(s, g->e[k + 8].slab)[g->e[k + 8].slot], 1);
+        }
         if (l3_index_find(&s->index, (l3_key_id){ .hash = c->hash, .check = c->check, .len = c->key_len }))
             scratch[dups++] = *c;
         else
