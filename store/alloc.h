@@ -25,6 +25,10 @@ int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len);
 /* Publish an entry: index, slot id, counts. False when the index is full. */
 bool l3_alloc_publish(l3_slabstore *s, const l3_index_entry *e);
 
+/* Publish an entry unless its key is indexed already (one probe of the
+ * index for both): what the index did. */
+l3_index_put l3_alloc_publish_unique(l3_slabstore *s, const l3_index_entry *e);
+
 /* Count an entry that is in the index and the slot table already (a
  * checkpoint image read in place) in its slab's and namespace's tallies. */
 void l3_alloc_count(l3_slabstore *s, const l3_index_entry *e);

@@ -83,6 +83,25 @@ bool l3_index_insert(l3_index *ix, const l3_index_entry *entry)
     }
 }
 
+l3_index_put l3_index_insert_unique(l3_index *ix, const l3_index_entry *entry)
+{
+    for (uint64_t i = l3_index_home(ix, entry->hash);; i = next_of(ix, i)) {
+        l3_index_entry *e = &ix->table[i];
+        if (e->hash == entry->hash && e->check == entry->check && e->key_len == entry->key_len)
+            return L3_INDEX_PRESENT;
+        if (e->hash == 0) {
+            if (ix->meta->count >= ix->meta->max)
+                return L3_INDEX_FULL;
+            l3_index_entry c = *entry;
+            c.hash = 0;
+            *e = c; /* everything but the hash first: the hash publishes it */
+            __atomic_store_n(&e->hash, entry->hash, __ATOMIC_RELEASE);
+            ix->meta->count++;
+            return L3_INDEX_ADDED;
+        }
+    }
+}
+
 void l3_index_remove(l3_index *ix, l3_index_entry *entry)
 {
     uint64_t hole = (uint64_t)(entry - ix->table);

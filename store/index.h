@@ -82,6 +82,13 @@ l3_index_entry *l3_index_find_at(l3_index *index, uint32_t id, uint32_t slab, ui
 /* Insert `entry` (its key must be absent); false when the index is full. */
 bool l3_index_insert(l3_index *index, const l3_index_entry *entry);
 
+/* What l3_index_insert_unique did. */
+typedef enum l3_index_put { L3_INDEX_ADDED, L3_INDEX_PRESENT, L3_INDEX_FULL } l3_index_put;
+
+/* Insert `entry` unless its key is there already (one probe for both: a
+ * bulk load's find-then-insert in one). */
+l3_index_put l3_index_insert_unique(l3_index *index, const l3_index_entry *entry);
+
 /* Remove `entry` (a pointer from find or the table). */
 void l3_index_remove(l3_index *index, l3_index_entry *entry);
 

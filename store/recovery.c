@@ -175,10 +175,10 @@ static void gather_flush(l3_slabstore *s, gather *g, l3_index_entry *scratch, sc
             l3_index_prefetch(&s->index, g->e[k + 8].hash);
             __builtin_prefetch(&l3_slab_slot_ids(s, g->e[k + 8].slab)[g->e[k + 8].slot], 1);
         }
-        if (l3_index_find(&s->index, (l3_key_id){ .hash = c->hash, .check = c->check, .len = c->key_len }))
+        l3_index_put put = l3_alloc_publish_unique(s, c);
+        if (put == L3_INDEX_PRESENT)
             scratch[dups++] = *c;
-        else
-            publish_new(s, *c, NULL, 0, ss);
+        ss->dropped += put == L3_INDEX_FULL;
     }
     l3_slab_unlock(s);
     for (size_t k = 0; k < dups; k++) {

@@ -173,6 +173,27 @@ static void the_walk_finds_entries_a_probe_would_not(void **state)
     free_table(t);
 }
 
+/* One probe finds or adds: a key already there is not added twice, a new
+ * one is, and at the bound nothing is. */
+static void insert_unique_adds_a_new_key_once_and_stops_at_the_bound(void **state)
+{
+    (void)state;
+    table *t = new_table(1024);
+    for (uint32_t k = 0; k < 1024; k++) {
+        l3_index_entry e = entry(0x9e3779b97f4a7c15ull * (k + 1) | 1, k / 64, k % 64);
+        assert_int_equal(l3_index_insert_unique(&t->ix, &e), L3_INDEX_ADDED);
+        assert_int_equal(l3_index_insert_unique(&t->ix, &e), L3_INDEX_PRESENT);
+        l3_index_entry *found = l3_index_find(&t->ix, (l3_key_id){ .hash = e.hash, .check = e.check, .len = 8 });
+        assert_non_null(found);
+        assert_int_equal(found->slot, e.slot);
+    }
+    assert_int_equal(t->meta.count, 1024);
+    l3_index_entry more = entry(12345, 99, 1);
+    assert_int_equal(l3_index_insert_unique(&t->ix, &more), L3_INDEX_FULL);
+    assert_int_equal(t->meta.count, 1024);
+    free_table(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +201,7 @@ int main(void)
         cmocka_unit_test(one_slot_id_for_two_keys_is_told_apart_by_the_slot),
         cmocka_unit_test(a_key_homed_one_past_its_slot_ids_first_home_is_found),
         cmocka_unit_test(the_walk_finds_entries_a_probe_would_not),
+        cmocka_unit_test(insert_unique_adds_a_new_key_once_and_stops_at_the_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
