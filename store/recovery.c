@@ -589,7 +589,7 @@ l3_status l3_recovery_load(l3_slabstore *s, l3_error *err)
             from_checkpoint = true;
         else if (st == L3_ECORRUPT)
             l3_log("warning", "%s: the checkpoint is unusable (%s); rebuilding the index from the "
-                              "object headers", s->path, err ? err->msg : "");
+                              "slabs' summaries and headers", s->path, err ? err->msg : "");
         else
             return st;
     }
