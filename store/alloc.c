@@ -33,28 +33,29 @@ int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len)
     return empty + 1;
 }
 
-bool l3_alloc_publish(l3_slabstore *s, const l3_index_entry *e)
+/* An entry just indexed: its slot id and its counts. */
+static void published(l3_slabstore *s, const l3_index_entry *e)
 {
     L3_ASSERT(e->slab < s->geo.num_slabs);
     L3_ASSERT(e->slot < s->slabs[e->slab].nslots);
     L3_ASSERT(e->ns <= s->sh->num_ns);
-    if (!l3_index_insert(&s->index, e))
-        return false;
     l3_slab_slot_ids(s, e->slab)[e->slot] = l3_slot_id(e->hash);
     l3_alloc_count(s, e);
+}
+
+bool l3_alloc_publish(l3_slabstore *s, const l3_index_entry *e)
+{
+    if (!l3_index_insert(&s->index, e))
+        return false;
+    published(s, e);
     return true;
 }
 
 l3_index_put l3_alloc_publish_unique(l3_slabstore *s, const l3_index_entry *e)
 {
-    L3_ASSERT(e->slab < s->geo.num_slabs);
-    L3_ASSERT(e->slot < s->slabs[e->slab].nslots);
-    L3_ASSERT(e->ns <= s->sh->num_ns);
     l3_index_put put = l3_index_insert_unique(&s->index, e);
-    if (put == L3_INDEX_ADDED) {
-        l3_slab_slot_ids(s, e->slab)[e->slot] = l3_slot_id(e->hash);
-        l3_alloc_count(s, e);
-    }
+    if (put == L3_INDEX_ADDED)
+        published(s, e);
     return put;
 }
 

@@ -65,22 +65,26 @@ l3_index_entry *l3_index_find_at(l3_index *ix, uint32_t id, uint32_t slab, uint3
     }
 }
 
+/* Put `entry` into the empty slot `e` and count it: everything but the
+ * hash first, then the hash, which publishes it. */
+static void place(l3_index *ix, l3_index_entry *e, const l3_index_entry *entry)
+{
+    l3_index_entry c = *entry;
+    c.hash = 0;
+    *e = c;
+    __atomic_store_n(&e->hash, entry->hash, __ATOMIC_RELEASE);
+    ix->meta->count++;
+}
+
 bool l3_index_insert(l3_index *ix, const l3_index_entry *entry)
 {
     if (ix->meta->count >= ix->meta->max)
         return false;
-    for (uint64_t i = l3_index_home(ix, entry->hash);; i = next_of(ix, i)) {
-        if (ix->table[i].hash == 0) {
-            /* Everything but the hash first: the hash publishes it. */
-            l3_index_entry e = *entry;
-            uint64_t hash = e.hash;
-            e.hash = 0;
-            ix->table[i] = e;
-            __atomic_store_n(&ix->table[i].hash, hash, __ATOMIC_RELEASE);
-            ix->meta->count++;
-            return true;
-        }
-    }
+    uint64_t i = l3_index_home(ix, entry->hash);
+    while (ix->table[i].hash)
+        i = next_of(ix, i);
+    place(ix, &ix->table[i], entry);
+    return true;
 }
 
 l3_index_put l3_index_insert_unique(l3_index *ix, const l3_index_entry *entry)
@@ -92,11 +96,7 @@ l3_index_put l3_index_insert_unique(l3_index *ix, const l3_index_entry *entry)
         if (e->hash == 0) {
             if (ix->meta->count >= ix->meta->max)
                 return L3_INDEX_FULL;
-            l3_index_entry c = *entry;
-            c.hash = 0;
-            *e = c; /* everything but the hash first: the hash publishes it */
-            __atomic_store_n(&e->hash, entry->hash, __ATOMIC_RELEASE);
-            ix->meta->count++;
+            place(ix, e, entry);
             return L3_INDEX_ADDED;
         }
     }

@@ -649,15 +649,17 @@ static bool o_beats_x(fsck *f, const fsck_object *o, const fsck_object *x)
     return l3_dup_wins(o->seq, x->seq, object_checks(f, o->seq > x->seq ? o : x));
 }
 
-/* Slot for object index `i` keyed by `key` in a table of f->table_cap
- * (a power of two): the first empty one from its home, or the one that
- * `same` says holds its equal. */
-static size_t table_slot(const fsck *f, const uint32_t *t, uint64_t key, size_t i,
-                         bool (*same)(const fsck *, size_t, size_t))
+size_t fsck_table_home(const fsck *f, uint64_t key)
 {
-    size_t mask = f->table_cap - 1, p = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (f->table_cap - 1);
+}
+
+size_t fsck_table_slot(const fsck *f, const uint32_t *t, uint64_t key, size_t i,
+                       bool (*same)(const fsck *, size_t, size_t))
+{
+    size_t p = fsck_table_home(f, key);
     while (t[p] != UINT32_MAX && !same(f, t[p], i))
-        p = (p + 1) & mask;
+        p = (p + 1) & (f->table_cap - 1);
     return p;
 }
 
@@ -674,7 +676,7 @@ static void supersede(fsck *f)
     memset(f->by_key, 0xff, f->table_cap * sizeof *f->by_key);
     for (size_t i = 0; i < f->num_objects; i++) {
         fsck_object *o = &f->objects[i];
-        size_t p = table_slot(f, f->by_key, o->hash, i, same_key);
+        size_t p = fsck_table_slot(f, f->by_key, o->hash, i, same_key);
         if (f->by_key[p] == UINT32_MAX) {
             f->by_key[p] = (uint32_t)i;
             continue;

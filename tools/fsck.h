@@ -119,6 +119,14 @@ static inline bool fsck_in_part(const fsck *f, uint64_t hash)
     return f->parts < 2 || (uint32_t)(((hash >> 32) * f->parts) >> 32) == f->part;
 }
 
+/* A pass's tables (by_key, by_slot) of f->table_cap slots, a power of
+ * two: where the probe for `key` starts; and the slot for object index i
+ * keyed by `key`: the first empty one from there, or the one `same` says
+ * holds its equal. */
+size_t fsck_table_home(const fsck *f, uint64_t key);
+size_t fsck_table_slot(const fsck *f, const uint32_t *t, uint64_t key, size_t i,
+                       bool (*same)(const fsck *, size_t, size_t));
+
 /* Plan the passes over the objects (f->parts, and room for one pass's
  * objects): one pass when every header is read (--headers and what
  * implies it), else as many as f->memory needs; false when out of memory. */

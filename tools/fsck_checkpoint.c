@@ -22,8 +22,7 @@ static bool same_slot(const fsck *f, size_t a, size_t b)
 /* The by_slot table's home for (slab, slot). */
 static size_t slot_home(const fsck *f, uint32_t slab, uint32_t slot)
 {
-    uint64_t key = ((uint64_t)slab << 32 | slot) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(key >> 20) & (f->table_cap - 1);
+    return fsck_table_home(f, (uint64_t)slab << 32 | slot);
 }
 
 /* Index this pass's objects by their slot (one object a slot). */
@@ -31,10 +30,8 @@ static void map_slots(fsck *f)
 {
     memset(f->by_slot, 0xff, f->table_cap * sizeof *f->by_slot);
     for (size_t i = 0; i < f->num_objects; i++) {
-        size_t p = slot_home(f, f->objects[i].slab, f->objects[i].slot);
-        while (f->by_slot[p] != UINT32_MAX && !same_slot(f, f->by_slot[p], i))
-            p = (p + 1) & (f->table_cap - 1);
-        f->by_slot[p] = (uint32_t)i;
+        const fsck_object *o = &f->objects[i];
+        f->by_slot[fsck_table_slot(f, f->by_slot, (uint64_t)o->slab << 32 | o->slot, i, same_slot)] = (uint32_t)i;
     }
 }
 
