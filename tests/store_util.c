@@ -1,6 +1,7 @@
 #include "store_util.h"
 
 #include "format.h"
+#include "l3_crc32c.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -166,4 +167,16 @@ void run_killed_writer(const l3_slab_options *o, int (*work)(l3_slabstore *s, vo
     assert_int_equal(waitpid(pid, &status, 0), pid);
     if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
         fail_msg("the writer was not killed: exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+void forge_checkpoint_version(const char *path, uint32_t version)
+{
+    l3_superblock sb;
+    peek_file(path, 0, &sb, sizeof sb);
+    l3_checkpoint_header h;
+    peek_file(path, sb.checkpoint_off, &h, sizeof h);
+    h.version = version;
+    h.header_crc = 0;
+    h.header_crc = l3_crc32c(0, &h, sizeof h);
+    poke_file(path, sb.checkpoint_off, &h, sizeof h);
 }

@@ -55,4 +55,8 @@ void forge_absurd_slab_count(struct l3_superblock *sb);
  * through `edit`, resealed. */
 void forge_superblock(const char *path, void (*edit)(struct l3_superblock *sb));
 
+/* Rewrite the checkpoint header of the store at `path` to claim layout
+ * `version` (an earlier build's, say), resealed. */
+void forge_checkpoint_version(const char *path, uint32_t version);
+
 #endif
