@@ -911,8 +911,8 @@ static void print_targets(const compare *cx, const row *rows, const extras *x)
     printf("\ntargets:\n");
     for (size_t i = 0; i < cx->o->num_sizes; i++) {
         const row *r = &rows[i];
-        double want = r->size == MIB ? 0.95 : r->size == 64 * 1024 ? 0.9 : 0;
-        if (!want || !cx->have_fio)
+        double want = 0.95; /* issue 16: every size, gets and puts */
+        if (!cx->have_fio)
             continue;
         for (int op = 1; op >= 0; op--) {
             const ratio *v = &r->vs_fio[op];
@@ -924,9 +924,13 @@ static void print_targets(const compare *cx, const row *rows, const extras *x)
     print_mixed(&x->mix, true);
     printf("  exists >= 5M keys/s: %s (%.2fM on the store)\n", met(x->ex.store_keys_per_s >= 5e6),
            x->ex.store_keys_per_s / 1e6);
-    if (x->rec_ok)
-        printf("  clean reopen of %zu objects < 1 s: %s (%.3f s)\n", x->rec.objects,
-               met(x->rec.objects >= 1000000 && x->rec.clean_open_s < 1.0), x->rec.clean_open_s);
+    const char *of = x->rec.objects >= 1000000 ? "" : " (the target is for 1000000)";
+    if (x->rec_ok) {
+        printf("  clean reopen of %zu objects <= 0.3 s: %s (%.3f s)%s\n", x->rec.objects,
+               met(x->rec.clean_open_s <= 0.3), x->rec.clean_open_s, of);
+        printf("  crash scan of %zu objects <= 2 s: %s (%.3f s)%s\n", x->rec.objects,
+               met(x->rec.scan_open_s <= 2.0), x->rec.scan_open_s, of);
+    }
     if (x->rec_ok && x->rec.fsck_s > 0)
         printf("  l3fsck -n of %llu objects < 10 s: %s (%.2f s)\n", (unsigned long long)x->rec.fsck_objects,
                met(x->rec.fsck_objects >= 1000000 && x->rec.fsck_s < 10.0), x->rec.fsck_s);

@@ -142,6 +142,19 @@ l3_status l3_alloc_adopt_slabs(l3_slabstore *s, uint32_t mask, l3_error *err)
     return L3_OK;
 }
 
+/* Take slab v out of its class's standby chain, if it is in it. */
+static void standby_unlink(l3_slabstore *s, uint32_t v)
+{
+    int32_t *at = l3_class_next(s, s->slabs[v].payload_blocks, l3_slab_device(&s->geo, v));
+    for (uint32_t hops = 0; *at >= 0 && hops < s->geo.num_slabs; hops++) {
+        if (*at == (int32_t)v) {
+            *at = s->slabs[v].standby_next;
+            return;
+        }
+        at = &s->slabs[*at].standby_next;
+    }
+}
+
 void l3_alloc_evict(l3_slabstore *s, uint32_t v)
 {
     slab *sl = &s->slabs[v];
@@ -165,6 +178,8 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
     int32_t *open = l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, v));
     if (sl->state == S_OPEN && *open == (int32_t)v)
         *open = -1;
+    if (sl->state == S_OPEN)
+        standby_unlink(s, v);
     bool was_free = sl->state == S_FREE; /* (already counted when it was freed) */
     sl->state = sl->state == S_OFFLINE ? S_OFFLINE : S_FREE;
     if (dropped || (sl->disk_used && !was_free)) {
@@ -174,7 +189,8 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
 }
 
 /* Reopen slab v for `payload_blocks` with a new generation, and set its
- * record in the table's image (its first writer writes it to the disk). */
+ * record in the table's image (its first writer writes it to the disk);
+ * the caller makes it its class's open or standby slab. */
 static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
 {
     slab *sl = &s->slabs[v];
@@ -192,7 +208,6 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     sl->state = S_OPEN;
     sl->disk_used = 1;
     l3_policy_written(s, v);
-    *l3_class_open(s, payload_blocks, l3_slab_device(&s->geo, v)) = (int32_t)v;
     l3_slab_record *r = &s->table[v];
     memset(r, 0, sizeof *r);
     r->slab = v;
@@ -314,13 +329,63 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *o
         s->slabs[cur].state = S_SEALED;
         *open = -1;
     }
-    int32_t v = victim_near(s, d);
-    if (v < 0 && l3_shm_reap_dead(s))
-        v = victim_near(s, d); /* a dead process held them */
-    if (v < 0 || !open_slab(s, (uint32_t)v, pb))
-        return false;
+    int32_t *next = l3_class_next(s, pb, (uint32_t)d);
+    int32_t v = *next;
+    if (v >= 0)
+        *next = s->slabs[v].standby_next;
+    if (v < 0 || s->slabs[v].state != S_OPEN || s->slabs[v].payload_blocks != pb || s->slabs[v].next_slot) {
+        v = victim_near(s, d);
+        if (v < 0 && l3_shm_reap_dead(s))
+            v = victim_near(s, d); /* a dead process held them */
+        if (v < 0 || !open_slab(s, (uint32_t)v, pb))
+            return false;
+    }
+    *open = v;
     reserve(s, (uint32_t)v, out_slab, out_slot);
     return true;
+}
+
+/* How many standby slabs class `pb` keeps: enough for the writes in
+ * flight (every reservation of every process, as slots of this class) to
+ * move on without waiting for a record, and one more. */
+static uint32_t standby_target(const l3_slabstore *s, uint32_t pb)
+{
+    uint64_t slot = l3_slot_bytes(&s->geo, pb);
+    uint64_t inflight = (uint64_t)s->sh->reserved * slot;
+    uint64_t n = inflight / s->geo.slab_size + 1;
+    uint32_t cap = s->geo.num_slabs / 8 < L3_STANDBY_MAX ? s->geo.num_slabs / 8 : L3_STANDBY_MAX;
+    return n < cap ? (uint32_t)n : cap;
+}
+
+uint32_t l3_alloc_standby(l3_slabstore *s, uint32_t cur, int32_t *out, uint64_t *gens, uint32_t max)
+{
+    slab *sl = &s->slabs[cur];
+    uint32_t pb = sl->payload_blocks, d = l3_slab_device(&s->geo, cur);
+    if (sl->state != S_OPEN || *l3_class_open(s, pb, d) != (int32_t)cur)
+        return 0;
+    int32_t *tail = l3_class_next(s, pb, d);
+    uint32_t have = 0;
+    while (*tail >= 0 && have < s->geo.num_slabs) {
+        tail = &s->slabs[*tail].standby_next;
+        have++;
+    }
+    uint32_t target = standby_target(s, pb), n = 0;
+    while (have + n < target && n < max) {
+        int32_t v = victim_near(s, (int32_t)d);
+        if (v < 0 || v == (int32_t)cur || l3_slab_device(&s->geo, (uint32_t)v) != d)
+            break;
+        slab *vs = &s->slabs[v];
+        if (vs->state != S_FREE && !(vs->state == S_SEALED && vs->live == 0))
+            break; /* only empty slabs: evicting stays the full slab's job */
+        if (!open_slab(s, (uint32_t)v, pb))
+            break;
+        vs->standby_next = -1;
+        *tail = v;
+        tail = &vs->standby_next;
+        out[n] = v;
+        gens[n++] = vs->gen;
+    }
+    return n;
 }
 
 void l3_alloc_sweep_failed(l3_slabstore *s)
@@ -427,6 +492,6 @@ void l3_alloc_reset(l3_slabstore *s)
         sl->disk_used = 0;
         sl->record_gen = 0;
     }
-    for (uint32_t c = 0; c < (s->sh->max_payload_blocks + 1) * s->geo.num_devices; c++)
-        s->class_open[c] = -1;
+    for (uint32_t c = 0; c < 2 * (s->sh->max_payload_blocks + 1) * s->geo.num_devices; c++)
+        s->class_open[c] = -1; /* (open and standby) */
 }

@@ -53,6 +53,17 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v);
  * record is on disk (slab.record_gen), whichever process opened it. */
 bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot);
 
+/* The most standby slabs a class keeps. */
+#define L3_STANDBY_MAX 8u
+
+/* Open standby slabs for the class of open slab `cur` (under the lock):
+ * empty slabs, never ones with objects, enough for the writes in flight
+ * to move on to, their records set in the table's image. The caller
+ * writes those records (l3_meta_ensure_record with their generations)
+ * so that they are on disk before the writers that move on to them need
+ * them. Up to `max` slabs into out[] and gens[]; returns how many. */
+uint32_t l3_alloc_standby(l3_slabstore *s, uint32_t cur, int32_t *out, uint64_t *gens, uint32_t max);
+
 /* Hold slab `slab` as a reservation does (it cannot be evicted or
  * reopened) without taking a slot; l3_alloc_release gives it back. */
 void l3_alloc_pin(l3_slabstore *s, uint32_t slab);

@@ -97,6 +97,43 @@ void l3_meta_note_io(l3_slabstore *s, const l3_io_req *reqs, size_t n)
     }
 }
 
+/* Write metadata through the I/O engine, on a free context's bounce
+ * buffer. A synchronous pwrite on the file while the engine's writes are
+ * in flight makes io_uring hand those writes to its io-wq workers, where
+ * they reach the device unmerged (puts of 256 KiB: 330 to 700 of 8192
+ * writes, their requests 1.1 MiB against fio's 3.4). *used is false when
+ * the engine cannot take it (no free context, too long, or a fault
+ * installed: injected metadata faults have their own path); the caller
+ * then writes it itself. */
+static l3_status engine_write(l3_slabstore *s, uint32_t d, const void *buf, size_t len, uint64_t off,
+                              bool *used, l3_error *err)
+{
+    *used = false;
+    if (!s->engine || l3_io_engine_fault_on(s->engine) || l3_io_engine_broken(s->engine) || len > UINT32_MAX)
+        return L3_OK; /* (a broken engine's buffers may still be in flight) */
+    l3_io_ctx *ctx = l3_io_try_acquire(s->engine);
+    if (!ctx)
+        return L3_OK;
+    size_t cap;
+    void *bounce = l3_io_bounce(ctx, &cap);
+    if (!bounce || len > cap) {
+        l3_io_release(s->engine, ctx);
+        return L3_OK;
+    }
+    *used = true;
+    memcpy(bounce, buf, len);
+    l3_io_req r = { .write = true, .offset = l3_io_offset(d, off), .buf = bounce, .len = (uint32_t)len };
+    bool retired = true;
+    l3_status st = l3_io_run(s->engine, ctx, &r, 1, s->opt.io_timeout, &retired, err);
+    if (!retired)
+        atomic_store(&s->fatal, true); /* and the engine is broken: its bounce buffers stay unused */
+    l3_io_release(s->engine, ctx);
+    if (st == L3_OK && r.res != (int32_t)len)
+        st = l3_fail(err, L3_EIO, "writing %zu bytes at %llu of %s: %s", len, (unsigned long long)off,
+                     s->dev[d].path, r.res < 0 ? strerror(-r.res) : "short write");
+    return st;
+}
+
 /* Write metadata to device d, through the engine's fault injection
  * (tests), and with `sync` make it durable. */
 static l3_status dev_write(l3_slabstore *s, uint32_t d, const void *buf, size_t len, uint64_t off, bool sync,
@@ -109,8 +146,12 @@ static l3_status dev_write(l3_slabstore *s, uint32_t d, const void *buf, size_t 
     if (s->engine && l3_io_engine_meta_fault(s->engine, d))
         st = l3_fail(err, L3_EIO, "writing %zu bytes at %llu of %s: %s (injected)", len,
                      (unsigned long long)off, dv->path, strerror(EIO));
-    else
-        st = l3_meta_rw(dv->fd, dv->path, true, (void *)buf, len, off, err);
+    else {
+        bool used;
+        st = engine_write(s, d, buf, len, off, &used, err);
+        if (!used)
+            st = l3_meta_rw(dv->fd, dv->path, true, (void *)buf, len, off, err);
+    }
     if (st == L3_OK && sync && fdatasync(dv->fd) != 0)
         st = l3_fail(err, L3_EIO, "fdatasync %s: %s", dv->path, strerror(errno));
     if (st != L3_OK)
@@ -189,22 +230,61 @@ l3_status l3_meta_write_sb(l3_slabstore *s, l3_error *err)
     return st;
 }
 
-l3_status l3_meta_write_record(l3_slabstore *s, uint32_t i, l3_error *err)
+/* Whether slab i's record of generation `gen` needs no write: it is on
+ * disk, or the slab moved on to another generation (under the lock). */
+static bool record_settled(l3_slabstore *s, uint32_t i, uint64_t gen)
+{
+    return s->slabs[i].gen != gen || s->slabs[i].record_gen == gen;
+}
+
+/* A table block was written to device `d` from image copy `buf`: every
+ * slab of that device whose record there is of its current generation has
+ * it on disk (standby slabs opened together share a block and one write;
+ * another device's slab in the block is read from that device's table). */
+static void settle_block(l3_slabstore *s, uint32_t d, const uint8_t *buf, uint64_t block_off)
+{
+    uint32_t first = (uint32_t)(block_off / L3_SLAB_RECORD_BYTES);
+    uint32_t per = s->geo.block_size / L3_SLAB_RECORD_BYTES;
+    l3_slab_lock(s);
+    for (uint32_t j = first; j < first + per && j < s->geo.num_slabs; j++) {
+        if (l3_slab_device(&s->geo, j) != d)
+            continue;
+        const l3_slab_record *r = (const l3_slab_record *)(buf + (size_t)(j - first) * L3_SLAB_RECORD_BYTES);
+        if (r->state == L3_SLAB_USED && r->gen == s->slabs[j].gen)
+            s->slabs[j].record_gen = r->gen;
+    }
+    l3_slab_unlock(s);
+}
+
+l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t i, uint64_t gen, l3_error *err)
 {
     uint32_t b = s->geo.block_size;
     uint64_t block_off = (uint64_t)i * L3_SLAB_RECORD_BYTES / b * b;
     L3_ASSERT(i < s->geo.num_slabs);
+    l3_slab_lock(s);
+    bool settled = record_settled(s, i, gen);
+    l3_slab_unlock(s);
+    if (settled)
+        return L3_OK;
     uint8_t *buf = l3_meta_alloc(b, b);
     if (!buf)
         return l3_fail(err, L3_ENOMEM, "allocating a slab table buffer");
     /* table_mu orders whole-block writes: a later one never carries an
-     * older neighbour. The record goes to its slab's device (whose copy of
-     * the table is the one read for it). */
+     * older neighbour. A writer that waited here for another's write of
+     * the same record finds it settled and writes nothing. The record goes
+     * to its slab's device (whose copy of the table is the one read for
+     * it). */
     l3_shm_lock(s, &s->sh->table_mu);
     l3_slab_lock(s);
-    memcpy(buf, (uint8_t *)s->table + block_off, b);
+    settled = record_settled(s, i, gen);
+    if (!settled)
+        memcpy(buf, (uint8_t *)s->table + block_off, b);
     l3_slab_unlock(s);
-    l3_status st = dev_write(s, l3_slab_device(&s->geo, i), buf, b, s->geo.slab_table_off + block_off, false, err);
+    l3_status st = L3_OK;
+    if (!settled)
+        st = dev_write(s, l3_slab_device(&s->geo, i), buf, b, s->geo.slab_table_off + block_off, false, err);
+    if (!settled && st == L3_OK)
+        settle_block(s, l3_slab_device(&s->geo, i), buf, block_off);
     l3_shm_unlock(&s->sh->table_mu);
     free(buf);
     return st;

@@ -50,8 +50,11 @@ l3_status l3_meta_write_all(l3_slabstore *s, const void *buf, size_t len, uint64
  * sb_mu once the mapping exists. */
 l3_status l3_meta_write_sb(l3_slabstore *s, l3_error *err);
 
-/* Write the table block holding slab `slab`'s record, from the image. */
-l3_status l3_meta_write_record(l3_slabstore *s, uint32_t slab, l3_error *err);
+/* Make slab `slab`'s record of generation `gen` durable: write the table
+ * block holding it, from the image, unless it is on disk already (another
+ * writer's write, waited for) or the slab has another generation by now;
+ * then mark it (slab.record_gen). */
+l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t slab, uint64_t gen, l3_error *err);
 
 /* Put `rec` into journal slot `slot` and make it durable (write and
  * fdatasync); on failure the image keeps the slot's old record. The

@@ -34,6 +34,9 @@ typedef struct put_wave {
     size_t m, num_slabs, np;
     size_t k;           /* ranges per key: a key's plans are plans[j * k ...] */
     const l3_move *moves; /* reinsertions (NULL for puts) */
+    int32_t standby[L3_STANDBY_MAX]; /* standby slabs this wave opened (l3_alloc_standby) */
+    uint64_t standby_gen[L3_STANDBY_MAX];
+    uint32_t num_standby;
     uint64_t orphans[64]; /* offsets of written headers a move could not publish */
     size_t num_orphans;
 } put_wave;
@@ -198,27 +201,16 @@ static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, b
 
 /* A slab's record lands before any object in it, whoever reopened it: a
  * writer whose slab's record of this generation is not known to be on disk
- * writes it (the same bytes, if another writer races it). Writing it only
- * once was measured (2026-12-03): puts kept a deeper device queue, and gets
- * under a put stream fell from 0.85-0.93x of gets alone to 0.76-0.83x. It
- * waits for a read priority that keeps reads ahead (issue 16). */
+ * writes it, or waits for the write of another writer already at it. */
 static l3_status ensure_records(l3_slabstore *s, put_wave *w, l3_error *err)
 {
     for (size_t k = 0; k < w->num_slabs; k++) {
-        slab *sl = &s->slabs[w->slabs[k]];
         l3_slab_lock(s);
-        uint64_t gen = sl->gen;
-        bool durable = sl->record_gen == gen;
+        uint64_t gen = s->slabs[w->slabs[k]].gen; /* stable: the wave holds slots in it */
         l3_slab_unlock(s);
-        if (durable)
-            continue;
-        l3_status rc = l3_meta_write_record(s, w->slabs[k], err);
+        l3_status rc = l3_meta_ensure_record(s, w->slabs[k], gen, err);
         if (rc != L3_OK)
             return rc;
-        l3_slab_lock(s);
-        if (sl->gen == gen)
-            sl->record_gen = gen;
-        l3_slab_unlock(s);
     }
     return L3_OK;
 }
@@ -296,10 +288,13 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
     if (!w->moves && s->make_room)
         s->make_room(s, wave_bytes(s, w, ranges)); /* keeps what the policy keeps */
     w->num_slabs = 0;
+    w->num_standby = 0;
     l3_slab_lock(s);
     for (size_t i = 0; i < w->m; i++)
         reserve_key(s, w, i, keys[base + i],
                     l3_ranges_disk_len(&ranges[(base + i) * w->k], w->k, s->geo.block_size), res);
+    for (size_t k = 0; k < w->num_slabs && !w->num_standby; k++)
+        w->num_standby = l3_alloc_standby(s, w->slabs[k], w->standby, w->standby_gen, L3_STANDBY_MAX);
     l3_slab_unlock(s);
     bool retired = true;
     l3_status rc = write_wave(s, w, keys, host, ranges, &retired, err);
@@ -314,6 +309,13 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
             l3_summary_settle(s, w->slabs[k]); /* a slab this wave filled */
     l3_plan_free(w->plans, w->np * w->k);
     zero_orphans(s, w);
+    for (uint32_t k = 0; k < w->num_standby && rc == L3_OK && retired; k++) {
+        /* After this wave's keys are published: its put need not wait. */
+        l3_error e;
+        if (l3_meta_ensure_record(s, (uint32_t)w->standby[k], w->standby_gen[k], &e) != L3_OK)
+            l3_log("warning", "writing standby slab %d's record: %s (its first writer writes it)",
+                   w->standby[k], e.msg);
+    }
     return rc;
 }
 

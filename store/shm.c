@@ -56,7 +56,7 @@ static size_t layout(const l3_geometry *g, shared *h)
     h->off_slabs = off;
     off += page_round((size_t)g->num_slabs * sizeof(slab));
     h->off_class_open = off;
-    off += page_round(((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t));
+    off += page_round(2 * ((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t)); /* open, standby */
     h->off_slot_ids = off;
     off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint32_t));
     h->off_table = off;
@@ -437,8 +437,8 @@ static l3_status build_fresh(l3_slabstore *s, const shared *hdr, size_t need, l3
         init_robust(&h->procs[p].alive);
     l3_index_format(&h->index, s->geo.max_objects);
     set_views(s);
-    for (uint32_t c = 0; c < (h->max_payload_blocks + 1) * h->num_devices; c++)
-        s->class_open[c] = -1;
+    for (uint32_t c = 0; c < 2 * (h->max_payload_blocks + 1) * h->num_devices; c++)
+        s->class_open[c] = -1; /* (open and standby) */
     for (uint32_t d = 0; d < s->ndev; d++)
         h->dev_state[d] = s->dev[d].fd < 0 ? DEV_MISSING : DEV_OK;
     atomic_store(&h->seq, s->disk_sb.next_seq ? s->disk_sb.next_seq : 1);

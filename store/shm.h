@@ -21,7 +21,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 6
+#define L3_SHM_VERSION 7
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
 
@@ -39,7 +39,7 @@ typedef struct slab {
     uint32_t next_slot;
     uint32_t live;
     uint32_t inflight;       /* reserved slots whose writes are not published */
-    uint32_t pad;
+    int32_t standby_next;    /* in its class's standby chain (l3_class_next): the next, or -1 */
     uint64_t record_gen;     /* the generation whose slab record is on disk (0: none yet) */
     uint64_t summary_gen;    /* the generation whose summary was written (or claimed) */
     uint64_t live_bytes;

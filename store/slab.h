@@ -56,7 +56,8 @@ struct l3_slabstore {
     bool alive_stop, alive_started;
     l3_index index;
     slab *slabs;
-    int32_t *class_open;     /* per payload_blocks: its open slab, or -1 */
+    int32_t *class_open;     /* per payload_blocks and device: its open slab, or -1; then as many
+                                standby slabs (l3_class_next) */
     uint32_t *slot_ids;      /* max_slots per slab: the slot ids (l3_slot_id) of published slots */
     l3_slab_record *table;   /* the slab table's image (aligned) */
     l3_journal_record *journal; /* the journal's image (aligned) */
@@ -94,6 +95,15 @@ static inline uint32_t *l3_slab_slot_ids(l3_slabstore *s, uint32_t i)
 static inline int32_t *l3_class_open(l3_slabstore *s, uint32_t pb, uint32_t d)
 {
     return &s->class_open[(size_t)pb * s->geo.num_devices + d];
+}
+
+/* The first standby slab of class `pb` on device `d` (opened ahead, their
+ * records written before the class's open slab fills; a chain through
+ * slab.standby_next), or -1. */
+static inline int32_t *l3_class_next(l3_slabstore *s, uint32_t pb, uint32_t d)
+{
+    size_t classes = ((size_t)s->sh->max_payload_blocks + 1) * s->geo.num_devices;
+    return &s->class_open[classes + (size_t)pb * s->geo.num_devices + d];
 }
 
 /* Take and drop the lock of the index, slabs, classes, namespaces and

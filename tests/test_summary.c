@@ -77,16 +77,16 @@ static int put_delete_die(l3_slabstore *s, void *arg)
 
 static bool is_deleted(const batch *b, size_t i) { return (int)i == b->deleted[0] || (int)i == b->deleted[1]; }
 
-/* Every key not deleted is served byte-exact; every deleted one is
+/* Every key (of the first n) not deleted is served byte-exact; every deleted one is
  * absent (exists() says no, a get does not serve it) and no read met a
  * header that is not the one the index promised. */
-static void expect_batch(l3_slabstore *s, batch *b)
+static void expect_batch_prefix(l3_slabstore *s, batch *b, size_t n)
 {
     l3_store *st = l3_slabstore_store(s);
-    for (size_t i = 0; i < NKEYS; i++)
+    for (size_t i = 0; i < n; i++)
         assert_int_equal(exists_key(st, b->keys[i]), !is_deleted(b, i));
-    get_keys(st, b->keys, NKEYS, b->dst, NKEYS * OBJ, b->ranges, b->ok, b->failed);
-    for (size_t i = 0; i < NKEYS; i++) {
+    get_keys(st, b->keys, n, b->dst, NKEYS * OBJ, b->ranges, b->ok, b->failed);
+    for (size_t i = 0; i < n; i++) {
         assert_int_equal(b->ok[i], !is_deleted(b, i));
         if (b->ok[i])
             assert_memory_equal(b->dst + i * OBJ, b->src + i * OBJ, OBJ);
@@ -95,6 +95,8 @@ static void expect_batch(l3_slabstore *s, batch *b)
     l3_slabstore_stats(s, &sst);
     assert_int_equal(sst.stale_reads + sst.checksum_failures, 0);
 }
+
+static void expect_batch(l3_slabstore *s, batch *b) { expect_batch_prefix(s, b, NKEYS); }
 
 /* The store's geometry, from its superblock. */
 static l3_geometry geometry_of(const char *path)
@@ -166,11 +168,12 @@ static void a_crash_scan_reads_full_slabs_from_their_summaries(void **state)
     uint32_t slabs[SLABS];
     assert_int_equal(summarized_slabs(path, slabs), 4); /* the full ones; the fifth is open */
     expect_crash_scan(&o, b, 4, NKEYS);
-    /* The fifth slab, read by its headers and sealed, got its summary:
-     * the next crash scan reads all five from them. */
-    assert_int_equal(summarized_slabs(path, slabs), 5);
+    /* The fifth slab and the standby opened ahead of it (empty), read by
+     * their headers and sealed, got their summaries: the next crash scan
+     * reads all six from them. */
+    assert_int_equal(summarized_slabs(path, slabs), 6);
     run_killed_writer(&o, open_only, NULL);
-    expect_crash_scan(&o, b, 5, NKEYS);
+    expect_crash_scan(&o, b, 6, NKEYS);
     free_batch(b);
     unlink(path);
 }
@@ -236,7 +239,7 @@ static void l3fsck_finds_a_summary_naming_a_gone_object(void **state)
     expect_batch(s, b);
     l3_slabstore_free(s); /* clean: its summaries stay as they were */
     uint32_t slabs[SLABS];
-    assert_int_equal(summarized_slabs(path, slabs), 5); /* the fifth's written after the scan */
+    assert_int_equal(summarized_slabs(path, slabs), 6); /* the fifth's and the standby's after the scan */
     l3_geometry g = geometry_of(path);
     l3_slab_record r = record_of(path, &g, slabs[0]);
     l3_object_header h;
@@ -256,10 +259,73 @@ static void l3fsck_finds_a_summary_naming_a_gone_object(void **state)
         fail_msg("l3fsck -y: %s", out);
     if (run_fsck(out, sizeof out, "-n --headers", path) != 0)
         fail_msg("l3fsck -n after -y: %s", out);
-    assert_int_equal(summarized_slabs(path, slabs), 4);
+    assert_int_equal(summarized_slabs(path, slabs), 5); /* one dropped */
     s = open_test_store(&o);
     b->deleted[0] = gone;
     expect_batch(s, b);
+    l3_slabstore_free(s);
+    free_batch(b);
+    unlink(path);
+}
+
+/* The slabs whose record on disk says used. */
+static uint32_t used_records(const char *path)
+{
+    l3_geometry g = geometry_of(path);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g.num_slabs; i++) {
+        l3_slab_record r = record_of(path, &g, i);
+        n += l3_slab_record_valid(&r, i) && r.state == L3_SLAB_USED;
+    }
+    return n;
+}
+
+/* While a class has an open slab, the slab its writers move on to is
+ * opened and its record written ahead (a standby, empty): writers
+ * arriving at it do not stop for a record write behind the device's queue
+ * (puts of 1 MiB spent 5.3 of 7.6 worker-seconds there, 2026-12-03). */
+static void a_standby_slab_s_record_lands_before_the_open_slab_fills(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "standby");
+    l3_slab_options o = slab_count_options(path, SLABS, KIND(state));
+    batch *b = new_batch();
+    l3_slabstore *s = open_test_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    put_keys(st, b->keys, 1, b->src, NKEYS * OBJ, b->ranges, b->ok);
+    assert_int_equal(used_records(path), 2); /* the open slab and its standby, still empty */
+    l3_slab_stats sst;
+    l3_slabstore_stats(s, &sst);
+    assert_int_equal(sst.slabs_open, 2);
+    put_keys(st, &b->keys[1], 15, b->src, NKEYS * OBJ, &b->ranges[1], b->ok); /* 15 fill it, 1 to the standby */
+    l3_slabstore_stats(s, &sst);
+    assert_int_equal(sst.objects, 16);
+    assert_int_equal(sst.slabs_open, 2); /* the standby now open, and the next standby */
+    assert_int_equal(used_records(path), 3);
+    l3_slabstore_free(s);
+    s = open_test_store(&o);
+    expect_batch_prefix(s, b, 16);
+    l3_slabstore_free(s);
+    free_batch(b);
+    unlink(path);
+}
+
+/* A slab record goes to the device through the engine's ring, not a
+ * pwrite beside it: a synchronous write on the file made io_uring hand
+ * the puts in flight to its io-wq workers, where they reached the device
+ * unmerged. The engine counts the record's block with the object. */
+static void a_slab_record_goes_through_the_engine(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "record-engine");
+    l3_slab_options o = slab_count_options(path, SLABS, KIND(state));
+    batch *b = new_batch();
+    l3_slabstore *s = open_test_store(&o);
+    l3_slab_stats before, after;
+    l3_slabstore_stats(s, &before);
+    put_keys(l3_slabstore_store(s), b->keys, 1, b->src, NKEYS * OBJ, b->ranges, b->ok);
+    l3_slabstore_stats(s, &after);
+    assert_int_equal(after.bytes_written - before.bytes_written, 4096 /* record */ + 4096 /* header */ + OBJ);
     l3_slabstore_free(s);
     free_batch(b);
     unlink(path);
@@ -274,6 +340,10 @@ int main(void)
         cmocka_unit_test_prestate(a_deleted_object_stays_deleted_after_a_crash, &uring),
         cmocka_unit_test_prestate(a_summary_cut_short_falls_back_to_the_headers, &uring),
         cmocka_unit_test_prestate(l3fsck_finds_a_summary_naming_a_gone_object, &uring),
+        cmocka_unit_test_prestate(a_standby_slab_s_record_lands_before_the_open_slab_fills, &uring),
+        cmocka_unit_test_prestate(a_standby_slab_s_record_lands_before_the_open_slab_fills, &aio),
+        cmocka_unit_test_prestate(a_slab_record_goes_through_the_engine, &uring),
+        cmocka_unit_test_prestate(a_slab_record_goes_through_the_engine, &aio),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

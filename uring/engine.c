@@ -168,6 +168,19 @@ l3_io_ctx *l3_io_acquire(l3_io_engine *e)
     }
 }
 
+l3_io_ctx *l3_io_try_acquire(l3_io_engine *e)
+{
+    l3_io_ctx *got = NULL;
+    pthread_mutex_lock(&e->mu);
+    for (unsigned i = 0; i < e->num_ctxs && !got; i++)
+        if (!e->ctxs[i].in_use) {
+            e->ctxs[i].in_use = true;
+            got = &e->ctxs[i];
+        }
+    pthread_mutex_unlock(&e->mu);
+    return got;
+}
+
 void l3_io_release(l3_io_engine *e, l3_io_ctx *c)
 {
     pthread_mutex_lock(&e->mu);

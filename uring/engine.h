@@ -102,6 +102,9 @@ bool l3_io_engine_host_fixed(l3_io_engine *engine);
 /* Take a context for this thread's batch, waiting while all are in use. */
 l3_io_ctx *l3_io_acquire(l3_io_engine *engine);
 
+/* Take a free context without waiting, or NULL when all are in use. */
+l3_io_ctx *l3_io_try_acquire(l3_io_engine *engine);
+
 /* Give a context back. */
 void l3_io_release(l3_io_engine *engine, l3_io_ctx *ctx);
 
@@ -126,6 +129,9 @@ void l3_io_engine_set_fault(l3_io_engine *engine, const l3_io_fault *fault);
  * `dev` is to fail (an installed L3_FAULT_EIO with ops 3, or aimed at that
  * device with ops 0: a dead device); free when no fault is installed. */
 bool l3_io_engine_meta_fault(l3_io_engine *engine, unsigned dev);
+
+/* Whether a fault is installed (tests). */
+bool l3_io_engine_fault_on(l3_io_engine *engine);
 
 /* Requests a fault was applied to so far. */
 uint64_t l3_io_engine_faults(l3_io_engine *engine);

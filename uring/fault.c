@@ -18,6 +18,11 @@ void l3_io_engine_set_fault(l3_io_engine *e, const l3_io_fault *fault)
     pthread_mutex_unlock(&e->fault_mu);
 }
 
+bool l3_io_engine_fault_on(l3_io_engine *e)
+{
+    return atomic_load(&e->fault_on);
+}
+
 uint64_t l3_io_engine_faults(l3_io_engine *e)
 {
     pthread_mutex_lock(&e->fault_mu);
