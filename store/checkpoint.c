@@ -274,7 +274,10 @@ static l3_status load_ns_and_fills(l3_slabstore *s, const l3_checkpoint_header *
         sl->next_slot = next;
         if (fill & FREE_FLAG) {
             sl->state = S_FREE;
-        } else if ((fill & OPEN_FLAG) && *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i)) < 0) {
+        } else if ((fill & OPEN_FLAG) && next > 0 &&
+                   *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i)) < 0) {
+            /* (An empty one, a standby, stays sealed and empty: the first
+             * to be reused. The class's open slab is the one with objects.) */
             sl->state = S_OPEN;
             *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i)) = (int32_t)i;
         }
