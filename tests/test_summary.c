@@ -310,6 +310,38 @@ static void a_standby_slab_s_record_lands_before_the_open_slab_fills(void **stat
     unlink(path);
 }
 
+/* A standby may sit at a lower slab than its class's open slab (an
+ * emptied slab reused). After a clean restart the open slab is still the
+ * one with objects: its free slots are written next, not sealed away
+ * behind the empty standby. */
+static void a_restart_keeps_the_open_slab_with_objects_open(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "standby-restart");
+    l3_slab_options o = slab_count_options(path, SLABS, KIND(state));
+    batch *b = new_batch();
+    l3_slabstore *s = open_test_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    put_keys(st, b->keys, 15, b->src, NKEYS * OBJ, b->ranges, b->ok); /* slab 0 full, 1 standby */
+    put_keys(st, &b->keys[15], 15, b->src, NKEYS * OBJ, &b->ranges[15], b->ok); /* 1 full, 2 standby */
+    bool gone[15];
+    assert_int_equal(l3_store_batch_delete(st, b->keys, 15, gone, NULL), L3_OK); /* 0: sealed, empty */
+    put_keys(st, &b->keys[30], 1, b->src, NKEYS * OBJ, &b->ranges[30], b->ok); /* 2 open with 1; 0 its standby */
+    l3_slab_stats sst;
+    l3_slabstore_stats(s, &sst);
+    assert_int_equal(sst.objects, 16);
+    l3_slabstore_free(s); /* clean: the empty standby (0, below 2) and 2 both marked open */
+    s = open_test_store(&o);
+    st = l3_slabstore_store(s);
+    put_keys(st, &b->keys[31], 14, b->src, NKEYS * OBJ, &b->ranges[31], b->ok); /* C's 14 free slots */
+    l3_slabstore_stats(s, &sst);
+    assert_int_equal(sst.objects, 30);
+    assert_int_equal(sst.slabs_sealed, 1); /* slab 1; not slab 2 with 14 slots unwritten */
+    l3_slabstore_free(s);
+    free_batch(b);
+    unlink(path);
+}
+
 /* A slab record goes to the device through the engine's ring, not a
  * pwrite beside it: a synchronous write on the file made io_uring hand
  * the puts in flight to its io-wq workers, where they reached the device
@@ -342,6 +374,7 @@ int main(void)
         cmocka_unit_test_prestate(l3fsck_finds_a_summary_naming_a_gone_object, &uring),
         cmocka_unit_test_prestate(a_standby_slab_s_record_lands_before_the_open_slab_fills, &uring),
         cmocka_unit_test_prestate(a_standby_slab_s_record_lands_before_the_open_slab_fills, &aio),
+        cmocka_unit_test_prestate(a_restart_keeps_the_open_slab_with_objects_open, &uring),
         cmocka_unit_test_prestate(a_slab_record_goes_through_the_engine, &uring),
         cmocka_unit_test_prestate(a_slab_record_goes_through_the_engine, &aio),
     };
