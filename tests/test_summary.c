@@ -280,6 +280,12 @@ static uint32_t used_records(const char *path)
     return n;
 }
 
+/* Put keys [first, first + n) of the batch. */
+static void put_some(l3_store *st, batch *b, size_t first, size_t n)
+{
+    put_keys(st, &b->keys[first], n, b->src, NKEYS * OBJ, &b->ranges[first], b->ok);
+}
+
 /* While a class has an open slab, the slab its writers move on to is
  * opened and its record written ahead (a standby, empty): writers
  * arriving at it do not stop for a record write behind the device's queue
@@ -292,12 +298,12 @@ static void a_standby_slab_s_record_lands_before_the_open_slab_fills(void **stat
     batch *b = new_batch();
     l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
-    put_keys(st, b->keys, 1, b->src, NKEYS * OBJ, b->ranges, b->ok);
+    put_some(st, b, 0, 1);
     assert_int_equal(used_records(path), 2); /* the open slab and its standby, still empty */
     l3_slab_stats sst;
     l3_slabstore_stats(s, &sst);
     assert_int_equal(sst.slabs_open, 2);
-    put_keys(st, &b->keys[1], 15, b->src, NKEYS * OBJ, &b->ranges[1], b->ok); /* 15 fill it, 1 to the standby */
+    put_some(st, b, 1, 15); /* 14 fill it, 1 to the standby */
     l3_slabstore_stats(s, &sst);
     assert_int_equal(sst.objects, 16);
     assert_int_equal(sst.slabs_open, 2); /* the standby now open, and the next standby */
@@ -322,18 +328,18 @@ static void a_restart_keeps_the_open_slab_with_objects_open(void **state)
     batch *b = new_batch();
     l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
-    put_keys(st, b->keys, 15, b->src, NKEYS * OBJ, b->ranges, b->ok); /* slab 0 full, 1 standby */
-    put_keys(st, &b->keys[15], 15, b->src, NKEYS * OBJ, &b->ranges[15], b->ok); /* 1 full, 2 standby */
+    put_some(st, b, 0, 15);  /* slab 0 full, 1 standby */
+    put_some(st, b, 15, 15); /* 1 full, 2 standby */
     bool gone[15];
     assert_int_equal(l3_store_batch_delete(st, b->keys, 15, gone, NULL), L3_OK); /* 0: sealed, empty */
-    put_keys(st, &b->keys[30], 1, b->src, NKEYS * OBJ, &b->ranges[30], b->ok); /* 2 open with 1; 0 its standby */
+    put_some(st, b, 30, 1);  /* 2 open with 1; 0 its standby */
     l3_slab_stats sst;
     l3_slabstore_stats(s, &sst);
     assert_int_equal(sst.objects, 16);
     l3_slabstore_free(s); /* clean: the empty standby (0, below 2) and 2 both marked open */
     s = open_test_store(&o);
     st = l3_slabstore_store(s);
-    put_keys(st, &b->keys[31], 14, b->src, NKEYS * OBJ, &b->ranges[31], b->ok); /* C's 14 free slots */
+    put_some(st, b, 31, 14); /* slab 2's 14 free slots */
     l3_slabstore_stats(s, &sst);
     assert_int_equal(sst.objects, 30);
     assert_int_equal(sst.slabs_sealed, 1); /* slab 1; not slab 2 with 14 slots unwritten */
@@ -355,7 +361,7 @@ static void a_slab_record_goes_through_the_engine(void **state)
     l3_slabstore *s = open_test_store(&o);
     l3_slab_stats before, after;
     l3_slabstore_stats(s, &before);
-    put_keys(l3_slabstore_store(s), b->keys, 1, b->src, NKEYS * OBJ, b->ranges, b->ok);
+    put_some(l3_slabstore_store(s), b, 0, 1);
     l3_slabstore_stats(s, &after);
     assert_int_equal(after.bytes_written - before.bytes_written, 4096 /* record */ + 4096 /* header */ + OBJ);
     l3_slabstore_free(s);

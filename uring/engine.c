@@ -153,30 +153,31 @@ bool l3_io_engine_host_fixed(l3_io_engine *e)
            !atomic_load(&e->host_refused);
 }
 
+/* Mark a free context in use and return it, or NULL (e->mu held). */
+static l3_io_ctx *take_free(l3_io_engine *e)
+{
+    for (unsigned i = 0; i < e->num_ctxs; i++)
+        if (!e->ctxs[i].in_use) {
+            e->ctxs[i].in_use = true;
+            return &e->ctxs[i];
+        }
+    return NULL;
+}
+
 l3_io_ctx *l3_io_acquire(l3_io_engine *e)
 {
     pthread_mutex_lock(&e->mu);
-    for (;;) {
-        for (unsigned i = 0; i < e->num_ctxs; i++) {
-            if (!e->ctxs[i].in_use) {
-                e->ctxs[i].in_use = true;
-                pthread_mutex_unlock(&e->mu);
-                return &e->ctxs[i];
-            }
-        }
+    l3_io_ctx *got;
+    while (!(got = take_free(e)))
         pthread_cond_wait(&e->freed, &e->mu);
-    }
+    pthread_mutex_unlock(&e->mu);
+    return got;
 }
 
 l3_io_ctx *l3_io_try_acquire(l3_io_engine *e)
 {
-    l3_io_ctx *got = NULL;
     pthread_mutex_lock(&e->mu);
-    for (unsigned i = 0; i < e->num_ctxs && !got; i++)
-        if (!e->ctxs[i].in_use) {
-            e->ctxs[i].in_use = true;
-            got = &e->ctxs[i];
-        }
+    l3_io_ctx *got = take_free(e);
     pthread_mutex_unlock(&e->mu);
     return got;
 }
