@@ -16,8 +16,9 @@ l3_status l3_open_store_json(const char *config_json, l3_slabstore **out, l3_err
     return st;
 }
 
-l3_status l3_executor_start_json(l3_store *store, void *host, size_t host_len, const char *layout_json,
-                                 const char *config_json, l3_executor **out, l3_error *err)
+l3_status l3_executor_start_json(l3_store *store, const l3_host_buffer *regions, size_t n,
+                                 const char *layout_json, const char *config_json, l3_executor **out,
+                                 l3_error *err)
 {
     l3_host_layout layout;
     l3_status st = l3_layout_parse_json(layout_json, &layout, err);
@@ -27,8 +28,8 @@ l3_status l3_executor_start_json(l3_store *store, void *host, size_t host_len, c
     if ((st = l3_config_parse(config_json, &c, err)) != L3_OK)
         return st;
     l3_namespace ns = { .deployment_id = c.deployment_id, .has_draft = c.has_draft };
-    st = l3_executor_start(store, (l3_host_buffer){ host, host_len }, &layout, &ns, c.weight_version,
-                           &c.executor, l3_monotonic_clock(), out, err);
+    st = l3_executor_start_regions(store, regions, n, &layout, &ns, c.weight_version, &c.executor,
+                                   l3_monotonic_clock(), out, err);
     l3_config_free(&c);
     return st;
 }

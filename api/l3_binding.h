@@ -12,10 +12,11 @@
 /* Open (or create) the store a JSON config names. */
 l3_status l3_open_store_json(const char *config_json, l3_slabstore **out, l3_error *err);
 
-/* Start an executor over `store` (taken over on success) and the Host pool
- * [host, host + host_len), from a JSON layout and a JSON config (its
- * executor and namespace sections). */
-l3_status l3_executor_start_json(l3_store *store, void *host, size_t host_len, const char *layout_json,
-                                 const char *config_json, l3_executor **out, l3_error *err);
+/* Start an executor over `store` (taken over on success) and `n` Host
+ * regions (the pool first; l3_executor_start_regions), from a JSON layout
+ * and a JSON config (its executor and namespace sections). */
+l3_status l3_executor_start_json(l3_store *store, const l3_host_buffer *regions, size_t n,
+                                 const char *layout_json, const char *config_json, l3_executor **out,
+                                 l3_error *err);
 
 #endif

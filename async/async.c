@@ -80,7 +80,7 @@ static job *job_new(l3_async_kind kind, uint64_t id, const char *const *keys, si
 }
 
 /* A get or set: one store call over the span of the batch's buffers, so
- * that buffers in the registered region go as fixed buffers (the store
+ * that buffers in any registered region go as fixed buffers (the store
  * bounces misaligned ones itself). */
 static l3_status run_io(l3_async *a, job *j, bool *results, l3_error *err)
 {
@@ -236,6 +236,11 @@ int l3_async_event_fd(const l3_async *a) { return a->efd; }
 l3_status l3_async_register(l3_async *a, void *base, size_t len, l3_error *err)
 {
     return l3_store_register_host(a->store, (l3_host_buffer){ base, base ? len : 0 }, err);
+}
+
+l3_status l3_async_register_hosts(l3_async *a, const l3_host_buffer *regions, size_t n, l3_error *err)
+{
+    return l3_store_register_hosts(a->store, regions, n, err);
 }
 
 l3_status l3_async_submit(l3_async *a, l3_async_kind kind, uint64_t id, const char *const *keys, size_t n,

@@ -54,8 +54,13 @@ l3_status l3_async_open(l3_store *store, const l3_async_options *options, l3_asy
 int l3_async_event_fd(const l3_async *a);
 
 /* Register [base, base + len) with the store for fixed-buffer I/O (an
- * engine's whole L1 pool); NULL base unregisters. */
+ * engine's whole L1 pool), replacing what was registered; NULL base
+ * unregisters. */
 l3_status l3_async_register(l3_async *a, void *base, size_t len, l3_error *err);
+
+/* Register several regions at once (l3_store_register_hosts), replacing
+ * what was registered; a batch's buffers may lie in any of them. */
+l3_status l3_async_register_hosts(l3_async *a, const l3_host_buffer *regions, size_t n, l3_error *err);
 
 /* Submit a batch of n keys (copied) with their buffers and lengths (get,
  * set; NULL for exists and delete), which must stay valid until its

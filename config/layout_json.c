@@ -21,24 +21,25 @@ l3_status l3_layout_parse_json(const char *text, l3_host_layout *l, l3_error *er
                         json_array_size(groups) > L3_MAX_GROUPS))
         st = l3_fail(err, L3_ELAYOUT, "$.groups: expected an array of 1 to %d groups", L3_MAX_GROUPS);
     for (size_t g = 0; st == L3_OK && g < json_array_size(groups); g++) {
-        static const char *const gk[] = { "packing", "block_bytes", "shard_count", NULL };
+        static const char *const gk[] = { "packing", "block_bytes", "shard_count", "region", NULL };
         char path[64];
         snprintf(path, sizeof path, "$.groups[%zu]", g);
         json_t *o = json_array_get(groups, g);
         if ((st = l3_json_section(o, path, gk, err)) != L3_OK)
             break;
-        const char *names[] = { "packing", "block_bytes", "shard_count" };
-        uint64_t vals[3] = { 1, 0, 1 };
-        for (int k = 0; k < 3 && st == L3_OK; k++) {
+        const char *names[] = { "packing", "block_bytes", "shard_count", "region" };
+        static const uint64_t lo[] = { 1, 1, 1, 0 }, hi[] = { 1u << 20, 1ull << 40, 1u << 20, L3_MAX_REGIONS - 1 };
+        uint64_t vals[4] = { 1, 0, 1, 0 };
+        for (int k = 0; k < 4 && st == L3_OK; k++) {
             json_t *v = json_object_get(o, names[k]);
             char fp[96];
             snprintf(fp, sizeof fp, "%s.%s", path, names[k]);
             if (v)
-                st = l3_json_uint(v, fp, 1, k == 1 ? (1ull << 40) : 1u << 20, &vals[k], err);
+                st = l3_json_uint(v, fp, lo[k], hi[k], &vals[k], err);
             else if (k == 1)
                 st = l3_fail(err, L3_ELAYOUT, "%s: required", fp);
         }
-        l->groups[g] = (l3_group_layout){ (uint32_t)vals[0], vals[1], (uint32_t)vals[2] };
+        l->groups[g] = (l3_group_layout){ (uint32_t)vals[0], vals[1], (uint32_t)vals[2], (uint32_t)vals[3] };
     }
     l->num_groups = json_array_size(groups);
     const char *names[] = { "lcm_block_bytes", "num_lcm_blocks", "owner_rank", "tp_rank" };

@@ -63,7 +63,9 @@ typedef struct worker_arg {
 
 struct l3_executor {
     l3_store *store;
-    l3_host_buffer host;
+    l3_host_buffer host; /* the span of every region: batches' ranges are offsets in it */
+    l3_host_buffer regions[L3_MAX_REGIONS];
+    size_t num_regions;
     l3_host_layout layout;
     char *deployment_id;
     bool has_draft;
@@ -502,10 +504,43 @@ static void stop_and_join(l3_executor *e)
     e->num_threads = 0;
 }
 
+/* Check the Host regions against the layout, and their span into *span. */
+static l3_status check_regions(const l3_host_buffer *regions, size_t n, const l3_host_layout *layout,
+                               l3_host_buffer *span, l3_error *err)
+{
+    if (n != l3_layout_regions(layout))
+        return l3_fail(err, L3_EINVAL, "%zu Host regions for a layout of %zu", n, l3_layout_regions(layout));
+    if (!regions)
+        return l3_fail(err, L3_EINVAL, "no Host pool");
+    for (size_t r = 0; r < n; r++)
+        if (regions[r].len != l3_layout_region_bytes(layout, (uint32_t)r))
+            return l3_fail(err, L3_EINVAL, "Host region %zu (the pool, if 0: %zu bytes) and its layout "
+                           "(%llu bytes) disagree", r, regions[r].len,
+                           (unsigned long long)l3_layout_region_bytes(layout, (uint32_t)r));
+    l3_status st = l3_check_host_regions(regions, n, err);
+    if (st != L3_OK)
+        return st;
+    uint8_t *lo = regions[0].base, *hi = regions[0].base + regions[0].len;
+    for (size_t r = 1; r < n; r++) {
+        lo = regions[r].base < lo ? regions[r].base : lo;
+        hi = regions[r].base + regions[r].len > hi ? regions[r].base + regions[r].len : hi;
+    }
+    *span = (l3_host_buffer){ lo, (size_t)(hi - lo) };
+    return L3_OK;
+}
+
 l3_status l3_executor_start(l3_store *store, l3_host_buffer host, const l3_host_layout *layout,
                             const l3_namespace *ns, const char *weight_version,
                             const l3_executor_config *config, l3_clock clock, l3_executor **out,
                             l3_error *err)
+{
+    return l3_executor_start_regions(store, &host, 1, layout, ns, weight_version, config, clock, out, err);
+}
+
+l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regions, size_t n,
+                                    const l3_host_layout *layout, const l3_namespace *ns,
+                                    const char *weight_version, const l3_executor_config *config,
+                                    l3_clock clock, l3_executor **out, l3_error *err)
 {
     l3_status st;
     *out = NULL;
@@ -517,9 +552,9 @@ l3_status l3_executor_start(l3_store *store, l3_host_buffer host, const l3_host_
         return st;
     if ((st = l3_executor_config_validate(config, err)) != L3_OK)
         return st;
-    if (host.len != l3_layout_bytes(layout) || (!host.base && host.len))
-        return l3_fail(err, L3_EINVAL, "the Host pool (%zu bytes) and its layout (%llu bytes) disagree",
-                       host.len, (unsigned long long)l3_layout_bytes(layout));
+    l3_host_buffer host;
+    if ((st = check_regions(regions, n, layout, &host, err)) != L3_OK)
+        return st;
     if (!clock.now)
         return l3_fail(err, L3_EINVAL, "the clock is NULL");
     char prefix[L3_KEY_PREFIX_LEN + 1];
@@ -531,6 +566,8 @@ l3_status l3_executor_start(l3_store *store, l3_host_buffer host, const l3_host_
         return l3_fail(err, L3_ENOMEM, "allocating the executor");
     e->store = store;
     e->host = host;
+    memcpy(e->regions, regions, n * sizeof *regions);
+    e->num_regions = n;
     e->layout = *layout;
     e->has_draft = ns->has_draft;
     e->config = *config;
@@ -584,11 +621,9 @@ l3_status l3_executor_start(l3_store *store, l3_host_buffer host, const l3_host_
             e->num_threads++;
         }
     }
-    if (store->ops->register_host) {
-        l3_error rerr;
-        if (store->ops->register_host(store, host, &rerr) != L3_OK)
-            l3_log("warning", "registering the Host pool with the store: %s", rerr.msg);
-    }
+    l3_error rerr;
+    if (l3_store_register_hosts(store, regions, n, &rerr) != L3_OK)
+        l3_log("warning", "registering the Host pool with the store: %s", rerr.msg);
     *out = e;
     return L3_OK;
 }
@@ -656,6 +691,9 @@ static l3_status build_job(l3_executor *e, const l3_operation *op, int kind, job
                                        &j->has_range[i], &j->ranges[i], err);
             if (st != L3_OK)
                 goto fail;
+            if (j->has_range[i]) /* from its region to the span the store is given */
+                j->ranges[i].offset += (uint64_t)(e->regions[e->layout.groups[op->keys[i].group].region].base -
+                                                  e->host.base);
             if (j->has_range[i])
                 j->num_bytes += j->ranges[i].size;
         }
@@ -923,8 +961,7 @@ l3_status l3_executor_close(l3_executor *e, double timeout, l3_error *err)
     for (size_t i = 0; i < e->num_threads; i++)
         pthread_join(e->threads[i], NULL);
     e->num_threads = 0;
-    if (e->store->ops->register_host)
-        e->store->ops->register_host(e->store, (l3_host_buffer){ 0 }, NULL);
+    l3_store_register_hosts(e->store, NULL, 0, NULL);
     e->store->ops->close(e->store);
     return L3_OK;
 }

@@ -129,6 +129,15 @@ l3_status l3_executor_start(l3_store *store, l3_host_buffer host, const l3_host_
                             const l3_executor_config *config, l3_clock clock, l3_executor **out,
                             l3_error *err);
 
+/* l3_executor_start over several Host regions: region r of the layout
+ * (l3_group_layout.region) is regions[r], and `n` must be the layout's
+ * l3_layout_regions, each region l3_layout_region_bytes long. All of them
+ * are registered with the store for fixed-buffer I/O. */
+l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regions, size_t n,
+                                    const l3_host_layout *layout, const l3_namespace *ns,
+                                    const char *weight_version, const l3_executor_config *config,
+                                    l3_clock clock, l3_executor **out, l3_error *err);
+
 /* The limits and workers it started with. */
 l3_executor_config l3_executor_get_config(const l3_executor *executor);
 

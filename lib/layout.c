@@ -14,6 +14,7 @@ l3_status l3_layout_validate(const l3_host_layout *layout, l3_error *err)
     if (layout->num_lcm_blocks > UINT64_MAX / layout->lcm_block_bytes)
         return l3_fail(err, L3_ELAYOUT, "the pool size overflows");
     uint64_t used = 0;
+    bool named[L3_MAX_REGIONS] = { false };
     for (size_t g = 0; g < layout->num_groups; g++) {
         const l3_group_layout *group = &layout->groups[g];
         if (group->packing == 0 || group->block_bytes == 0 || group->shard_count == 0)
@@ -21,12 +22,19 @@ l3_status l3_layout_validate(const l3_host_layout *layout, l3_error *err)
                            "group %zu: packing, block_bytes and shard_count must be positive", g);
         if (group->block_bytes > UINT64_MAX / group->packing)
             return l3_fail(err, L3_ELAYOUT, "group %zu: its size overflows", g);
+        if (group->region >= L3_MAX_REGIONS)
+            return l3_fail(err, L3_ELAYOUT, "group %zu: region %u; at most %d regions", g, group->region,
+                           L3_MAX_REGIONS);
+        named[group->region] = true;
         uint64_t span = group->block_bytes * group->packing;
-        if (span > layout->lcm_block_bytes - used)
+        if (group->region == 0 && span > layout->lcm_block_bytes - used)
             return l3_fail(err, L3_ELAYOUT,
                            "group %zu does not fit: the groups need more than %llu bytes per LCM block",
                            g, (unsigned long long)layout->lcm_block_bytes);
-        used += span;
+        if (group->region == 0)
+            used += span;
+        else if (span > UINT64_MAX / layout->num_lcm_blocks / layout->num_groups)
+            return l3_fail(err, L3_ELAYOUT, "group %zu: its region's size overflows", g);
         if (group->shard_count > 1 && layout->owner_rank >= group->shard_count)
             return l3_fail(err, L3_ELAYOUT, "owner rank %u is not below group %zu's shard count %u",
                            layout->owner_rank, g, group->shard_count);
@@ -35,6 +43,10 @@ l3_status l3_layout_validate(const l3_host_layout *layout, l3_error *err)
             return l3_fail(err, L3_ELAYOUT, "group %zu has more blocks than an int32 block id names",
                            g);
     }
+    for (size_t r = 0; r < l3_layout_regions(layout); r++)
+        if (!named[r])
+            return l3_fail(err, L3_ELAYOUT, "no group is in region %zu: regions are numbered from 0 "
+                           "without gaps", r);
     return L3_OK;
 }
 
@@ -43,11 +55,39 @@ uint64_t l3_layout_bytes(const l3_host_layout *layout)
     return layout->lcm_block_bytes * layout->num_lcm_blocks;
 }
 
+size_t l3_layout_regions(const l3_host_layout *layout)
+{
+    size_t n = 0;
+    for (size_t g = 0; g < layout->num_groups; g++)
+        if (layout->groups[g].region + 1u > n)
+            n = layout->groups[g].region + 1u;
+    return n;
+}
+
+/* The bytes of region `region`'s groups in one of its blocks. */
+static uint64_t region_stride(const l3_host_layout *layout, uint32_t region)
+{
+    if (region == 0)
+        return layout->lcm_block_bytes;
+    uint64_t stride = 0;
+    for (size_t g = 0; g < layout->num_groups; g++)
+        if (layout->groups[g].region == region)
+            stride += (uint64_t)layout->groups[g].packing * layout->groups[g].block_bytes;
+    return stride;
+}
+
+uint64_t l3_layout_region_bytes(const l3_host_layout *layout, uint32_t region)
+{
+    return region_stride(layout, region) * layout->num_lcm_blocks;
+}
+
 uint64_t l3_layout_group_base(const l3_host_layout *layout, uint32_t group)
 {
     uint64_t base = 0;
+    uint32_t region = group < layout->num_groups ? layout->groups[group].region : 0;
     for (uint32_t h = 0; h < group && h < layout->num_groups; h++)
-        base += (uint64_t)layout->groups[h].packing * layout->groups[h].block_bytes;
+        if (layout->groups[h].region == region)
+            base += (uint64_t)layout->groups[h].packing * layout->groups[h].block_bytes;
     return base;
 }
 
@@ -72,7 +112,7 @@ l3_status l3_layout_owned_range(const l3_host_layout *layout, uint32_t group, in
     }
     uint64_t local = (b - 1) / d + 1;
     uint64_t parent = (local - 1) / g->packing, child = (local - 1) % g->packing;
-    range->offset = parent * layout->lcm_block_bytes + l3_layout_group_base(layout, group) +
+    range->offset = parent * region_stride(layout, g->region) + l3_layout_group_base(layout, group) +
                     child * g->block_bytes;
     range->size = g->block_bytes;
     *owned = true;

@@ -93,7 +93,8 @@ typedef struct l3_slab_stats {
     bool opened_from_checkpoint;
     double open_seconds;
     const char *engine;        /* "io_uring" or "libaio" */
-    bool host_fixed;           /* the Host pool is registered as fixed buffers */
+    bool host_fixed;           /* the Host regions are registered as fixed buffers */
+    uint32_t host_regions;     /* Host regions registered (l3_store_register_hosts) */
     bool broken;               /* an I/O batch was not reaped in time */
     uint64_t epoch;
     uint32_t attached_processes; /* processes attached to the shared store */

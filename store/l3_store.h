@@ -60,10 +60,13 @@ typedef struct l3_store_ops {
     bool (*failures_retire)(l3_store *store);
     /* Free the store (after close). */
     void (*destroy)(l3_store *store);
-    /* Optional (may be NULL): the Host pool that later batches use and
-     * that stays mapped until it is replaced or cleared with a NULL base;
-     * a disk store registers it for zero-copy fixed-buffer I/O. */
-    l3_status (*register_host)(l3_store *store, l3_host_buffer host, l3_error *err);
+    /* Optional (may be NULL): the Host regions (n of them, checked by
+     * l3_check_host_regions; 0 clears them) that later batches use and
+     * that stay mapped until they are replaced; a disk store registers
+     * them for zero-copy fixed-buffer I/O, finding a range's region by its
+     * address. */
+    l3_status (*register_hosts)(l3_store *store, const l3_host_buffer *regions, size_t n,
+                                l3_error *err);
     /* Optional (may be NULL): delete each key's object; deleted[i] says it
      * was there. A disk store makes the deletion durable (the object does
      * not come back after a crash). */
@@ -122,8 +125,23 @@ l3_status l3_store_batch_put_from_v(l3_store *store, const char *const *keys, si
  * a store without leases answers as batch_exists. */
 l3_status l3_store_batch_lease(l3_store *store, const char *const *keys, size_t n, double seconds,
                                bool *flags, l3_error *err);
-/* Register the Host pool (NULL base: unregister); L3_OK for stores without it. */
+/* The most Host regions a store registers at once. */
+#define L3_MAX_HOST_REGIONS 64u
+
+/* Register the Host regions that later batches read and write (an
+ * engine's pools: K and V in two allocations, or one pool per kind of
+ * state), replacing the ones before; n = 0 clears them. Each must be
+ * non-empty, and no two may overlap. A batch's ranges may lie in any of
+ * them (its `host` spans them). L3_OK for stores without registration. */
+l3_status l3_store_register_hosts(l3_store *store, const l3_host_buffer *regions, size_t n,
+                                  l3_error *err);
+/* Register one Host region, as l3_store_register_hosts with it alone (a
+ * NULL base clears them). */
 l3_status l3_store_register_host(l3_store *store, l3_host_buffer host, l3_error *err);
+
+/* Check Host regions: at most L3_MAX_HOST_REGIONS, none empty or NULL,
+ * none overlapping another; L3_EINVAL naming the first that is not. */
+l3_status l3_check_host_regions(const l3_host_buffer *regions, size_t n, l3_error *err);
 /* Close, then free, a store. */
 void l3_store_close(l3_store *store);
 void l3_store_destroy(l3_store *store);

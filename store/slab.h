@@ -73,6 +73,7 @@ struct l3_slabstore {
     atomic_ulong gets, get_hits, get_misses;
     atomic_ulong evictions, evicted_objects, checksum_failures, stale_reads, unaligned_ios;
     atomic_bool warned_unaligned, warned_too_big, warned_small_pages, warned_index_bound;
+    atomic_uint host_regions; /* Host regions registered now */
     unsigned max_segments;   /* the device's DMA segments per request (0: unknown) */
     /* Called before each put wave with the bytes it may take: the policy's
      * hook that frees room ahead, keeping what it keeps (reinsert.c); NULL

@@ -138,22 +138,33 @@ static unsigned device_max_segments(int fd, bool blockdev)
     return 0;
 }
 
-static l3_status slab_register_host(l3_store *st, l3_host_buffer host, l3_error *err)
+/* A Host region of 4 KiB pages needs a DMA segment per page: objects over
+ * max_segments pages are split into several device requests, and
+ * neighbouring objects cannot merge. Say so once. */
+static void warn_small_pages(l3_slabstore *s, l3_host_buffer host)
 {
-    l3_slabstore *s = (l3_slabstore *)st;
-    if (s->closed || !s->engine)
-        return l3_fail(err, L3_ECLOSED, "the store is closed");
-    l3_io_engine_set_host(s->engine, host.base, host.len);
-    /* A pool of 4 KiB pages needs a DMA segment per page: objects over
-     * max_segments pages are split into several device requests, and
-     * neighbouring objects cannot merge. Say so once. */
-    if (host.base && host.len >= (2u << 20) && s->max_segments && !atomic_load(&s->warned_small_pages) &&
+    if (host.len >= (2u << 20) && s->max_segments && !atomic_load(&s->warned_small_pages) &&
         l3_pool_is_huge(host.base, host.len) == 0 && !atomic_exchange(&s->warned_small_pages, true))
-        l3_log("warning", "the Host pool (%zu bytes at %p) is on 4 KiB pages and %s's device takes %u "
+        l3_log("warning", "a Host region (%zu bytes at %p) is on 4 KiB pages and %s's device takes %u "
                           "of them per request: objects over %u KiB are split into several requests "
                           "and neighbours do not merge. Allocate the pool with l3_pool_alloc (or 2 MiB "
                           "aligned with madvise(MADV_HUGEPAGE)) to move them whole",
                host.len, (void *)host.base, s->path, s->max_segments, s->max_segments * 4);
+}
+
+static l3_status slab_register_hosts(l3_store *st, const l3_host_buffer *regions, size_t n, l3_error *err)
+{
+    _Static_assert(L3_MAX_HOST_REGIONS == L3_IO_MAX_REGIONS, "the store registers what the engine holds");
+    l3_slabstore *s = (l3_slabstore *)st;
+    if (s->closed || !s->engine)
+        return l3_fail(err, L3_ECLOSED, "the store is closed");
+    l3_io_region io[L3_IO_MAX_REGIONS];
+    for (size_t i = 0; i < n; i++) {
+        io[i] = (l3_io_region){ regions[i].base, regions[i].len };
+        warn_small_pages(s, regions[i]);
+    }
+    l3_io_engine_set_hosts(s->engine, io, n);
+    atomic_store(&s->host_regions, (unsigned)n);
     return L3_OK;
 }
 
@@ -165,7 +176,7 @@ static const l3_store_ops slab_ops = {
     .close = slab_close_op,
     .failures_retire = slab_failures_retire,
     .destroy = slab_destroy_op,
-    .register_host = slab_register_host,
+    .register_hosts = slab_register_hosts,
     .batch_delete = l3_slab_delete,
     .batch_get_into_v = l3_slab_get_v,
     .batch_put_from_v = l3_slab_put_v,
@@ -654,6 +665,7 @@ static void engine_stats(l3_slabstore *s, l3_slab_stats *o)
         o->device[0].bytes_written = o->bytes_written;
     }
     o->host_fixed = l3_io_engine_host_fixed(s->engine);
+    o->host_regions = atomic_load(&s->host_regions);
     o->broken = l3_io_engine_broken(s->engine);
 }
 
@@ -719,7 +731,7 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
-    U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments);
+    U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments); U(host_regions);
 #undef U
     json_object_set_new(o, "opened_from_checkpoint", json_boolean(st->opened_from_checkpoint));
     json_object_set_new(o, "open_seconds", json_real(st->open_seconds));
@@ -743,7 +755,7 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
 
 l3_status l3_slabstore_register_host(l3_slabstore *s, l3_host_buffer host, l3_error *err)
 {
-    return slab_register_host(&s->base, host, err);
+    return l3_store_register_host(&s->base, host, err);
 }
 
 void l3_slabstore_set_fault(l3_slabstore *s, const l3_io_fault *fault)

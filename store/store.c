@@ -117,9 +117,39 @@ l3_status l3_store_batch_delete(l3_store *s, const char *const *keys, size_t n, 
 
 bool l3_store_remove_by_prefix(l3_store *s, const char *prefix) { return s->ops->remove_by_prefix(s, prefix); }
 
+l3_status l3_check_host_regions(const l3_host_buffer *regions, size_t n, l3_error *err)
+{
+    if (n > L3_MAX_HOST_REGIONS)
+        return l3_fail(err, L3_EINVAL, "%zu Host regions; at most %u", n, L3_MAX_HOST_REGIONS);
+    if (n && !regions)
+        return l3_fail(err, L3_EINVAL, "%zu Host regions and no array", n);
+    for (size_t i = 0; i < n; i++) {
+        const l3_host_buffer *a = &regions[i];
+        if (!a->base || !a->len)
+            return l3_fail(err, L3_EINVAL, "Host region %zu is empty (base %p, %zu bytes)", i,
+                           (void *)a->base, a->len);
+        if ((uintptr_t)a->base > UINTPTR_MAX - a->len)
+            return l3_fail(err, L3_EINVAL, "Host region %zu wraps around the address space", i);
+        for (size_t j = 0; j < i; j++) {
+            const l3_host_buffer *b = &regions[j];
+            if (a->base < b->base + b->len && b->base < a->base + a->len)
+                return l3_fail(err, L3_EINVAL, "Host regions %zu and %zu overlap", j, i);
+        }
+    }
+    return L3_OK;
+}
+
+l3_status l3_store_register_hosts(l3_store *s, const l3_host_buffer *regions, size_t n, l3_error *err)
+{
+    l3_status st = l3_check_host_regions(regions, n, err);
+    if (st != L3_OK || !s->ops->register_hosts)
+        return st;
+    return s->ops->register_hosts(s, regions, n, err);
+}
+
 l3_status l3_store_register_host(l3_store *s, l3_host_buffer host, l3_error *err)
 {
-    return s->ops->register_host ? s->ops->register_host(s, host, err) : L3_OK;
+    return l3_store_register_hosts(s, &host, host.base ? 1 : 0, err);
 }
 
 void l3_store_close(l3_store *s) { s->ops->close(s); }

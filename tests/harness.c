@@ -280,16 +280,15 @@ static bool b_retire(l3_store *s)
     return in->ops->failures_retire(in);
 }
 static void b_destroy(l3_store *s) { free(s); }
-static l3_status b_register(l3_store *s, l3_host_buffer host, l3_error *err)
+static l3_status b_register(l3_store *s, const l3_host_buffer *regions, size_t n, l3_error *err)
 {
-    l3_store *in = ((borrowed *)s)->inner;
-    return in->ops->register_host ? in->ops->register_host(in, host, err) : L3_OK;
+    return l3_store_register_hosts(((borrowed *)s)->inner, regions, n, err);
 }
 
 static const l3_store_ops borrowed_ops = {
     .batch_exists = b_exists, .batch_get_into = b_get, .batch_put_from = b_put,
     .remove_by_prefix = b_remove, .close = b_close, .failures_retire = b_retire,
-    .destroy = b_destroy, .register_host = b_register,
+    .destroy = b_destroy, .register_hosts = b_register,
 };
 
 l3_store *borrowed_store(l3_store *inner)

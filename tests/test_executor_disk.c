@@ -241,6 +241,81 @@ static void aligned_pages_move_zero_copy_through_the_executor(void **state)
     harness_free(h);
 }
 
+/* A hybrid pool in two allocations: KV pages in region 0, state blocks
+ * in region 1 (a group of its own). Both move through the executor,
+ * land where the layout puts them, and go zero-copy. */
+static void groups_in_two_regions_move_zero_copy_through_the_executor(void **state)
+{
+    disk *d = *state;
+    l3_host_layout l = { 0 };
+    l.groups[0] = (l3_group_layout){ .packing = 1, .block_bytes = 65536, .shard_count = 1, .region = 0 };
+    l.groups[1] = (l3_group_layout){ .packing = 1, .block_bytes = 16384, .shard_count = 1, .region = 1 };
+    l.num_groups = 2;
+    l.lcm_block_bytes = 65536;
+    l.num_lcm_blocks = 16;
+    size_t kv_len = l3_layout_region_bytes(&l, 0), st_len = l3_layout_region_bytes(&l, 1);
+    assert_int_equal(st_len, 16 * 16384);
+    uint8_t *kv = aligned_pool(kv_len), *sp = aligned_pool(st_len);
+    fill_pattern(kv, kv_len, 31);
+    fill_pattern(sp, st_len, 32);
+    uint8_t *want_kv = malloc(kv_len), *want_sp = malloc(st_len);
+    memcpy(want_kv, kv, kv_len);
+    memcpy(want_sp, sp, st_len);
+    l3_namespace ns = { .deployment_id = "deployment", .has_draft = false };
+    l3_host_buffer regions[2] = { { kv, kv_len }, { sp, st_len } };
+    l3_executor *ex;
+    l3_error err;
+    /* The wrong count or size of regions starts nothing. */
+    assert_int_equal(l3_executor_start_regions(shared(state), regions, 1, &l, &ns, "v1", &CONFIG,
+                                               l3_monotonic_clock(), &ex, &err), L3_EINVAL);
+    l3_host_buffer short_region[2] = { { kv, kv_len }, { sp, st_len - 4096 } };
+    assert_int_equal(l3_executor_start_regions(shared(state), short_region, 2, &l, &ns, "v1", &CONFIG,
+                                               l3_monotonic_clock(), &ex, &err), L3_EINVAL);
+    assert_int_equal(l3_executor_start_regions(shared(state), regions, 2, &l, &ns, "v1", &CONFIG,
+                                               l3_monotonic_clock(), &ex, &err), L3_OK);
+    harness hh = { .executor = ex, .pool = kv, .pool_len = kv_len }, *h = &hh;
+    l3_storage_key keys[16];
+    int32_t blocks[16];
+    char hashes[16][16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(hashes[i], sizeof hashes[i], "p%d", i / 2);
+        keys[i] = (l3_storage_key){ .group = (uint32_t)(i % 2), .content_hash = hashes[i], .page_offset = 0 };
+        blocks[i] = i / 2 + 1;
+    }
+    SUBMIT(h, (l3_operation){ .kind = L3_OP_PUT, .op_id = 1, .keys = keys, .num_keys = 16,
+                              .host_blocks = blocks, .num_host_blocks = 16 });
+    l3_completion *c = harness_wait(h, 1);
+    for (int i = 0; i < 16; i++)
+        assert_true(c[0].success[i]);
+    memset(kv, 0, kv_len);
+    memset(sp, 0, st_len);
+    SUBMIT(h, (l3_operation){ .kind = L3_OP_GET, .op_id = 2, .keys = keys, .num_keys = 16,
+                              .host_blocks = blocks, .num_host_blocks = 16 });
+    c = harness_wait(h, 1);
+    for (int i = 0; i < 16; i++)
+        assert_true(c[0].success[i]);
+    for (size_t b = 0; b < 8; b++) {
+        assert_memory_equal(kv + b * 65536, want_kv + b * 65536, 65536);
+        assert_memory_equal(sp + b * 16384, want_sp + b * 16384, 16384);
+    }
+    assert_int_equal(kv[8 * 65536], 0); /* nothing past what was asked */
+    l3_slab_stats stats;
+    l3_slabstore_stats(d->store, &stats);
+    assert_int_equal(stats.host_regions, 2);
+    if (strcmp(stats.engine, "io_uring") == 0) {
+        assert_true(stats.host_fixed);
+        assert_int_equal(stats.io_unfixed, 0);
+    }
+    assert_int_equal(l3_executor_close(ex, 5.0, &err), L3_OK);
+    l3_executor_free(ex);
+    l3_slabstore_stats(d->store, &stats);
+    assert_int_equal(stats.host_regions, 0); /* the close unregistered them */
+    free(kv);
+    free(sp);
+    free(want_kv);
+    free(want_sp);
+}
+
 int main(void)
 {
     quiet_logs();
@@ -255,6 +330,7 @@ int main(void)
         T(a_sharded_block_moves_to_its_new_owner_through_the_store, s),                            \
         T(mixed_owner_results_keep_their_logical_order, s),                                        \
         T(aligned_pages_move_zero_copy_through_the_executor, s),                                   \
+        T(groups_in_two_regions_move_zero_copy_through_the_executor, s),                           \
     }
     const struct CMUnitTest uring[] = ALL(setup_uring);
     const struct CMUnitTest aio[] = ALL(setup_aio);

@@ -13,8 +13,8 @@
 static l3_host_layout ref(uint32_t d, uint32_t owner, uint32_t tp)
 {
     l3_host_layout l = { 0 };
-    l.groups[0] = (l3_group_layout){ 1, 8, d };
-    l.groups[1] = (l3_group_layout){ 1, 16, 1 };
+    l.groups[0] = (l3_group_layout){ 1, 8, d, 0 };
+    l.groups[1] = (l3_group_layout){ 1, 16, 1, 0 };
     l.num_groups = 2;
     l.lcm_block_bytes = 24;
     l.num_lcm_blocks = 4;
@@ -72,8 +72,8 @@ static void packing_places_children_inside_the_lcm_block(void **state)
 {
     (void)state;
     l3_host_layout l = { 0 };
-    l.groups[0] = (l3_group_layout){ 4, 8, 1 };
-    l.groups[1] = (l3_group_layout){ 2, 16, 1 };
+    l.groups[0] = (l3_group_layout){ 4, 8, 1, 0 };
+    l.groups[1] = (l3_group_layout){ 2, 16, 1, 0 };
     l.num_groups = 2;
     l.lcm_block_bytes = 64;
     l.num_lcm_blocks = 2;
@@ -87,6 +87,41 @@ static void packing_places_children_inside_the_lcm_block(void **state)
     assert_int_equal(l3_layout_owned_range(&l, 1, 4, &owned, &r, NULL), L3_OK);
     assert_int_equal(r.offset, 64 + 32 + 16);
     assert_int_equal(l3_layout_owned_range(&l, 0, 9, &owned, &r, NULL), L3_ELAYOUT);
+}
+
+/* Groups in other regions: each region's blocks hold only its groups,
+ * offsets are within the region, and regions are numbered without gaps. */
+static void groups_in_other_regions_are_laid_out_in_their_own(void **state)
+{
+    (void)state;
+    l3_host_layout l = { 0 };
+    l.groups[0] = (l3_group_layout){ 1, 32, 1, 0 };
+    l.groups[1] = (l3_group_layout){ 1, 8, 1, 1 };
+    l.groups[2] = (l3_group_layout){ 2, 4, 1, 1 };
+    l.groups[3] = (l3_group_layout){ 1, 16, 1, 2 };
+    l.num_groups = 4;
+    l.lcm_block_bytes = 32; /* region 0's groups only */
+    l.num_lcm_blocks = 3;
+    assert_int_equal(l3_layout_validate(&l, NULL), L3_OK);
+    assert_int_equal(l3_layout_regions(&l), 3);
+    assert_int_equal(l3_layout_region_bytes(&l, 0), 96);
+    assert_int_equal(l3_layout_region_bytes(&l, 1), 3 * 16);
+    assert_int_equal(l3_layout_region_bytes(&l, 2), 3 * 16);
+    assert_int_equal(l3_layout_group_base(&l, 2), 8);
+    assert_int_equal(l3_layout_group_base(&l, 3), 0);
+    bool owned;
+    l3_range r;
+    assert_int_equal(l3_layout_owned_range(&l, 1, 2, &owned, &r, NULL), L3_OK);
+    assert_int_equal(r.offset, 16); /* block 2 of region 1: its second 16-byte block */
+    assert_int_equal(l3_layout_owned_range(&l, 2, 4, &owned, &r, NULL), L3_OK);
+    assert_int_equal(r.offset, 16 + 8 + 4); /* local 4: parent 1, child 1 */
+    assert_int_equal(l3_layout_owned_range(&l, 3, 3, &owned, &r, NULL), L3_OK);
+    assert_int_equal(r.offset, 32);
+    /* A gap in the numbering is refused. */
+    l.groups[3].region = 3;
+    assert_int_equal(l3_layout_validate(&l, NULL), L3_ELAYOUT);
+    l.groups[3].region = L3_MAX_REGIONS;
+    assert_int_equal(l3_layout_validate(&l, NULL), L3_ELAYOUT);
 }
 
 static void sharded_ownership_follows_the_owner_rank(void **state)
@@ -164,6 +199,7 @@ int main(void)
         cmocka_unit_test(a_block_past_the_pool_is_an_error),
         cmocka_unit_test(group_bases_sit_side_by_side),
         cmocka_unit_test(packing_places_children_inside_the_lcm_block),
+        cmocka_unit_test(groups_in_other_regions_are_laid_out_in_their_own),
         cmocka_unit_test(sharded_ownership_follows_the_owner_rank),
         cmocka_unit_test(key_ranks_follow_the_shard),
         cmocka_unit_test(invalid_layouts_are_rejected_with_a_reason),

@@ -160,6 +160,74 @@ static void aligned_pages_use_only_fixed_buffers(void **state)
     unlink(path);
 }
 
+/* K and V in two allocations (an asymmetric pool): both registered as Host
+ * regions, each page one object of a K range in one and a V range in the
+ * other, every I/O on fixed buffers; overlapping or too many regions are
+ * refused, and clearing them leaves none fixed. */
+static void k_and_v_in_two_regions_use_only_fixed_buffers(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "mr2regions");
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_IO_URING);
+    l3_slabstore *s = open_test_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    const size_t klen = MIB, vlen = MIB / 2;
+    uint8_t *k = aligned_pool(klen), *v = aligned_pool(vlen);
+    fill_pattern(k, klen, 21);
+    fill_pattern(v, vlen, 22);
+    l3_host_buffer regions[2] = { { k, klen }, { v, vlen } };
+    assert_int_equal(l3_store_register_hosts(st, regions, 2, NULL), L3_OK);
+    /* The span covers both; each range is an offset from its lowest base. */
+    uint8_t *lo = k < v ? k : v, *hi = k + klen > v + vlen ? k + klen : v + vlen;
+    l3_range r[16];
+    for (size_t i = 0; i < 8; i++) {
+        r[2 * i] = (l3_range){ (uint64_t)(k - lo) + i * 65536, 65536 };
+        r[2 * i + 1] = (l3_range){ (uint64_t)(v - lo) + i * 32768, 32768 };
+    }
+    char keys[8][64];
+    const char *ptrs[8];
+    page_keys(keys, ptrs, 8, "two", 0);
+    bool ok[8], fail[8];
+    size_t span = (size_t)(hi - lo);
+    assert_int_equal(put_v(st, ptrs, 8, lo, span, r, 2, ok), L3_OK);
+    uint8_t *wk = malloc(klen), *wv = malloc(vlen);
+    memcpy(wk, k, klen);
+    memcpy(wv, v, vlen);
+    memset(k, 0, klen);
+    memset(v, 0, vlen);
+    assert_int_equal(get_v(st, ptrs, 8, lo, span, r, 2, ok, fail), L3_OK);
+    for (size_t i = 0; i < 8; i++) {
+        assert_true(ok[i]);
+        assert_memory_equal(k + i * 65536, wk + i * 65536, 65536);
+        assert_memory_equal(v + i * 32768, wv + i * 32768, 32768);
+    }
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_true(stats.host_fixed);
+    assert_int_equal(stats.host_regions, 2);
+    assert_true(stats.io_fixed >= 16);
+    assert_int_equal(stats.io_unfixed, 0);
+    /* Refused: overlapping regions, an empty one, more than the limit. */
+    l3_host_buffer overlap[2] = { { k, klen }, { k + 4096, 4096 } };
+    assert_int_equal(l3_store_register_hosts(st, overlap, 2, NULL), L3_EINVAL);
+    l3_host_buffer empty[1] = { { k, 0 } };
+    assert_int_equal(l3_store_register_hosts(st, empty, 1, NULL), L3_EINVAL);
+    assert_int_equal(l3_store_register_hosts(st, regions, L3_MAX_HOST_REGIONS + 1, NULL), L3_EINVAL);
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.host_regions, 2); /* a refusal changes nothing */
+    assert_int_equal(l3_store_register_hosts(st, NULL, 0, NULL), L3_OK);
+    l3_slabstore_stats(s, &stats);
+    assert_false(stats.host_fixed);
+    assert_int_equal(stats.host_regions, 0);
+    l3_slabstore_free(s);
+    free(k);
+    free(v);
+    free(wk);
+    free(wv);
+    unlink(path);
+}
+
 /* A get must ask for the shape the put stored: other range sizes of the
  * same total, or one range, are object failures, and the object stays. */
 static void a_get_of_another_shape_fails_and_keeps_the_object(void **state)
@@ -333,6 +401,7 @@ int main(void)
         PER_ENGINE(&uring),
         PER_ENGINE(&aio),
         cmocka_unit_test(aligned_pages_use_only_fixed_buffers),
+        cmocka_unit_test(k_and_v_in_two_regions_use_only_fixed_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,11 +134,14 @@ void l3_io_engine_dev_stats(l3_io_engine *e, unsigned dev, uint64_t *errors, uin
 l3_io_stats *l3_io_engine_stats(l3_io_engine *e) { return &e->stats; }
 bool l3_io_engine_broken(l3_io_engine *e) { return atomic_load(&e->broken); }
 
-void l3_io_engine_set_host(l3_io_engine *e, void *base, size_t len)
+void l3_io_engine_set_hosts(l3_io_engine *e, const l3_io_region *regions, size_t n)
 {
+    L3_ASSERT(n <= L3_IO_MAX_REGIONS);
     pthread_mutex_lock(&e->mu);
-    e->host_base = base;
-    e->host_len = base ? len : 0;
+    e->nhost = 0;
+    for (size_t i = 0; i < n && i < L3_IO_MAX_REGIONS; i++)
+        if (regions[i].base && regions[i].len)
+            e->host[e->nhost++] = regions[i];
     e->host_gen++;
     atomic_store(&e->host_refused, false);
     pthread_mutex_unlock(&e->mu);
@@ -147,7 +150,7 @@ void l3_io_engine_set_host(l3_io_engine *e, void *base, size_t len)
 bool l3_io_engine_host_fixed(l3_io_engine *e)
 {
     pthread_mutex_lock(&e->mu);
-    bool registered = e->host_base != NULL;
+    bool registered = e->nhost > 0;
     pthread_mutex_unlock(&e->mu);
     return e->kind == L3_ENGINE_IO_URING && e->options.register_buffers && registered &&
            !atomic_load(&e->host_refused);

@@ -4,9 +4,10 @@
  * context, each) over one O_DIRECT file descriptor. A thread acquires a
  * context, runs a batch of requests on it to completion (or to the
  * timeout), and releases it. io_uring contexts register the file and, per
- * context, the Host pool (split into <= 1 GiB iovecs) and a bounce buffer
- * as fixed buffers, so that requests inside them go as READ_FIXED /
- * WRITE_FIXED: the kernel DMAs straight between the device and the pool. */
+ * context, the Host regions (each split into <= 1 GiB iovecs) and a bounce
+ * buffer as fixed buffers, so that requests inside them go as READ_FIXED /
+ * WRITE_FIXED: the kernel DMAs straight between the device and the pool.
+ * A request's buffer is found among the regions by its address. */
 #ifndef L3_ENGINE_H
 #define L3_ENGINE_H
 
@@ -88,15 +89,25 @@ l3_io_stats *l3_io_engine_stats(l3_io_engine *engine);
  * from then on, and memory it was given may still be written. */
 bool l3_io_engine_broken(l3_io_engine *engine);
 
-/* Register the Host pool (NULL: unregister): io_uring contexts register it
- * (with their bounce buffer) as fixed buffers the next time they are used.
- * The caller keeps the pool mapped until it unregisters it. A refused
- * registration (e.g. ENOMEM under RLIMIT_MEMLOCK) is logged once and the
- * pool is then used unregistered, still with O_DIRECT into it. */
-void l3_io_engine_set_host(l3_io_engine *engine, void *base, size_t len);
+/* A Host region registered for fixed-buffer I/O. */
+typedef struct l3_io_region {
+    void *base;
+    size_t len;
+} l3_io_region;
 
-/* Whether a Host pool is registered and no context's registration of it
- * was refused. */
+/* The most Host regions an engine registers at once. */
+#define L3_IO_MAX_REGIONS 64u
+
+/* Register the Host regions (n of them, at most L3_IO_MAX_REGIONS; 0
+ * unregisters all), replacing the ones before: io_uring contexts register
+ * them (with their bounce buffer) as fixed buffers the next time they are
+ * used. The caller keeps them mapped until it replaces them. A refused
+ * registration (e.g. ENOMEM under RLIMIT_MEMLOCK) is logged once and the
+ * regions are then used unregistered, still with O_DIRECT into them. */
+void l3_io_engine_set_hosts(l3_io_engine *engine, const l3_io_region *regions, size_t n);
+
+/* Whether Host regions are registered and no context's registration of
+ * them was refused. */
 bool l3_io_engine_host_fixed(l3_io_engine *engine);
 
 /* Take a context for this thread's batch, waiting while all are in use. */

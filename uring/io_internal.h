@@ -27,10 +27,11 @@ struct l3_io_ctx {
     bool ring_ready;
     bool file_registered;
     bool buffers_registered; /* bounce (and maybe host) registered */
-    void *host_base;         /* the Host pool this context registered */
-    size_t host_len;
+    l3_io_region host[L3_IO_MAX_REGIONS]; /* the Host regions this context registered */
+    unsigned host_first[L3_IO_MAX_REGIONS]; /* each region's first fixed-buffer index */
+    unsigned nhost;
     uint64_t host_gen;       /* the engine's host generation it registered */
-    bool host_fixed;         /* the Host pool is in the registered table */
+    bool host_fixed;         /* the Host regions are in the registered table */
     /* libaio */
     io_context_t aio;
     bool aio_ready;
@@ -54,10 +55,10 @@ struct l3_io_engine {
     pthread_cond_t freed;
     l3_io_ctx *ctxs;
     unsigned num_ctxs;
-    void *host_base; /* the registered Host pool, or NULL */
-    size_t host_len;
-    uint64_t host_gen; /* bumped by every l3_io_engine_set_host */
-    atomic_bool host_refused; /* some registration of the pool was refused */
+    l3_io_region host[L3_IO_MAX_REGIONS]; /* the registered Host regions */
+    unsigned nhost;
+    uint64_t host_gen; /* bumped by every l3_io_engine_set_hosts */
+    atomic_bool host_refused; /* some registration of the regions was refused */
     atomic_bool host_warned;
     /* Fault injection (tests): fault_on is false unless a fault is
      * installed, and then only does a submission take fault_mu. */

@@ -52,75 +52,101 @@ void l3_uring_ctx_free(l3_io_engine *e, l3_io_ctx *c)
     c->ring_ready = false;
 }
 
-/* Register [bounce, host chunks...] on this ring, once per registration
- * of a Host pool (a generation, not an address: a pool freed and another
- * allocated at the same address must be registered anew). */
-static void register_host(l3_io_engine *e, l3_io_ctx *c)
+/* Register the bounce buffer alone (no Host regions, or they were refused). */
+static void register_bounce_only(l3_io_ctx *c)
 {
-    pthread_mutex_lock(&e->mu);
-    void *base = e->host_base;
-    size_t len = e->host_len;
-    uint64_t gen = e->host_gen;
-    pthread_mutex_unlock(&e->mu);
-    if (gen == c->host_gen)
-        return;
-    c->host_gen = gen;
-    c->host_base = base;
-    c->host_len = len;
-    c->host_fixed = false;
-    if (c->buffers_registered) {
-        io_uring_unregister_buffers(&c->ring);
-        c->buffers_registered = false;
-    }
-    if (!base || !e->options.register_buffers) {
-        if (c->bounce) {
-            struct iovec one = { c->bounce, c->bounce_len };
-            c->buffers_registered = io_uring_register_buffers(&c->ring, &one, 1) == 0;
-        }
-        return;
-    }
-    size_t chunks = (len + L3_IO_CHUNK - 1) / L3_IO_CHUNK;
-    struct iovec *iov = calloc(chunks + 1, sizeof *iov);
-    int rc = -ENOMEM;
-    if (iov) {
-        iov[0] = (struct iovec){ c->bounce, c->bounce_len };
-        for (size_t k = 0; k < chunks; k++) {
-            size_t off = k * L3_IO_CHUNK;
-            iov[k + 1] = (struct iovec){ (char *)base + off,
-                                         len - off < L3_IO_CHUNK ? len - off : L3_IO_CHUNK };
-        }
-        rc = io_uring_register_buffers(&c->ring, iov, (unsigned)chunks + 1);
-    }
-    free(iov);
-    if (rc == 0) {
-        c->buffers_registered = true;
-        c->host_fixed = true;
-        return;
-    }
-    atomic_store(&e->host_refused, true);
-    if (!atomic_exchange(&e->host_warned, true)) {
-        struct rlimit lim;
-        char limit[64] = "unknown";
-        if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0) {
-            if (lim.rlim_cur == RLIM_INFINITY)
-                snprintf(limit, sizeof limit, "unlimited");
-            else
-                snprintf(limit, sizeof limit, "%llu bytes", (unsigned long long)lim.rlim_cur);
-        }
-        l3_log("warning",
-               "io_uring: registering the %zu-byte Host pool as fixed buffers failed: %s "
-               "(RLIMIT_MEMLOCK is %s); falling back to unregistered O_DIRECT reads and writes "
-               "(raise `ulimit -l` to get zero-copy fixed buffers)",
-               len, strerror(-rc), limit);
-    }
-    /* Keep the bounce buffer registered on its own. */
     if (c->bounce) {
         struct iovec one = { c->bounce, c->bounce_len };
         c->buffers_registered = io_uring_register_buffers(&c->ring, &one, 1) == 0;
     }
 }
 
-/* The fixed-buffer index of [buf, buf+len), or -1. */
+/* Log, once per engine, that the Host regions could not be registered. */
+static void warn_refused(l3_io_engine *e, const l3_io_ctx *c, int rc)
+{
+    atomic_store(&e->host_refused, true);
+    if (atomic_exchange(&e->host_warned, true))
+        return;
+    size_t total = 0;
+    for (unsigned i = 0; i < c->nhost; i++)
+        total += c->host[i].len;
+    struct rlimit lim;
+    char limit[64] = "unknown";
+    if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0) {
+        if (lim.rlim_cur == RLIM_INFINITY)
+            snprintf(limit, sizeof limit, "unlimited");
+        else
+            snprintf(limit, sizeof limit, "%llu bytes", (unsigned long long)lim.rlim_cur);
+    }
+    l3_log("warning",
+           "io_uring: registering %u Host region(s) of %zu bytes as fixed buffers failed: %s "
+           "(RLIMIT_MEMLOCK is %s); falling back to unregistered O_DIRECT reads and writes "
+           "(raise `ulimit -l` to get zero-copy fixed buffers)",
+           c->nhost, total, strerror(-rc), limit);
+}
+
+/* The iovec table [bounce, region 0's chunks, region 1's chunks, ...],
+ * noting each region's first index; its length in *count. */
+static struct iovec *region_table(l3_io_ctx *c, unsigned *count)
+{
+    size_t chunks = 0;
+    for (unsigned i = 0; i < c->nhost; i++)
+        chunks += (c->host[i].len + L3_IO_CHUNK - 1) / L3_IO_CHUNK;
+    struct iovec *iov = calloc(chunks + 1, sizeof *iov);
+    if (!iov)
+        return NULL;
+    iov[0] = (struct iovec){ c->bounce, c->bounce_len };
+    unsigned k = 1;
+    for (unsigned i = 0; i < c->nhost; i++) {
+        c->host_first[i] = k;
+        for (size_t off = 0; off < c->host[i].len; off += L3_IO_CHUNK, k++) {
+            size_t left = c->host[i].len - off;
+            iov[k] = (struct iovec){ (char *)c->host[i].base + off, left < L3_IO_CHUNK ? left : L3_IO_CHUNK };
+        }
+    }
+    *count = k;
+    return iov;
+}
+
+/* Register [bounce, Host region chunks...] on this ring, once per
+ * registration of the regions (a generation, not an address: a pool freed
+ * and another allocated at the same address must be registered anew). */
+static void register_host(l3_io_engine *e, l3_io_ctx *c)
+{
+    pthread_mutex_lock(&e->mu);
+    uint64_t gen = e->host_gen;
+    if (gen != c->host_gen) {
+        c->nhost = e->nhost;
+        memcpy(c->host, e->host, e->nhost * sizeof *c->host);
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (gen == c->host_gen)
+        return;
+    c->host_gen = gen;
+    c->host_fixed = false;
+    if (c->buffers_registered) {
+        io_uring_unregister_buffers(&c->ring);
+        c->buffers_registered = false;
+    }
+    if (!c->nhost || !e->options.register_buffers) {
+        register_bounce_only(c);
+        return;
+    }
+    unsigned count = 0;
+    struct iovec *iov = region_table(c, &count);
+    int rc = iov ? io_uring_register_buffers(&c->ring, iov, count) : -ENOMEM;
+    free(iov);
+    if (rc == 0) {
+        c->buffers_registered = true;
+        c->host_fixed = true;
+        return;
+    }
+    warn_refused(e, c, rc);
+    register_bounce_only(c);
+}
+
+/* The fixed-buffer index of [buf, buf+len), or -1: the bounce buffer, or
+ * the chunk of the Host region that holds it whole. */
 static int fixed_index(const l3_io_ctx *c, const void *buf, size_t len)
 {
     if (!c->buffers_registered)
@@ -131,12 +157,15 @@ static int fixed_index(const l3_io_ctx *c, const void *buf, size_t len)
         return 0;
     if (!c->host_fixed)
         return -1;
-    const char *h = c->host_base;
-    if (p < h || p + len > h + c->host_len)
-        return -1;
-    size_t k = (size_t)(p - h) / L3_IO_CHUNK;
-    size_t end = (size_t)(p + len - 1 - h) / L3_IO_CHUNK;
-    return k == end ? (int)k + 1 : -1;
+    for (unsigned i = 0; i < c->nhost; i++) {
+        const char *h = c->host[i].base;
+        if (p < h || p + len > h + c->host[i].len)
+            continue;
+        size_t k = (size_t)(p - h) / L3_IO_CHUNK;
+        size_t end = (size_t)(p + len - 1 - h) / L3_IO_CHUNK;
+        return k == end ? (int)(c->host_first[i] + k) : -1;
+    }
+    return -1;
 }
 
 /* A batch in flight on one ring: what is left to submit and to reap. */

@@ -133,10 +133,11 @@ def _load():
         "l3_store_batch_lease": (ctypes.c_int, [P, keys_t, S, ctypes.c_double, ctypes.POINTER(B), E]),
         "l3_store_remove_by_prefix": (B, [P, ctypes.c_char_p]),
         "l3_store_register_host": (ctypes.c_int, [P, _Host, E]),
+        "l3_store_register_hosts": (ctypes.c_int, [P, ctypes.POINTER(_Host), S, E]),
         "l3_metrics_of": (P, [P, P]),
         "l3_free": (None, [P]),
-        "l3_executor_start_json": (ctypes.c_int, [P, P, S, ctypes.c_char_p, ctypes.c_char_p,
-                                                   ctypes.POINTER(P), E]),
+        "l3_executor_start_json": (ctypes.c_int, [P, ctypes.POINTER(_Host), S, ctypes.c_char_p,
+                                                   ctypes.c_char_p, ctypes.POINTER(P), E]),
         "l3_executor_submit": (ctypes.c_int, [P, ctypes.POINTER(_Operation), S, E]),
         "l3_executor_poll": (ctypes.c_int, [P, ctypes.POINTER(_Poll), E]),
         "l3_poll_release": (None, [ctypes.POINTER(_Poll)]),
@@ -179,6 +180,14 @@ def _config_text(config):
         with open(config, "r", encoding="utf-8") as f:
             return f.read()
     return config
+
+
+def _host_array(regions):
+    regions = list(regions)
+    arr = (_Host * max(len(regions), 1))()
+    for i, (ptr, nbytes) in enumerate(regions):
+        arr[i] = _Host(int(ptr) or None, int(nbytes))
+    return arr
 
 
 def _encode_keys(keys):
@@ -335,6 +344,15 @@ class Store:
         _check(_load().l3_store_register_host(self._live(), _Host(host_ptr or None, host_len),
                                               ctypes.byref(err)), err)
 
+    def register_hosts(self, regions):
+        """Register several Host regions at once, ``[(ptr, nbytes), ...]``
+        (K and V in two allocations, a pool per kind of state), replacing
+        what was registered; ``[]`` clears them. A batch's ranges may lie in
+        any of them. Keep them alive until close or the next call."""
+        arr = _host_array(regions)
+        err = _Error()
+        _check(_load().l3_store_register_hosts(self._live(), arr, len(regions), ctypes.byref(err)), err)
+
     def remove_by_prefix(self, prefix):
         """Delete every object whose key starts with prefix; False means
         nothing was removed."""
@@ -368,15 +386,19 @@ class Executor:
     """The executor over a Store (which it takes over) and a Host pool laid
     out as `layout` (a dict: groups, lcm_block_bytes, num_lcm_blocks,
     owner_rank, tp_rank). `config` is the l3cache config (its executor and
-    namespace sections apply); by default the store's."""
+    namespace sections apply); by default the store's. A layout whose
+    groups name other regions (a group's "region": r) is given those
+    regions' ``(ptr, nbytes)`` in `regions`, region 1 first."""
 
-    def __init__(self, store, host_ptr, host_len, layout, config=None):
+    def __init__(self, store, host_ptr, host_len, layout, config=None, regions=()):
         lib = _load()
         handle = ctypes.c_void_p()
         err = _Error()
         text = _config_text(config) if config is not None else store._text
-        _check(lib.l3_executor_start_json(store._live(), host_ptr, host_len, json.dumps(layout).encode(),
-                                          text.encode(), ctypes.byref(handle), ctypes.byref(err)), err)
+        all_regions = [(host_ptr, host_len)] + list(regions)
+        _check(lib.l3_executor_start_json(store._live(), _host_array(all_regions), len(all_regions),
+                                          json.dumps(layout).encode(), text.encode(), ctypes.byref(handle),
+                                          ctypes.byref(err)), err)
         self._handle = handle.value
         self._store = store
         store._owned_by = self
