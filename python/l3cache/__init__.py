@@ -11,8 +11,9 @@ Two levels, as inference engines use them:
   cancel operations keyed by (group, content hash, page offset) and Host
   block ids, ``poll`` completions and queue pressure, ``snapshot`` counters.
 
-The shared library is found through ``$L3CACHE_LIB``, next to this package
-in a build tree, or on the loader path (``libl3cache.so.0``).
+The shared library is found through ``$L3CACHE_LIB``, inside this package
+(``pip install --no-build-isolation ./python`` puts it there), in the
+checkout's ``build/``, or on the loader path (``libl3cache.so.0``).
 """
 
 import ctypes
@@ -97,8 +98,8 @@ def library_path():
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    for candidate in (os.path.join(here, "..", "..", "build", "libl3cache.so"),
-                      os.path.join(here, "libl3cache.so")):
+    for candidate in (os.path.join(here, "libl3cache.so"),
+                      os.path.join(here, "..", "..", "build", "libl3cache.so")):
         if os.path.exists(candidate):
             return os.path.normpath(candidate)
     found = ctypes.util.find_library("l3cache")
