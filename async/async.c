@@ -31,6 +31,7 @@ struct l3_async {
     job *head, *tail;
     size_t pending;          /* queued or running */
     size_t max_pending;
+    double lease_seconds;    /* exists batches lease what they find (0: no lease) */
     bool closing, closed;
     pthread_t *threads;
     unsigned nthreads;
@@ -125,6 +126,8 @@ static void run_job(l3_async *a, job *j, l3_async_completion *c)
     l3_status st = L3_OK;
     if (!c->results)
         st = l3_fail(&err, L3_ENOMEM, "allocating a completion");
+    else if (j->kind == L3_ASYNC_EXISTS && a->lease_seconds > 0)
+        st = l3_store_batch_lease(a->store, keys, j->n, a->lease_seconds, c->results, &err);
     else if (j->kind == L3_ASYNC_EXISTS)
         st = l3_store_batch_exists(a->store, keys, j->n, c->results, &err);
     else if (j->kind == L3_ASYNC_DELETE)
@@ -204,9 +207,11 @@ l3_status l3_async_open(l3_store *store, const l3_async_options *o, l3_async **o
     a->store = store;
     a->nthreads = o && o->workers ? o->workers : 4;
     a->max_pending = o && o->max_pending ? o->max_pending : 256;
-    if (a->nthreads > 256) {
+    a->lease_seconds = o ? o->lease_seconds : 0;
+    bool bad_lease = !(a->lease_seconds >= 0 && a->lease_seconds <= 3600);
+    if (a->nthreads > 256 || bad_lease) {
         free(a);
-        return l3_fail(err, L3_EINVAL, "workers must be 1 to 256");
+        return l3_fail(err, L3_EINVAL, bad_lease ? "lease_seconds must be 0 to 3600" : "workers must be 1 to 256");
     }
     a->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     a->threads = calloc(a->nthreads, sizeof *a->threads);

@@ -20,10 +20,13 @@
 
 typedef enum l3_async_kind { L3_ASYNC_GET, L3_ASYNC_SET, L3_ASYNC_EXISTS, L3_ASYNC_DELETE } l3_async_kind;
 
-/* Worker threads and the bound on batches queued or running. */
+/* Worker threads, the bound on batches queued or running, and the read
+ * lease an exists batch takes on what it finds (l3_store_batch_lease: kept
+ * from eviction, in any process, until the get that follows). */
 typedef struct l3_async_options {
-    unsigned workers;    /* default 4 */
-    size_t max_pending;  /* default 256 */
+    unsigned workers;     /* default 4 */
+    size_t max_pending;   /* default 256 */
+    double lease_seconds; /* 0 (default): exists takes no lease; at most 3600 */
 } l3_async_options;
 
 /* One finished batch. `results[i]`: key i was read whole (get), stored

@@ -34,7 +34,7 @@ static env *start(unsigned workers, size_t max_pending)
     temp_store_path(v->path, sizeof v->path, "async");
     l3_slab_options o = test_options(v->path, 64 * MIB, L3_ENGINE_AUTO);
     assert_int_equal(l3_slabstore_open(&o, &v->store, NULL), L3_OK);
-    l3_async_options ao = { workers, max_pending };
+    l3_async_options ao = { workers, max_pending, 0 };
     assert_int_equal(l3_async_open(l3_slabstore_store(v->store), &ao, &v->a, NULL), L3_OK);
     return v;
 }
@@ -213,6 +213,55 @@ static void concurrent_submitters_each_get_their_completions(void **state)
     stop(v, false);
 }
 
+/* Put `n` 64 KiB objects named ns_obj<i> one at a time. */
+static void fill_ns(l3_store *st, const char *ns, size_t n, uint8_t *pool)
+{
+    for (size_t i = 0; i < n; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "%s_obj%zu", ns, i);
+        const char *p[1] = { key };
+        l3_range r[1] = { { 0, OBJ } };
+        bool ok[1];
+        put_keys(st, p, 1, pool, OBJ, r, ok);
+    }
+}
+
+/* With lease_seconds, an exists batch leases what it finds: the objects
+ * survive eviction pressure that takes every slab not leased. */
+static void an_exists_with_a_lease_keeps_what_it_found_through_eviction(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "async-lease");
+    l3_slab_options o = slab_count_options(path, 4, L3_ENGINE_AUTO);
+    l3_slabstore *s;
+    assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
+    l3_store *st = l3_slabstore_store(s);
+    l3_async_options bad = { 1, 4, -1 };
+    l3_async *a;
+    assert_int_equal(l3_async_open(st, &bad, &a, NULL), L3_EINVAL);
+    l3_async_options ao = { 1, 4, 60 };
+    assert_int_equal(l3_async_open(st, &ao, &a, NULL), L3_OK);
+    env v = { .store = s, .a = a };
+    uint8_t *pool = aligned_pool(OBJ);
+    size_t per_slab = MIB / (OBJ + 4096);
+    fill_ns(st, "old", per_slab, pool); /* the least recent slab */
+    fill_ns(st, "mid", per_slab, pool);
+    const char *keys[] = { "old_obj0", "old_obj1", "no_such_obj" };
+    assert_int_equal(l3_async_submit(a, L3_ASYNC_EXISTS, 7, keys, 3, NULL, NULL, NULL), L3_OK);
+    bool found[3];
+    assert_true(wait_for(&v, 7, found, 3));
+    assert_true(found[0] && found[1] && !found[2]);
+    fill_ns(st, "new", 8 * per_slab, pool); /* twice the store's size */
+    assert_true(exists_key(st, "old_obj0"));
+    assert_true(exists_key(st, "old_obj1"));
+    assert_false(exists_key(st, "mid_obj0")); /* not leased: its slab went */
+    l3_async_free(a);
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+}
+
 int main(void)
 {
     quiet_logs();
@@ -220,6 +269,7 @@ int main(void)
         cmocka_unit_test(round_trips_exists_and_durable_deletes),
         cmocka_unit_test(a_full_queue_is_refused_and_close_retires_everything),
         cmocka_unit_test(concurrent_submitters_each_get_their_completions),
+        cmocka_unit_test(an_exists_with_a_lease_keeps_what_it_found_through_eviction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@ import ctypes.util
 import json
 import os
 
-__all__ = ["L3Error", "Pool", "Store", "Executor", "library_path"]
+__all__ = ["L3Error", "Pool", "Store", "AsyncStore", "Completion", "Executor", "library_path"]
 
 _STATUS = [
     "L3_OK", "L3_EINVAL", "L3_ELAYOUT", "L3_ECREDITS", "L3_EBUSY", "L3_EUNRETIRED", "L3_ENOMEM",
@@ -495,3 +495,6 @@ class Executor:
 
     def __exit__(self, *exc):
         self.close()
+
+
+from ._async import AsyncStore, Completion  # noqa: E402  (it builds on Store)
