@@ -6,17 +6,27 @@
         "module_path": "l3cache.sglang", "class_name": "L3CacheHiCacheStorage",
         "interface_v1": 1, "l3cache_config": "/etc/l3cache.json"}'
 
-A page is ONE l3cache object even when its bytes are two ranges of the
-Host pool (an MHA page's K and V): one header and one crc32c over both,
-each range moved by fixed-buffer I/O straight from the registered pool.
-``batch_exists`` leases the pages it finds (``lease_seconds``, default 10)
-so that eviction keeps them until the ``batch_get_v1`` that follows.
+Dense models use the v1 zero-copy calls (``batch_exists``,
+``batch_get_v1``, ``batch_set_v1``). Hybrid models (SGLang's
+``HybridCacheController``: a DSA indexer pool, Mamba or SWA state pools,
+DeepSeek-V4's compressed pools, draft pools) register each Host pool with
+``register_mem_host_pool_v2`` and use ``batch_exists_v2`` /
+``batch_get_v2`` / ``batch_set_v2``. Every pool's buffers are registered
+with the store as Host regions, so every pool's pages move zero-copy.
+
+A page of a pool is ONE l3cache object even when its bytes are several
+ranges of the Host pool (an MHA page's K and V, in one allocation or two;
+a Mamba slot's temporal and conv states): one header and one crc32c over
+all of them. ``batch_exists`` and ``batch_exists_v2`` lease what they find
+(``lease_seconds``, default 10) so that eviction, in any process, keeps it
+until the get that follows.
 
 Keys are namespaced as SGLang's own backends do (model; TP rank and size
-unless MLA; PP; attention CP) plus dtype, layout and page size, so that two
-models or layouts never share a page. Every call goes into C through ctypes,
-which releases the GIL; the store is thread-safe and shared by the ranks'
-processes.
+unless the KV is rank-replicated (MLA); PP; attention CP) plus the pool,
+dtype, layout and page size, so that two pools, models, ranks or layouts
+never share an object. No call on SGLang's storage threads raises: a
+failure is logged and reported as a miss or a failed page (SGLang does not
+restart a storage thread that an exception killed).
 """
 
 import hashlib
@@ -24,33 +34,96 @@ import logging
 import re
 import threading
 import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import L3Error, Store
+from . import Store
 
 logger = logging.getLogger(__name__)
 
 try:  # SGLang present: subclass its real interface (the factory checks it).
-    from sglang.srt.mem_cache.hicache_storage import HiCacheStorage as _Base
+    from sglang.srt.mem_cache import hicache_storage as _hs
+    _Base = _hs.HiCacheStorage
 except ImportError:  # pragma: no cover - exercised only without SGLang
+    _hs = None
+
     class _Base:  # the same methods, so that the class works standalone
         pass
 
 __all__ = ["L3CacheHiCacheStorage"]
 
 _SUPPORTED_LAYOUTS = ("page_first", "page_first_direct", "page_head")
+_KV = "kv"
+# Pools whose pages every TP rank writes even when the KV is replicated (an
+# MLA model's Mamba state is TP-sharded): their keys carry the TP rank.
+_RANK_SHARDED_IN_MLA = ("mamba",)
+_MAX_SAMPLES = 4096  # metric samples kept between two get_stats calls
 
 
-def _clean(text):
+def _clean(text: Any) -> str:
     """Namespace-safe text: no '_' (it ends an l3cache namespace) or '/'."""
     return re.sub(r"[^A-Za-z0-9.+-]", "-", str(text))
+
+
+def _pool_name(name: Any) -> str:
+    """A pool's name as text: PoolName members and plain strings alike."""
+    return str(getattr(name, "value", name))
+
+
+def _storage_metrics_class():
+    """SGLang's StorageMetrics (its collector asserts isinstance), from its
+    newest module first; None without SGLang."""
+    for module in ("sglang.srt.observability.metrics_collector", "sglang.srt.metrics.collector"):
+        try:
+            return getattr(__import__(module, fromlist=["StorageMetrics"]), "StorageMetrics")
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
+def _tensors_of(pool: Any) -> List[Any]:
+    """The Host tensors a pool's pages live in: what it exposes for
+    zero-copy registration, else its kv_buffer (a tensor, a tuple or a list)."""
+    if hasattr(pool, "get_hybrid_pool_buffer"):
+        found = pool.get_hybrid_pool_buffer()
+    else:
+        found = getattr(pool, "kv_buffer", None)
+    if found is None:
+        return []
+    if not isinstance(found, (list, tuple)):
+        found = [found]
+    return [t for t in found if t is not None and t.numel() > 0]
+
+
+def _merge(spans: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    """[start, end) spans, sorted, overlapping or touching ones merged."""
+    out: List[List[int]] = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return [(lo, hi) for lo, hi in out]
+
+
+class _Pool:
+    """One registered Host pool: its name, the SGLang object, its object
+    key prefix and its page size (in host slots)."""
+
+    def __init__(self, name: str, host: Any, prefix: str):
+        self.name, self.host, self.prefix = name, host, prefix
+        self.page_size = int(getattr(host, "page_size", 1) or 1)
+
+    def keys(self, keys: Sequence[str]) -> List[str]:
+        return [self.prefix + k for k in keys]
 
 
 class L3CacheHiCacheStorage(_Base):
     """SGLang's HiCacheStorage over an l3cache store: constructed by the
     factory as ``cls(storage_config, kwargs)``, then given the Host pool by
-    ``register_mem_pool_host``."""
+    ``register_mem_pool_host`` (and, for hybrid models, every pool by
+    ``register_mem_host_pool_v2``)."""
 
-    def __init__(self, storage_config, kwargs=None):
+    def __init__(self, storage_config: Any, kwargs: Optional[dict] = None) -> None:
         extra = dict(getattr(storage_config, "extra_config", None) or {})
         config = extra.get("l3cache_config") or extra.get("l3cache")
         if not config:
@@ -59,14 +132,12 @@ class L3CacheHiCacheStorage(_Base):
                 "config) or \"l3cache\" (the config itself)")
         self.lease_seconds = float(extra.get("lease_seconds", 10.0))
         self.storage_config = storage_config
-        self._suffix = self._rank_suffix(storage_config)
+        self._metrics_on = bool(getattr(storage_config, "enable_storage_metrics", False))
         self._store = Store(config)
         self._lock = threading.Lock()
-        self._pool = None
-        self._prefix = None
-        self._base = 0
-        self._len = 0
-        self._page_sizes = None
+        self._pools: Dict[str, _Pool] = {}
+        self._anchor: Optional[_Pool] = None
+        self._regions: List[Tuple[int, int]] = []  # registered [start, end)
         self._metrics = {"prefetch_pgs": [], "backup_pgs": [], "prefetch_bandwidth": [],
                          "backup_bandwidth": []}
         self._metrics_lock = threading.Lock()
@@ -77,10 +148,10 @@ class L3CacheHiCacheStorage(_Base):
 
     # ---- naming -----------------------------------------------------------
 
-    @staticmethod
-    def _rank_suffix(cfg):
+    def _rank_suffix(self, pool_name: str) -> str:
+        cfg = self.storage_config
         parts = [_clean(cfg.model_name or "model")]
-        if not cfg.is_mla_model:
+        if not cfg.is_mla_model or pool_name in _RANK_SHARDED_IN_MLA:
             parts.append("tp%dof%d" % (cfg.tp_rank, cfg.tp_size))
         if getattr(cfg, "pp_size", 1) > 1:
             parts.append("pp%dof%d" % (cfg.pp_rank, cfg.pp_size))
@@ -88,103 +159,223 @@ class L3CacheHiCacheStorage(_Base):
             parts.append("cp%dof%d" % (cfg.attn_cp_rank, cfg.attn_cp_size))
         return "-".join(parts)
 
-    def _namespace(self, pool):
+    def _namespace(self, pool: Any, pool_name: str) -> str:
+        """The prefix of a pool's objects. The KV pool's is what the v1
+        calls have always used, so v1 and v2 name a KV page alike."""
         dtype = str(getattr(pool, "dtype", "unknown")).replace("torch.", "")
-        text = "sgl-%s-%s-%s-p%d" % (self._suffix, _clean(dtype), _clean(pool.layout), int(pool.page_size))
+        tag = "" if pool_name == _KV else "-" + _clean(pool_name)
+        text = "sgl-%s%s-%s-%s-p%d" % (self._rank_suffix(pool_name), tag, _clean(dtype),
+                                       _clean(getattr(pool, "layout", "none")), int(pool.page_size))
         if len(text) > 200:  # a namespace is at most 255 bytes: keep it short, still unique
             text = "sgl-" + hashlib.sha256(text.encode()).hexdigest()
         return text + "_"
 
-    def _keys(self, keys):
-        if self._prefix is None:
-            raise L3Error("L3_EINVAL", "l3cache: register_mem_pool_host must come before any I/O")
-        return [self._prefix + k for k in keys]
+    # ---- Host pools ---------------------------------------------------------
 
-    # ---- the Host pool ----------------------------------------------------
-
-    def register_mem_pool_host(self, mem_pool_host):
-        """Take SGLang's Host KV pool: refuse layer_first, register its whole
-        kv_buffer with the store for fixed-buffer I/O, learn a page's ranges."""
-        layout = getattr(mem_pool_host, "layout", None)
+    def _check_pool(self, pool: Any, pool_name: str) -> None:
+        """Refuse, with a message that says why, what cannot be stored."""
+        layout = getattr(pool, "layout", None)
         if layout not in _SUPPORTED_LAYOUTS:
             raise ValueError(
-                "l3cache: Host pool layout %r is not supported: a page must be contiguous per K/V "
-                "range; start SGLang with --hicache-mem-layout page_first_direct (or page_first)"
-                % (layout,))
-        buf = mem_pool_host.kv_buffer
-        base, length = int(buf.data_ptr()), int(buf.numel() * buf.element_size())
+                "l3cache: Host pool %r has layout %r, which is not supported: a page must be contiguous "
+                "per range; start SGLang with --hicache-mem-layout page_first_direct (or page_first)"
+                % (pool_name, layout))
+        if int(getattr(pool, "dcp_size", 1) or 1) > 1:
+            raise ValueError("l3cache: Host pool %r is decode-context-parallel (dcp_size %d): SGLang's L3 "
+                             "page paths are not DCP-aware; run HiCache with DCP on L1/L2 only"
+                             % (pool_name, pool.dcp_size))
+        if not _tensors_of(pool):
+            raise ValueError(
+                "l3cache: Host pool %r has no Host buffer (kv_buffer is None: an MLA dummy pool of a "
+                "non-source rank, or a destroyed pool); this rank cannot read or write L3 pages"
+                % pool_name)
         import torch
-        probe = torch.arange(mem_pool_host.page_size, dtype=torch.int64)
-        ptrs, sizes = mem_pool_host.get_page_buffer_meta(probe)
-        with self._lock:
-            self._store.register_host(base, length)
-            self._pool, self._base, self._len = mem_pool_host, base, length
-            self._page_sizes = [int(x) for x in sizes]
-            self._prefix = self._namespace(mem_pool_host)
-        if hasattr(_Base, "register_mem_pool_host"):
-            _Base.register_mem_pool_host(self, mem_pool_host)
-        self.mem_pool_host = mem_pool_host
-        logger.info("l3cache: registered the Host pool (%d bytes, layout %s, %d range(s) of %s bytes "
-                    "per page), namespace %s", length, layout, len(sizes), sizes[0] if sizes else 0,
-                    self._prefix[:-1])
+        try:
+            pool.get_page_buffer_meta(torch.arange(int(pool.page_size), dtype=torch.int64))
+        except NotImplementedError as e:  # MXFP8 pools: scales live outside the buffer
+            raise ValueError("l3cache: Host pool %r does not expose its pages for L3 storage: %s"
+                             % (pool_name, e)) from e
 
-    def _ranges(self, host_indices, n):
-        ptrs, sizes = self._pool.get_page_buffer_meta(host_indices)
+    def _register(self, pool: Any, pool_name: str) -> _Pool:
+        """Check a pool, add its buffers to the store's Host regions, and
+        keep it under its name."""
+        self._check_pool(pool, pool_name)
+        spans = [(int(t.data_ptr()), int(t.data_ptr()) + int(t.numel() * t.element_size()))
+                 for t in _tensors_of(pool)]
+        entry = _Pool(pool_name, pool, self._namespace(pool, pool_name))
+        with self._lock:
+            regions = _merge(self._regions + spans)
+            if regions != self._regions:
+                self._store.register_hosts([(lo, hi - lo) for lo, hi in regions])
+                self._regions = regions
+            self._pools[pool_name] = entry
+        logger.info("l3cache: registered Host pool %r (%d buffer(s), %d bytes, layout %s), namespace %s",
+                    pool_name, len(spans), sum(hi - lo for lo, hi in spans), pool.layout, entry.prefix[:-1])
+        return entry
+
+    def register_mem_pool_host(self, mem_pool_host: Any) -> None:
+        """Take SGLang's Host KV pool (the anchor of a hybrid model's pools):
+        refuse what cannot be stored, register its buffers for fixed-buffer
+        I/O (one allocation, or K and V in two)."""
+        self._anchor = self._register(mem_pool_host, _KV)
+        self.mem_pool_host = mem_pool_host
+
+    def register_mem_host_pool_v2(self, host_pool: Any, host_pool_name: Any) -> None:
+        """Take one of a hybrid model's Host pools under its PoolName."""
+        name = _pool_name(host_pool_name)
+        self._register(host_pool, name)
+        if hasattr(_Base, "register_mem_host_pool_v2"):
+            _Base.register_mem_host_pool_v2(self, host_pool, host_pool_name)
+
+    def _span(self) -> Tuple[int, int]:
+        """The span of every registered region: batches' host."""
+        return self._regions[0][0], self._regions[-1][1] - self._regions[0][0]
+
+    def _ranges(self, pool: _Pool, host_indices: Any, n: int) -> Tuple[List[int], List[int], int]:
+        """Each page's ranges (offsets into the span, sizes) and ranges per page."""
+        ptrs, sizes = pool.host.get_page_buffer_meta(host_indices)
         if n == 0 or len(ptrs) % n or len(ptrs) != len(sizes):
-            raise ValueError("l3cache: %d pages got %d pointers and %d sizes from the Host pool"
-                             % (n, len(ptrs), len(sizes)))
-        offsets = []
-        for p, s in zip(ptrs, sizes):
-            off = int(p) - self._base
-            if off < 0 or off + int(s) > self._len:
-                raise ValueError("l3cache: a page range lies outside the registered kv_buffer")
-            offsets.append(off)
+            raise ValueError("l3cache: %d pages of pool %r got %d pointers and %d sizes"
+                             % (n, pool.name, len(ptrs), len(sizes)))
+        base, length = self._span()
+        offsets = [int(p) - base for p in ptrs]
+        for off, s in zip(offsets, sizes):
+            if off < 0 or off + int(s) > length:
+                raise ValueError("l3cache: a page range of pool %r lies outside its registered buffers"
+                                 % pool.name)
         return offsets, [int(s) for s in sizes], len(ptrs) // n
+
+    def _io(self, put: bool, pool: _Pool, keys: Sequence[str], host_indices: Any) -> List[bool]:
+        if not keys:
+            return []
+        offsets, sizes, per_key = self._ranges(pool, host_indices, len(keys))
+        base, length = self._span()
+        fn = self._store.batch_put_from_v if put else self._store.batch_get_into_v
+        start = time.monotonic()
+        ok = fn(pool.keys(keys), base, length, offsets, sizes, per_key)
+        self._note("backup" if put else "prefetch", ok, sizes, per_key, start)
+        return ok
 
     # ---- the v1 zero-copy interface ---------------------------------------
 
-    def batch_exists(self, keys, extra_info=None):
-        """How many pages from the start are stored; those found are leased
-        until the get that follows."""
-        if not keys:
+    def _lease(self, pool: _Pool, keys: Sequence[str]) -> List[bool]:
+        return self._store.batch_lease(pool.keys(keys), self.lease_seconds) if keys else []
+
+    def batch_exists(self, keys: List[str], extra_info: Any = None) -> int:
+        """How many KV pages from the start are stored; those found are
+        leased until the get that follows."""
+        try:
+            found = self._lease(self._need_anchor(), keys)
+            return found.index(False) if False in found else len(found)
+        except Exception as e:
+            logger.error("l3cache: batch_exists failed, reported as a miss: %s", e)
             return 0
-        found = self._store.batch_lease(self._keys(keys), self.lease_seconds)
-        return found.index(False) if False in found else len(found)
 
-    def batch_get_v1(self, keys, host_indices, extra_info=None):
-        """Read each page into its Host slots; one bool per key."""
-        if not keys:
-            return []
-        offsets, sizes, per_key = self._ranges(host_indices, len(keys))
-        start = time.monotonic()
-        ok = self._store.batch_get_into_v(self._keys(keys), self._base, self._len, offsets, sizes, per_key)
-        self._note("prefetch", ok, sizes, per_key, start)
-        return ok
+    def batch_get_v1(self, keys: List[str], host_indices: Any, extra_info: Any = None) -> List[bool]:
+        """Read each KV page into its Host slots; one bool per key."""
+        return self._guarded(lambda: self._io(False, self._need_anchor(), keys, host_indices), len(keys), "get")
 
-    def batch_set_v1(self, keys, host_indices, extra_info=None):
-        """Store each page from its Host slots (create-only); one bool per key."""
-        if not keys:
-            return []
-        offsets, sizes, per_key = self._ranges(host_indices, len(keys))
-        start = time.monotonic()
-        ok = self._store.batch_put_from_v(self._keys(keys), self._base, self._len, offsets, sizes, per_key)
-        self._note("backup", ok, sizes, per_key, start)
-        return ok
+    def batch_set_v1(self, keys: List[str], host_indices: Any, extra_info: Any = None) -> List[bool]:
+        """Store each KV page from its Host slots (create-only); one bool per key."""
+        return self._guarded(lambda: self._io(True, self._need_anchor(), keys, host_indices), len(keys), "set")
 
-    def _note(self, kind, ok, sizes, per_key, start):
-        pages = sum(ok)
-        seconds = max(time.monotonic() - start, 1e-9)
-        nbytes = sum(s for i, s in enumerate(sizes) if ok[i // per_key])
-        with self._metrics_lock:
-            self._metrics[kind + "_pgs"].append(pages)
-            self._metrics[kind + "_bandwidth"].append(nbytes / seconds / 1e9)
+    def _need_anchor(self) -> _Pool:
+        if self._anchor is None:
+            raise ValueError("l3cache: register_mem_pool_host must come before any I/O")
+        return self._anchor
+
+    @staticmethod
+    def _guarded(call: Any, n: int, what: str) -> List[bool]:
+        try:
+            return call()
+        except Exception as e:
+            logger.error("l3cache: batch %s of %d pages failed, reported as failed pages: %s", what, n, e)
+            return [False] * n
+
+    # ---- the v2 (hybrid pools) interface ------------------------------------
+
+    def batch_exists_v2(self, keys: List[str], pool_transfers: Optional[List[Any]] = None,
+                        extra_info: Any = None) -> Any:
+        """The usable prefix over the KV pool and every pool transfer: an
+        ALL_PAGES pool must hold every page of the KV prefix, a
+        TRAILING_PAGES pool its last len(transfer.keys) pages (their values
+        do not matter). What the prefix needs is leased."""
+        try:
+            final, hits = self._exists_v2(keys, pool_transfers or [])
+        except Exception as e:
+            logger.error("l3cache: batch_exists_v2 failed, reported as a miss: %s", e)
+            final, hits = 0, {}
+        if _hs is not None and hasattr(_hs, "PoolTransferResult"):
+            return _hs.PoolTransferResult(final, hits)
+        return _Result(final, hits)
+
+    def _exists_v2(self, keys: List[str], transfers: List[Any]) -> Tuple[int, Dict[str, int]]:
+        found = self._lease(self._need_anchor(), keys)
+        kv = found.index(False) if False in found else len(found)
+        hits: Dict[str, int] = {_KV: kv} if kv else {}
+        final = kv
+        for t in transfers:
+            if final == 0:
+                break
+            name = _pool_name(t.name)
+            pool = self._pools.get(name)
+            if pool is None:
+                logger.error("l3cache: pool %r was never registered: no hit", name)
+                return 0, {}
+            have = self._store.batch_exists(pool.keys(keys[:kv]))
+            if _pool_name(getattr(t, "hit_policy", "all_pages")) == "trailing_pages":
+                window = max(1, len(t.keys) if t.keys else 1)
+                boundary = next((p for p in range(kv, 0, -1) if all(have[max(0, p - window):p])), 0)
+                lease = keys[max(0, boundary - window):boundary]
+            else:
+                boundary = have.index(False) if False in have else kv
+                lease = keys[:boundary]
+            self._lease(pool, lease)
+            if boundary:
+                hits[name] = boundary
+            final = min(final, boundary)
+        return final, hits
+
+    def batch_get_v2(self, transfers: List[Any], extra_info: Any = None) -> Dict[Any, List[bool]]:
+        """Read each transfer's pages into its pool; per pool, a bool per key."""
+        return self._v2(False, transfers)
+
+    def batch_set_v2(self, transfers: List[Any], extra_info: Any = None) -> Dict[Any, List[bool]]:
+        """Store each transfer's pages from its pool; per pool, a bool per key."""
+        return self._v2(True, transfers)
+
+    def _v2(self, put: bool, transfers: List[Any]) -> Dict[Any, List[bool]]:
+        results: Dict[Any, List[bool]] = {}
+        by_name = {_pool_name(t.name): t for t in transfers if getattr(t, "indices_from_pool", None) is None}
+        for t in transfers:
+            keys = list(t.keys or [])
+            results[t.name] = self._guarded(lambda: self._transfer(put, t, keys, by_name), len(keys),
+                                            "set_v2" if put else "get_v2")
+        return results
+
+    def _transfer(self, put: bool, t: Any, keys: List[str], by_name: Dict[str, Any]) -> List[bool]:
+        name = _pool_name(t.name)
+        pool = self._pools.get(name)
+        if pool is None:
+            raise ValueError("pool %r was never registered (register_mem_host_pool_v2)" % name)
+        indices = t.host_indices
+        source = getattr(t, "indices_from_pool", None)
+        if indices is None and source is not None and _pool_name(source) in by_name:
+            indices = by_name[_pool_name(source)].host_indices  # a sidecar takes its source's slots
+        if indices is None or int(indices.numel()) != len(keys) * pool.page_size:
+            raise ValueError("pool %r: %d keys need %d host indices, got %s" % (
+                name, len(keys), len(keys) * pool.page_size, None if indices is None else int(indices.numel())))
+        return self._io(put, pool, keys, indices)
 
     # ---- the abstract (copying) interface ---------------------------------
 
-    def _page_split(self, nbytes):
-        """The ranges of a flat page of `nbytes`: the pool's per-page range
-        sizes, back to back."""
-        sizes = self._page_sizes or [nbytes]
+    def _page_split(self, nbytes: int) -> Tuple[List[int], List[int]]:
+        """The ranges of a flat KV page of `nbytes`: the pool's per-page
+        range sizes, back to back."""
+        import torch
+        _, sizes = self._need_anchor().host.get_page_buffer_meta(
+            torch.arange(self._need_anchor().page_size, dtype=torch.int64))
+        sizes = [int(s) for s in sizes]
         if sum(sizes) != nbytes:
             sizes = [nbytes]
         offsets, at = [], 0
@@ -193,76 +384,95 @@ class L3CacheHiCacheStorage(_Base):
             at += s
         return offsets, sizes
 
-    def _tensor_io(self, fn, keys, tensors):
-        ok = []
+    def _tensor_io(self, put: bool, keys: Sequence[str], tensors: Sequence[Any]) -> List[bool]:
+        fn = self._store.batch_put_from_v if put else self._store.batch_get_into_v
+        ok: List[bool] = []
         for key, t in zip(keys, tensors):
-            t = t.contiguous() if fn is self._store.batch_put_from_v else t
+            t = t.contiguous() if put else t
             nbytes = t.numel() * t.element_size()
             offsets, sizes = self._page_split(nbytes)
-            ok += fn(self._keys([key]), t.data_ptr(), nbytes, offsets, sizes, len(sizes))
+            ok += fn(self._need_anchor().keys([key]), t.data_ptr(), nbytes, offsets, sizes, len(sizes))
         return ok
 
-    def get(self, key, target_location=None, target_sizes=None):
+    def get(self, key: str, target_location: Any = None, target_sizes: Any = None) -> Any:
         out = self.batch_get([key], [target_location] if target_location is not None else None)
         return out[0]
 
-    def batch_get(self, keys, target_locations=None, target_sizes=None):
+    def batch_get(self, keys: List[str], target_locations: Any = None, target_sizes: Any = None) -> List[Any]:
         if target_locations is None:
-            target_locations = [self._pool.get_dummy_flat_data_page() for _ in keys]
+            target_locations = [self._need_anchor().host.get_dummy_flat_data_page() for _ in keys]
         for t in target_locations:
             if not t.is_contiguous():
                 raise ValueError("l3cache: a target location must be contiguous")
-        ok = self._tensor_io(self._store.batch_get_into_v, keys, target_locations)
+        ok = self._guarded(lambda: self._tensor_io(False, keys, target_locations), len(keys), "get")
         return [t if hit else None for t, hit in zip(target_locations, ok)]
 
-    def set(self, key, value=None, target_location=None, target_sizes=None):
+    def set(self, key: str, value: Any = None, target_location: Any = None, target_sizes: Any = None) -> bool:
         return self.batch_set([key], [value])
 
-    def batch_set(self, keys, values=None, target_locations=None, target_sizes=None):
+    def batch_set(self, keys: List[str], values: Any = None, target_locations: Any = None,
+                  target_sizes: Any = None) -> bool:
         if values is None:
             return False
-        return all(self._tensor_io(self._store.batch_put_from_v, keys, values))
+        return all(self._guarded(lambda: self._tensor_io(True, keys, values), len(keys), "set"))
 
-    def exists(self, key):
-        return self._store.batch_exists(self._keys([key]))[0]
+    def exists(self, key: str) -> bool:
+        return self._store.batch_exists(self._need_anchor().keys([key]))[0]
 
-    # ---- housekeeping -----------------------------------------------------
+    # ---- metrics and housekeeping ------------------------------------------
 
-    def clear(self):
-        """Delete this model's, rank's and layout's pages (others stay)."""
-        if self._prefix is not None:
-            self._store.remove_by_prefix(self._prefix)
+    def _note(self, kind: str, ok: List[bool], sizes: List[int], per_key: int, start: float) -> None:
+        if not self._metrics_on:
+            return
+        seconds = max(time.monotonic() - start, 1e-9)
+        nbytes = sum(s for i, s in enumerate(sizes) if ok[i // per_key])
+        with self._metrics_lock:
+            pages, bandwidth = self._metrics[kind + "_pgs"], self._metrics[kind + "_bandwidth"]
+            if len(pages) < _MAX_SAMPLES:
+                pages.append(sum(ok))
+                bandwidth.append(nbytes / seconds / 1e9)
 
-    def close(self):
-        """Unregister the pool, write the checkpoint, release the store."""
-        with self._lock:
-            if self._store is not None:
-                try:
-                    self._store.register_host(0, 0)
-                finally:
-                    self._store.close()
-                self._store = None
-
-    def get_stats(self):
+    def get_stats(self) -> Any:
         """Pages and GB/s of the gets (prefetch) and puts (backup) since the
-        last call, as SGLang's StorageMetrics when SGLang is there."""
+        last call, as SGLang's StorageMetrics; None when metrics are off or
+        SGLang is not there."""
+        cls = _storage_metrics_class() if self._metrics_on else None
+        if cls is None:
+            return None
         with self._metrics_lock:
             snap = {k: list(v) for k, v in self._metrics.items()}
             for v in self._metrics.values():
                 v.clear()
-        try:
-            from sglang.srt.metrics.collector import StorageMetrics
-        except ImportError:
-            return snap
-        metrics = StorageMetrics()
-        for k, v in snap.items():
-            setattr(metrics, k, v)
-        return metrics
+        return cls(**snap)
 
-    def metrics(self):
+    def clear(self) -> None:
+        """Delete the pages of every registered pool of this model, rank and
+        layout (others stay)."""
+        for pool in list(self._pools.values()):
+            self._store.remove_by_prefix(pool.prefix)
+
+    def close(self) -> None:
+        """Unregister the pools, write the checkpoint, release the store."""
+        with self._lock:
+            if self._store is not None:
+                try:
+                    self._store.register_hosts([])
+                finally:
+                    self._store.close()
+                self._store = None
+
+    def metrics(self) -> str:
         """The store's metrics as Prometheus text exposition."""
         return self._store.metrics()
 
-    def store_stats(self):
+    def store_stats(self) -> dict:
         """The l3cache store's own counters (objects, hits, evictions...)."""
         return self._store.stats()
+
+
+class _Result:
+    """PoolTransferResult's fields, where SGLang is not importable."""
+
+    def __init__(self, kv_hit_pages: int, extra_pool_hit_pages: Dict[str, int]):
+        self.kv_hit_pages = kv_hit_pages
+        self.extra_pool_hit_pages = extra_pool_hit_pages

@@ -1,7 +1,10 @@
-"""l3cache as SGLang HiCache's storage backend: loaded through the
-factory's dynamic path (a stand-in of SGLang written from its contract,
-sglang_standin.py), with real torch tensors as the Host pool; pages
-round-trip byte-exact as one object each, through fixed buffers."""
+"""l3cache as SGLang HiCache's storage backend, driven the way SGLang's
+cache controllers drive it (sglang_standin/, whose modules name the
+upstream files and commits they follow): attached through the factory's
+dynamic path, dense pools through the v1 zero-copy calls, hybrid models'
+pools (a DSA indexer sidecar, a Mamba state pool) through the v2 calls, K
+and V in two allocations, metrics on and off, and two ranks as two
+processes. Every page of every pool round-trips byte-exact, zero-copy."""
 import json
 import os
 import subprocess
@@ -17,11 +20,14 @@ import sglang_standin  # noqa: E402
 
 sglang_standin.install()
 
-from sglang.srt.mem_cache.hicache_storage import HiCacheStorage, HiCacheStorageConfig  # noqa: E402
+from sglang.srt.mem_cache.hicache_storage import (HiCacheStorage, HiCacheStorageConfig,  # noqa: E402
+                                                  PoolHitPolicy, PoolName, PoolTransfer, PoolTransferResult)
 from sglang.srt.mem_cache.storage.backend_factory import StorageBackendFactory  # noqa: E402
-from sglang.srt.metrics.collector import StorageMetrics  # noqa: E402
-
-import l3cache  # noqa: E402
+from sglang.srt.observability.metrics_collector import StorageMetrics  # noqa: E402
+from sglang_standin.controller import Controller  # noqa: E402
+from sglang_standin.pool_host import (AsymmetricMHATokenToKVPoolHost, DSAIndexerPoolHost,  # noqa: E402
+                                      HostPoolGroup, MambaPoolHost, MHATokenToKVPoolHost,
+                                      MHATokenToKVPoolMXFP8Host, MLATokenToKVPoolHost, PoolEntry)
 
 TEST_DIR = os.environ.get("L3_TEST_DIR") or tempfile.gettempdir()
 MIB = 1 << 20
@@ -31,13 +37,16 @@ def store_config(path, capacity=64 * MIB, slab=MIB):
     return {"store": {"path": path, "capacity": capacity, "slab_size": slab}}
 
 
-def storage_config(config_path, mla=False, tp_rank=0, tp_size=1, model="org/Model_7B", lease=10.0):
-    extra = {"backend_name": "l3cache", "module_path": "l3cache.sglang",
-             "class_name": "L3CacheHiCacheStorage", "interface_v1": 1,
-             "l3cache_config": config_path, "lease_seconds": lease}
+def extra_config(config_path, lease=10.0):
+    return {"backend_name": "l3cache", "module_path": "l3cache.sglang", "class_name": "L3CacheHiCacheStorage",
+            "interface_v1": 1, "l3cache_config": config_path, "lease_seconds": lease}
+
+
+def storage_config(config_path, mla=False, tp_rank=0, tp_size=1, model="org/Model_7B", lease=10.0, metrics=True):
     return HiCacheStorageConfig(tp_rank=tp_rank, tp_size=tp_size, pp_rank=0, pp_size=1, attn_cp_rank=0,
-                                attn_cp_size=1, is_mla_model=mla, enable_storage_metrics=True,
-                                is_page_first_layout=True, model_name=model, extra_config=extra)
+                                attn_cp_size=1, is_mla_model=mla, enable_storage_metrics=metrics,
+                                is_page_first_layout=True, model_name=model,
+                                extra_config=extra_config(config_path, lease))
 
 
 def make_backend(config_path, pool, **kw):
@@ -48,26 +57,11 @@ def make_backend(config_path, pool, **kw):
     return backend
 
 
-def fill_pages(pool, pages, seed):
-    g = torch.Generator().manual_seed(seed)
-    for p in pages:
-        t = slice(p * pool.page_size, (p + 1) * pool.page_size)
-        if isinstance(pool, sglang_standin.MHAPool):
-            view = pool.kv_buffer[:, t]
-        else:
-            view = pool.kv_buffer[t]
-        view.copy_(torch.randn(view.shape, generator=g).to(pool.dtype))
-
-
-def indices(pool, pages):
-    return torch.cat([torch.arange(p * pool.page_size, (p + 1) * pool.page_size) for p in pages])
-
-
 def same_bytes(pool, a, b):
-    return all(torch.equal(x, y) for x, y in zip(pool.page_bytes(a), pool.page_bytes(b)))
+    return pool.page_bytes(a) == pool.page_bytes(b)
 
 
-class SGLangBackendTest(unittest.TestCase):
+class Base(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(dir=TEST_DIR, prefix="sgl")
         self.store_path = os.path.join(self.dir, "hicache.l3")
@@ -88,24 +82,31 @@ class SGLangBackendTest(unittest.TestCase):
         self.backends.append(b)
         return b
 
+    def controller(self, pools, **kw):
+        c = Controller(pools, "org/Hybrid", extra_config(self.config_path), **kw)
+        self.backends.append(c.attach())
+        return c
+
+
+class DenseModelTest(Base):
     def test_the_factory_loads_a_subclass_of_the_real_interface(self):
-        pool = sglang_standin.MHAPool()
+        pool = MHATokenToKVPoolHost()
         b = self.backend(pool)
-        cls = type(b)
-        self.assertEqual(cls.__module__, "l3cache.sglang")
-        self.assertTrue(issubclass(cls, HiCacheStorage))
+        self.assertEqual(type(b).__module__, "l3cache.sglang")
+        self.assertTrue(issubclass(type(b), HiCacheStorage))
         self.assertIs(b.mem_pool_host, pool)
 
     def test_mha_pages_round_trip_as_one_object_each_through_fixed_buffers(self):
-        pool = sglang_standin.MHAPool()
-        b = self.backend(pool)
+        pool = MHATokenToKVPoolHost()
+        c = Controller(pool, "org/Model", extra_config(self.config_path))
+        b = c.attach()
+        self.backends.append(b)
         keys = ["h%02d" % i for i in range(8)]
-        fill_pages(pool, range(8), seed=1)
-        self.assertEqual(b.batch_set_v1(keys, indices(pool, range(8))), [True] * 8)
-        self.assertEqual(b.batch_exists(keys + ["missing", "h00"]), 8)
+        pool.fill(range(8), seed=1)
+        self.assertEqual(c.page_backup(keys, pool.slots(range(8)))[0], 8 * pool.page_size)
+        self.assertEqual(c.hit_query(keys + ["missing", "h00"])[0], keys)
         self.assertEqual(b.batch_exists(["h00", "missing", "h01"]), 1)
-        # Read them into other slots; K and V of each page come back exact.
-        self.assertEqual(b.batch_get_v1(keys, indices(pool, range(16, 24))), [True] * 8)
+        self.assertEqual(c.page_transfer(keys, pool.slots(range(16, 24)))[0], 8)
         for i in range(8):
             self.assertTrue(same_bytes(pool, i, 16 + i), "page %d" % i)
         stats = b.store_stats()
@@ -113,67 +114,87 @@ class SGLangBackendTest(unittest.TestCase):
         self.assertTrue(stats["host_fixed"])
         self.assertGreater(stats["io_fixed"], 0)
         self.assertEqual(stats["io_unfixed"], 0)
-        self.assertEqual(stats["unaligned_ios"], 0)
-        # Each answer has one bool per key; a missing page is False.
-        self.assertEqual(b.batch_get_v1(["h00", "nope"], indices(pool, [30, 31])), [True, False])
+        self.assertEqual(b.batch_get_v1(["h00", "nope"], pool.slots([30, 31])), [True, False])
 
     def test_mla_pages_round_trip_with_one_range(self):
-        pool = sglang_standin.MLAPool()
+        pool = MLATokenToKVPoolHost()
         b = self.backend(pool, mla=True)
         keys = ["m%02d" % i for i in range(6)]
-        fill_pages(pool, range(6), seed=2)
-        self.assertEqual(b.batch_set_v1(keys, indices(pool, range(6))), [True] * 6)
-        self.assertEqual(b.batch_get_v1(keys, indices(pool, range(10, 16))), [True] * 6)
+        pool.fill(range(6), seed=2)
+        self.assertEqual(b.batch_set_v1(keys, pool.slots(range(6))), [True] * 6)
+        self.assertEqual(b.batch_get_v1(keys, pool.slots(range(10, 16))), [True] * 6)
         for i in range(6):
             self.assertTrue(same_bytes(pool, i, 10 + i))
         self.assertEqual(b.store_stats()["io_unfixed"], 0)
 
-    def test_layer_first_is_refused_with_a_clear_message(self):
-        pool = sglang_standin.MHAPool(layout="layer_first")
+    def test_k_and_v_in_two_allocations_round_trip_zero_copy(self):
+        # MiMo-V2's asymmetric pool: kv_buffer is a tuple (k_buffer, v_buffer).
+        pool = AsymmetricMHATokenToKVPoolHost(dim=128, v_dim=64)
+        self.assertIsInstance(pool.kv_buffer, tuple)
+        b = self.backend(pool)
+        keys = ["a%02d" % i for i in range(8)]
+        pool.fill(range(8), seed=3)
+        self.assertEqual(b.batch_set_v1(keys, pool.slots(range(8))), [True] * 8)
+        pool.zero(range(8))
+        self.assertEqual(b.batch_get_v1(keys, pool.slots(range(8))), [True] * 8)
+        probe = AsymmetricMHATokenToKVPoolHost(dim=128, v_dim=64)
+        probe.fill(range(8), seed=3)
+        for i in range(8):
+            self.assertEqual(pool.page_bytes(i), probe.page_bytes(i), "page %d" % i)
+        stats = b.store_stats()
+        self.assertEqual(stats["host_regions"], 2)
+        self.assertEqual(stats["io_unfixed"], 0)
+        self.assertEqual(stats["objects"], 8)
+
+    def test_what_cannot_be_stored_is_refused_with_a_clear_message(self):
         with self.assertRaisesRegex(ValueError, "layer_first.*page_first_direct"):
-            self.backend(pool)
+            self.backend(MHATokenToKVPoolHost(layout="layer_first"))
+        with self.assertRaisesRegex(ValueError, "no Host buffer.*MLA dummy"):
+            self.backend(MLATokenToKVPoolHost(is_dummy=True), mla=True)
+        with self.assertRaisesRegex(ValueError, "MXFP8"):
+            self.backend(MHATokenToKVPoolMXFP8Host())
+        dcp = MLATokenToKVPoolHost()
+        dcp.dcp_size = 2
+        with self.assertRaisesRegex(ValueError, "decode-context-parallel"):
+            self.backend(dcp, mla=True)
 
     def test_models_ranks_and_layouts_never_share_a_page(self):
-        pool = sglang_standin.MHAPool()
+        pool = MHATokenToKVPoolHost()
         a = self.backend(pool, model="org/A")
-        fill_pages(pool, [0], seed=3)
-        self.assertEqual(a.batch_set_v1(["k"], indices(pool, [0])), [True])
-        other_model = self.backend(pool, model="org/B")
-        other_rank = self.backend(pool, model="org/A", tp_rank=1, tp_size=2)
-        other_layout = self.backend(sglang_standin.MHAPool(layout="page_first"), model="org/A")
-        other_dtype = self.backend(sglang_standin.MHAPool(dtype=torch.float16), model="org/A")
-        for b in (other_model, other_rank, other_layout, other_dtype):
+        pool.fill([0], seed=3)
+        self.assertEqual(a.batch_set_v1(["k"], pool.slots([0])), [True])
+        others = [self.backend(pool, model="org/B"), self.backend(pool, model="org/A", tp_rank=1, tp_size=2),
+                  self.backend(MHATokenToKVPoolHost(layout="page_first"), model="org/A"),
+                  self.backend(MHATokenToKVPoolHost(dtype=torch.float16), model="org/A")]
+        for b in others:
             self.assertEqual(b.batch_exists(["k"]), 0)
         self.assertEqual(a.batch_exists(["k"]), 1)
-        # clear() drops this namespace only.
-        self.assertEqual(other_model.batch_set_v1(["k"], indices(pool, [0])), [True])
-        a.clear()
+        self.assertEqual(others[0].batch_set_v1(["k"], pool.slots([0])), [True])
+        a.clear()  # drops this namespace only
         self.assertEqual(a.batch_exists(["k"]), 0)
-        self.assertEqual(other_model.batch_exists(["k"]), 1)
+        self.assertEqual(others[0].batch_exists(["k"]), 1)
 
     def test_the_copying_interface_works_too(self):
-        pool = sglang_standin.MHAPool()
-        b = self.backend(pool)
-        fill_pages(pool, [2], seed=4)
-        page = pool.get_data_page(2 * pool.page_size).contiguous()
-        self.assertTrue(b.set("slow", page))
-        self.assertTrue(b.exists("slow"))
-        self.assertFalse(b.exists("absent"))
-        out = b.get("slow", pool.get_dummy_flat_data_page())
-        self.assertTrue(torch.equal(out.view(torch.uint8), page.view(torch.uint8)))
-        got = b.batch_get(["slow", "absent"])
-        self.assertTrue(torch.equal(got[0].view(torch.uint8), page.view(torch.uint8)))
-        self.assertIsNone(got[1])
-        self.assertTrue(b.batch_set(["s1", "s2"], [page, page]))
+        pool = MHATokenToKVPoolHost()
+        extra = extra_config(self.config_path)
+        extra["interface_v1"] = 0
+        c = Controller(pool, "org/Model", extra)
+        b = c.attach()
+        self.backends.append(b)
+        pool.fill([2, 3], seed=4)
+        self.assertEqual(c.page_backup(["s2", "s3"], pool.slots([2, 3]))[0], 2 * pool.page_size)
+        self.assertEqual(c.page_transfer(["s2", "s3"], pool.slots([9, 10]))[0], 2)
+        self.assertTrue(same_bytes(pool, 2, 9) and same_bytes(pool, 3, 10))
+        self.assertIsNone(b.batch_get(["absent"])[0])
         # The slow path stores the same shape as the zero-copy one.
-        self.assertEqual(b.batch_get_v1(["slow"], indices(pool, [9])), [True])
-        self.assertTrue(same_bytes(pool, 2, 9))
+        self.assertEqual(b.batch_get_v1(["s2"], pool.slots([11])), [True])
+        self.assertTrue(same_bytes(pool, 2, 11))
 
     def test_three_threads_exist_get_and_set_at_once(self):
-        pool = sglang_standin.MHAPool(pages=64)
+        pool = MHATokenToKVPoolHost(pages=64)
         b = self.backend(pool)
-        fill_pages(pool, range(16), seed=5)
-        self.assertEqual(b.batch_set_v1(["t%d" % i for i in range(8)], indices(pool, range(8))), [True] * 8)
+        pool.fill(range(16), seed=5)
+        self.assertEqual(b.batch_set_v1(["t%d" % i for i in range(8)], pool.slots(range(8))), [True] * 8)
         errors = []
 
         def run(fn):
@@ -187,10 +208,10 @@ class SGLangBackendTest(unittest.TestCase):
             assert b.batch_exists(["t%d" % i for i in range(8)]) == 8
 
         def get():
-            assert b.batch_get_v1(["t%d" % i for i in range(8)], indices(pool, range(32, 40))) == [True] * 8
+            assert b.batch_get_v1(["t%d" % i for i in range(8)], pool.slots(range(32, 40))) == [True] * 8
 
         def put():
-            assert b.batch_set_v1(["u%d" % i for i in range(8)], indices(pool, range(8, 16))) == [True] * 8
+            assert b.batch_set_v1(["u%d" % i for i in range(8)], pool.slots(range(8, 16))) == [True] * 8
 
         threads = [threading.Thread(target=run, args=(f,)) for f in (exists, get, put)]
         for t in threads:
@@ -219,45 +240,31 @@ class SGLangBackendTest(unittest.TestCase):
     def test_a_lease_keeps_a_page_through_eviction_pressure(self):
         with open(self.config_path, "w") as f:  # a store of a few slabs
             json.dump(store_config(self.store_path, capacity=24 * MIB, slab=MIB), f)
-        pool = sglang_standin.MHAPool(pages=64)
+        pool = MHATokenToKVPoolHost(pages=64)
         b = self.backend(pool, lease=60)
-        fill_pages(pool, range(64), seed=6)
-        self.assertEqual(b.batch_set_v1(["old0", "old1"], indices(pool, [0, 1])), [True, True])
+        pool.fill(range(64), seed=6)
+        self.assertEqual(b.batch_set_v1(["old0", "old1"], pool.slots([0, 1])), [True, True])
         self.assertEqual(b.batch_exists(["old0", "old1"]), 2)  # leased until the get
         for wave in range(100):  # several times the store's size
-            keys = ["new%d-%d" % (wave, i) for i in range(16)]
-            b.batch_set_v1(keys, indices(pool, range(16, 32)))
+            b.batch_set_v1(["new%d-%d" % (wave, i) for i in range(16)], pool.slots(range(16, 32)))
         self.assertGreater(b.store_stats()["evictions"], 0)
         self.assertEqual(b.batch_exists(["new4-0"]), 0)  # in a later slab, unleased: evicted
-        self.assertEqual(b.batch_get_v1(["old0", "old1"], indices(pool, [40, 41])), [True, True])
+        self.assertEqual(b.batch_get_v1(["old0", "old1"], pool.slots([40, 41])), [True, True])
         self.assertTrue(same_bytes(pool, 0, 40) and same_bytes(pool, 1, 41))
 
     def test_a_restart_keeps_the_pages(self):
-        pool = sglang_standin.MHAPool()
+        pool = MHATokenToKVPoolHost()
         b = make_backend(self.config_path, pool)
-        fill_pages(pool, range(4), seed=7)
-        self.assertEqual(b.batch_set_v1(["r%d" % i for i in range(4)], indices(pool, range(4))), [True] * 4)
+        pool.fill(range(4), seed=7)
+        self.assertEqual(b.batch_set_v1(["r%d" % i for i in range(4)], pool.slots(range(4))), [True] * 4)
         b.close()
-        pool2 = sglang_standin.MHAPool()
+        pool2 = MHATokenToKVPoolHost()
         b2 = self.backend(pool2)
         self.assertEqual(b2.batch_exists(["r%d" % i for i in range(4)]), 4)
-        self.assertEqual(b2.batch_get_v1(["r%d" % i for i in range(4)], indices(pool2, range(4))), [True] * 4)
+        self.assertEqual(b2.batch_get_v1(["r%d" % i for i in range(4)], pool2.slots(range(4))), [True] * 4)
         for i in range(4):
-            self.assertTrue(all(torch.equal(x, y) for x, y in zip(pool.page_bytes(i), pool2.page_bytes(i))))
+            self.assertEqual(pool.page_bytes(i), pool2.page_bytes(i))
         self.assertTrue(b2.store_stats()["opened_from_checkpoint"])
-
-    def test_stats_are_sglang_storage_metrics(self):
-        pool = sglang_standin.MHAPool()
-        b = self.backend(pool)
-        fill_pages(pool, range(3), seed=8)
-        b.batch_set_v1(["a", "b", "c"], indices(pool, range(3)))
-        b.batch_get_v1(["a", "b"], indices(pool, range(3, 5)))
-        m = b.get_stats()
-        self.assertIsInstance(m, StorageMetrics)
-        self.assertEqual(m.backup_pgs, [3])
-        self.assertEqual(m.prefetch_pgs, [2])
-        self.assertEqual(len(m.prefetch_bandwidth), 1)
-        self.assertEqual(b.get_stats().backup_pgs, [])  # since the last call
 
     def test_a_missing_config_is_a_clear_error(self):
         cfg = storage_config(self.config_path)
@@ -266,14 +273,185 @@ class SGLangBackendTest(unittest.TestCase):
             StorageBackendFactory.create_backend("dynamic", cfg, None)
 
 
+class MetricsTest(Base):
+    def test_with_metrics_on_the_collector_takes_sglang_storage_metrics(self):
+        pool = MHATokenToKVPoolHost()
+        c = self.controller_dense(pool, metrics=True)
+        pool.fill(range(3), seed=8)
+        c.page_backup(["a", "b", "c"], pool.slots(range(3)))
+        c.page_transfer(["a", "b"], pool.slots(range(3, 5)))
+        m = c.storage_backend.get_stats()
+        self.assertIsInstance(m, StorageMetrics)  # the class SGLang's collector asserts
+        self.assertEqual(m.backup_pgs, [3])
+        self.assertEqual(m.prefetch_pgs, [2])
+        self.assertEqual(len(m.prefetch_bandwidth), 1)
+        c.page_backup(["d"], pool.slots([6]))
+        c.check_hicache_events()  # the scheduler loop's hand-off: no assertion
+        self.assertEqual(c.collector.observed["backup_pgs"], [1])
+        self.assertEqual(c.storage_backend.get_stats().backup_pgs, [])  # since the last call
+
+    def test_with_metrics_off_nothing_accumulates(self):
+        pool = MHATokenToKVPoolHost()
+        c = self.controller_dense(pool, metrics=False)
+        pool.fill([0], seed=9)
+        b = c.storage_backend
+        for i in range(10000):
+            b.batch_set_v1(["m%d" % (i % 8)], pool.slots([i % 8]))
+        for i in range(100):
+            b.batch_get_v1(["m0"], pool.slots([9]))
+        c.check_hicache_events()  # never calls get_stats with metrics off
+        self.assertIsNone(b.get_stats())
+        self.assertEqual(sum(len(v) for v in b._metrics.values()), 0)
+
+    def test_with_metrics_on_and_nobody_reading_the_samples_are_bounded(self):
+        pool = MHATokenToKVPoolHost()
+        c = self.controller_dense(pool, metrics=True)
+        b = c.storage_backend
+        for i in range(5000):
+            b.batch_exists(["x"])
+            b.batch_get_v1(["x"], pool.slots([1]))
+        m = b.get_stats()
+        self.assertLessEqual(len(m.prefetch_pgs), 4096)
+        self.assertGreater(len(m.prefetch_pgs), 0)
+
+    def controller_dense(self, pool, metrics):
+        c = Controller(pool, "org/Model", extra_config(self.config_path), enable_storage_metrics=metrics)
+        self.backends.append(c.attach())
+        return c
+
+
+class HybridModelTest(Base):
+    def dsa_pools(self, pages=160):
+        kv = MLATokenToKVPoolHost(pages=pages, page_size=16, layers=2, kv_dim=512)
+        return kv, DSAIndexerPoolHost(kv, page_stride=4096, layers=2)
+
+    def test_a_dsa_model_stores_and_loads_kv_and_indexer_pages_zero_copy(self):
+        kv, idx = self.dsa_pools()
+        group = HostPoolGroup([PoolEntry(PoolName.KV, kv, is_primary_index_anchor=True),
+                               PoolEntry(PoolName.INDEXER, idx)])
+        c = self.controller(group, is_mla_model=True)
+        hashes = ["d%03d" % i for i in range(130)]  # over one 128-page batch
+        kv.fill(range(130), seed=10)
+        idx.fill(range(130), seed=11)
+        indexer = PoolTransfer(name=PoolName.INDEXER, indices_from_pool=PoolName.KV)
+        done, results = c.page_backup(hashes, kv.slots(range(130)), [indexer])
+        self.assertEqual(done, 130 * kv.page_size)
+        self.assertEqual(results[PoolName.INDEXER], [True] * 130)
+        # The prefetch: the hit query with the indexer's transfer, then the read.
+        prefetch = [PoolTransfer(name=PoolName.INDEXER, indices_from_pool=PoolName.KV)]
+        hit, tokens = c.hit_query(hashes + ["d999"], prefetch)
+        self.assertEqual(hit, hashes)
+        kv_want = [kv.page_bytes(p) for p in range(130)]
+        idx_want = [idx.page_bytes(p) for p in range(130)]
+        kv.zero(range(130))
+        idx.zero(range(130))
+        completed, _ = c.page_transfer(hit, kv.slots(range(130)), prefetch)
+        self.assertEqual(completed, 130)
+        for p in range(130):
+            self.assertEqual(kv.page_bytes(p), kv_want[p], "kv page %d" % p)
+            self.assertEqual(idx.page_bytes(p), idx_want[p], "indexer page %d" % p)
+        stats = c.storage_backend.store_stats()
+        self.assertEqual(stats["objects"], 260)  # a KV and an indexer object per page
+        self.assertEqual(stats["io_unfixed"], 0)
+        self.assertEqual(stats["host_regions"], 2)
+
+    def test_a_missing_indexer_page_shortens_the_usable_prefix(self):
+        kv, idx = self.dsa_pools(pages=16)
+        b = self.backend(kv, mla=True)
+        b.register_mem_host_pool_v2(kv, PoolName.KV)
+        b.register_mem_host_pool_v2(idx, PoolName.INDEXER)
+        kv.fill(range(6), seed=12)
+        idx.fill(range(6), seed=13)
+        keys = ["p%d" % i for i in range(6)]
+        self.assertEqual(b.batch_set_v1(keys, kv.slots(range(6))), [True] * 6)
+        # Only pages 0-3 of the indexer are stored.
+        got = b.batch_set_v2([PoolTransfer(PoolName.INDEXER, host_indices=kv.slots(range(4)), keys=keys[:4])])
+        self.assertEqual(got, {PoolName.INDEXER: [True] * 4})
+        r = b.batch_exists_v2(keys, [PoolTransfer(PoolName.INDEXER, indices_from_pool=PoolName.KV)])
+        self.assertIsInstance(r, PoolTransferResult)
+        self.assertEqual(r.kv_hit_pages, 4)
+        self.assertEqual(r.extra_pool_hit_pages, {"kv": 6, "indexer": 4})
+        # A pool never registered, or indices that do not fit the keys: a failed
+        # entry per key, never an exception on SGLang's storage thread.
+        self.assertEqual(b.batch_get_v2([PoolTransfer("swa", host_indices=kv.slots([0]), keys=["p0"])]),
+                         {"swa": [False]})
+        self.assertEqual(b.batch_get_v2([PoolTransfer(PoolName.INDEXER, host_indices=kv.slots([0]),
+                                                      keys=["p0", "p1"])]), {PoolName.INDEXER: [False, False]})
+        self.assertEqual(b.batch_exists_v2(keys, [PoolTransfer("swa", keys=["x"])]).kv_hit_pages, 0)
+
+    def mamba_group(self):
+        kv = MHATokenToKVPoolHost(pages=32, page_size=16, layers=2, heads=2, dim=64)
+        mamba = MambaPoolHost(slots=8, layers=2, temporal=(8, 128), conv=((1024,), (2048,)))
+        group = HostPoolGroup([PoolEntry(PoolName.KV, kv, is_primary_index_anchor=True),
+                               PoolEntry(PoolName.MAMBA, mamba)])
+        return kv, mamba, group
+
+    def test_a_mamba_model_keeps_the_state_of_its_last_page(self):
+        kv, mamba, group = self.mamba_group()
+        c = self.controller(group)
+        hashes = ["q%d" % i for i in range(5)]
+        kv.fill(range(5), seed=14)
+        mamba.fill([3], seed=15)
+        # Two nodes backed up: pages 0-2 with the state after page 2 (slot 3),
+        # pages 3-4 with no state.
+        state = PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([3]), keys=[hashes[2]],
+                             hit_policy=PoolHitPolicy.TRAILING_PAGES)
+        done, res = c.page_backup(hashes[:3], kv.slots(range(3)), [state])
+        self.assertEqual((done, res[PoolName.MAMBA]), (3 * kv.page_size, [True]))
+        self.assertEqual(c.page_backup(hashes[3:], kv.slots(range(3, 5)))[0], 2 * kv.page_size)
+        want_state = mamba.page_bytes(3)
+        want_kv = [kv.page_bytes(p) for p in range(3)]
+        # Prefetch of all five pages: the KV holds 5, the state only page 2's,
+        # so the usable prefix is 3 pages.
+        prefetch = [PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([6]), keys=["__placeholder__"],
+                                 hit_policy=PoolHitPolicy.TRAILING_PAGES)]
+        hit, tokens = c.hit_query(hashes, prefetch)
+        self.assertEqual((hit, tokens), (hashes[:3], 3 * kv.page_size))
+        completed, pool_hits = c.page_transfer(hit, kv.slots(range(10, 13)), prefetch)
+        self.assertEqual(completed, 3)
+        self.assertEqual(pool_hits, {PoolName.MAMBA: 1})
+        self.assertEqual(prefetch[0].keys, [hashes[2]])  # re-aligned to the hit
+        self.assertEqual(mamba.page_bytes(6), want_state)
+        for p in range(3):
+            self.assertEqual(kv.page_bytes(10 + p), want_kv[p])
+        self.assertEqual(c.storage_backend.store_stats()["io_unfixed"], 0)
+
+    def test_an_mla_models_state_is_per_rank_while_its_kv_is_shared(self):
+        # Kimi-style: MLA KV written by rank 0 only, the Mamba state by every rank.
+        kv0 = MLATokenToKVPoolHost(pages=8, page_size=16, layers=2, kv_dim=512)
+        m0, m1 = MambaPoolHost(slots=4), MambaPoolHost(slots=4)
+        r0 = self.controller(HostPoolGroup([PoolEntry(PoolName.KV, kv0, is_primary_index_anchor=True),
+                                            PoolEntry(PoolName.MAMBA, m0)]), is_mla_model=True, tp_rank=0,
+                             tp_size=2)
+        kv1 = MLATokenToKVPoolHost(pages=8, page_size=16, layers=2, kv_dim=512)
+        r1 = self.controller(HostPoolGroup([PoolEntry(PoolName.KV, kv1, is_primary_index_anchor=True),
+                                            PoolEntry(PoolName.MAMBA, m1)]), is_mla_model=True, tp_rank=1,
+                             tp_size=2)
+        kv0.fill(range(2), seed=16)
+        m0.fill([0], seed=17)
+        m1.fill([0], seed=18)  # each rank's own shard of the state
+        for c, m in ((r0, m0), (r1, m1)):
+            t = PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([0]), keys=["k1"],
+                             hit_policy=PoolHitPolicy.TRAILING_PAGES)
+            c.page_backup(["k0", "k1"], kv0.slots(range(2)), [t])
+        # Rank 1 wrote no KV (backup_skip) but finds rank 0's, and its own state.
+        prefetch = [PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([2]), keys=["x"],
+                                 hit_policy=PoolHitPolicy.TRAILING_PAGES)]
+        self.assertEqual(r1.hit_query(["k0", "k1"], prefetch)[0], ["k0", "k1"])
+        self.assertEqual(r1.page_transfer(["k0", "k1"], kv1.slots(range(2)), prefetch)[0], 2)
+        self.assertEqual(m1.page_bytes(2), m1.page_bytes(0))
+        self.assertNotEqual(m1.page_bytes(2), m0.page_bytes(0))
+        self.assertEqual(kv1.page_bytes(0), kv0.page_bytes(0))
+
+
 RANK_SCRIPT = r'''
 import os
 import sys
 import time
-import torch
 import sglang_standin
 sglang_standin.install()
-from test_sglang import make_backend, fill_pages, indices
+from sglang_standin.pool_host import MLATokenToKVPoolHost
+from test_sglang import make_backend
 config, rank, sync = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 
 
@@ -288,13 +466,12 @@ def mark(name):
     open(os.path.join(sync, name), "w").close()
 
 
-
-pool = sglang_standin.MLAPool()
+pool = MLATokenToKVPoolHost()
 b = make_backend(config, pool, mla=True, tp_rank=rank, tp_size=2)
 keys = ["shared%d" % i for i in range(4)]
-fill_pages(pool, range(4), seed=99)  # both ranks hold the same MLA pages
+pool.fill(range(4), seed=99)  # both ranks hold the same MLA pages
 if rank == 0:
-    assert b.batch_set_v1(keys, indices(pool, range(4))) == [True] * 4
+    assert b.batch_set_v1(keys, pool.slots(range(4))) == [True] * 4
     mark("written")
     wait_for("read")  # stay attached while rank 1 reads
 else:
@@ -302,9 +479,9 @@ else:
     print("attached %d" % b.store_stats()["attached_processes"])
     mark("read")
     assert b.batch_exists(keys) == 4, "rank 1 does not see rank 0's pages"
-    assert b.batch_get_v1(keys, indices(pool, range(8, 12))) == [True] * 4
+    assert b.batch_get_v1(keys, pool.slots(range(8, 12))) == [True] * 4
     for i in range(4):
-        assert all(torch.equal(x, y) for x, y in zip(pool.page_bytes(i), pool.page_bytes(8 + i)))
+        assert pool.page_bytes(i) == pool.page_bytes(8 + i)
 b.close()
 print("rank %d ok" % rank)
 '''
