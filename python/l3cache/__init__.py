@@ -20,6 +20,10 @@ import ctypes
 import ctypes.util
 import json
 import os
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+
+if TYPE_CHECKING:
+    import numpy
 
 __all__ = ["L3Error", "Pool", "Store", "AsyncStore", "Completion", "Executor", "library_path"]
 
@@ -33,7 +37,7 @@ _STATUS = [
 class L3Error(Exception):
     """An l3cache error: ``status`` is the code's name, ``args[0]`` the message."""
 
-    def __init__(self, status, message):
+    def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
         self.status = status
 
@@ -91,8 +95,11 @@ class _Poll(ctypes.Structure):
 
 _KINDS = {"query": 0, "get": 1, "put": 2, "cancel": 3}
 
+Config = Union[Dict[str, Any], str]  # a config dict, JSON text, or the path of a JSON file
+Keys = Sequence[Union[str, bytes]]
 
-def library_path():
+
+def library_path() -> str:
     """Where the shared library is loaded from."""
     env = os.environ.get("L3CACHE_LIB")
     if env:
@@ -208,7 +215,7 @@ class Pool:
     of it (numpy is imported only when asked for). Close it only after
     every executor or store that registered it has closed."""
 
-    def __init__(self, nbytes):
+    def __init__(self, nbytes: int) -> None:
         lib = _load()
         err = _Error()
         self.nbytes = int(nbytes)
@@ -217,22 +224,22 @@ class Pool:
             raise L3Error("L3_ENOMEM", err.msg.decode("utf-8", "replace"))
 
     @property
-    def array(self):
+    def array(self) -> "numpy.ndarray":
         import numpy as np
         if not self.address:
             raise ValueError("the pool is closed")
         buf = (ctypes.c_uint8 * self.nbytes).from_address(self.address)
         return np.ctypeslib.as_array(buf)
 
-    def close(self):
+    def close(self) -> None:
         if self.address:
             _load().l3_pool_free(self.address, self.nbytes)
             self.address = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Pool":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
@@ -240,7 +247,7 @@ class Store:
     """The slab disk store, opened from an l3cache config (a dict, JSON text
     or a path to a JSON file). Thread-safe; use as a context manager."""
 
-    def __init__(self, config):
+    def __init__(self, config: Config) -> None:
         lib = _load()
         self._text = _config_text(config)
         handle = ctypes.c_void_p()
@@ -255,7 +262,7 @@ class Store:
             raise L3Error("L3_ECLOSED", "the store is closed")
         return self._store
 
-    def batch_exists(self, keys):
+    def batch_exists(self, keys: Keys) -> List[bool]:
         """Per key, whether the store holds it."""
         lib, store = _load(), self._live()
         n = len(keys)
@@ -281,21 +288,24 @@ class Store:
         return ([bool(success[i]) for i in range(n)], [bool(failures[i]) for i in range(n)],
                 bool(result.retired))
 
-    def batch_get_into(self, keys, host_ptr, offsets, sizes, host_len=None):
+    def batch_get_into(self, keys: Keys, host_ptr: int, offsets: Sequence[int], sizes: Sequence[int],
+                       host_len: Optional[int] = None) -> List[bool]:
         """Read each object into [host_ptr + offset, + size); per key, whether
         it arrived whole (a miss or a corrupt object is False)."""
         return self.batch_get_into_detailed(keys, host_ptr, offsets, sizes, host_len)["success"]
 
-    def batch_get_into_detailed(self, keys, host_ptr, offsets, sizes, host_len=None):
+    def batch_get_into_detailed(self, keys: Keys, host_ptr: int, offsets: Sequence[int], sizes: Sequence[int],
+                                host_len: Optional[int] = None) -> Dict[str, Any]:
         """As batch_get_into, with object_failures and retired."""
         s, f, r = self._batch(_load().l3_store_batch_get_into, keys, host_ptr, offsets, sizes, host_len)
         return {"success": s, "object_failures": f, "retired": r}
 
-    def batch_put_from(self, keys, host_ptr, offsets, sizes, host_len=None):
+    def batch_put_from(self, keys: Keys, host_ptr: int, offsets: Sequence[int], sizes: Sequence[int],
+                       host_len: Optional[int] = None) -> List[bool]:
         """Store each range under its key, create-only; per key, success."""
         return self._batch(_load().l3_store_batch_put_from, keys, host_ptr, offsets, sizes, host_len)[0]
 
-    def batch_lease(self, keys, seconds):
+    def batch_lease(self, keys: Keys, seconds: float) -> List[bool]:
         """Per key, whether the store holds it; each found object is kept
         from eviction for `seconds` (a read lease, across processes)."""
         lib, store = _load(), self._live()
@@ -325,27 +335,29 @@ class Store:
                   ctypes.byref(result), ctypes.byref(err)), err)
         return [bool(success[i]) for i in range(n)], bool(result.retired)
 
-    def batch_get_into_v(self, keys, host_ptr, host_len, offsets, sizes, per_key):
+    def batch_get_into_v(self, keys: Keys, host_ptr: int, host_len: int, offsets: Sequence[int],
+                         sizes: Sequence[int], per_key: int) -> List[bool]:
         """Multi-range get: key i's object lands in its `per_key` ranges
         offsets[i * per_key + j], sizes[...] of [host_ptr, + host_len); per
         key, whether it arrived whole (the sizes must be the put's)."""
         return self._batch_v(_load().l3_store_batch_get_into_v, keys, host_ptr, host_len, offsets, sizes,
                              per_key)[0]
 
-    def batch_put_from_v(self, keys, host_ptr, host_len, offsets, sizes, per_key):
+    def batch_put_from_v(self, keys: Keys, host_ptr: int, host_len: int, offsets: Sequence[int],
+                         sizes: Sequence[int], per_key: int) -> List[bool]:
         """Multi-range put: key i's object is the concatenation of its
         `per_key` ranges, one object with one header and one crc32c."""
         return self._batch_v(_load().l3_store_batch_put_from_v, keys, host_ptr, host_len, offsets, sizes,
                              per_key)[0]
 
-    def register_host(self, host_ptr, host_len):
+    def register_host(self, host_ptr: int, host_len: int) -> None:
         """Register the Host pool for zero-copy fixed-buffer I/O (keep it
         alive until close or register_host(0, 0))."""
         err = _Error()
         _check(_load().l3_store_register_host(self._live(), _Host(host_ptr or None, host_len),
                                               ctypes.byref(err)), err)
 
-    def register_hosts(self, regions):
+    def register_hosts(self, regions: Sequence[Tuple[int, int]]) -> None:
         """Register several Host regions at once, ``[(ptr, nbytes), ...]``
         (K and V in two allocations, a pool per kind of state), replacing
         what was registered; ``[]`` clears them. A batch's ranges may lie in
@@ -354,32 +366,32 @@ class Store:
         err = _Error()
         _check(_load().l3_store_register_hosts(self._live(), arr, len(regions), ctypes.byref(err)), err)
 
-    def remove_by_prefix(self, prefix):
+    def remove_by_prefix(self, prefix: str) -> bool:
         """Delete every object whose key starts with prefix; False means
         nothing was removed."""
         return bool(_load().l3_store_remove_by_prefix(self._live(), prefix.encode()))
 
-    def stats(self):
+    def stats(self) -> Dict[str, Any]:
         """Store statistics (objects, bytes, evictions, checksum failures,
         I/O counts) as a dict."""
         self._live()
         return json.loads(_take_string(_load().l3_slabstore_stats_json(self._handle)))
 
-    def metrics(self):
+    def metrics(self) -> str:
         """Store metrics as Prometheus text exposition."""
         self._live()
         return _take_string(_load().l3_metrics_of(None, self._handle))
 
-    def close(self):
+    def close(self) -> None:
         """Write the checkpoint and release the store; idempotent."""
         if self._handle is not None and self._owned_by is None:
             _load().l3_slabstore_free(self._handle)
         self._handle = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Store":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
@@ -391,7 +403,8 @@ class Executor:
     groups name other regions (a group's "region": r) is given those
     regions' ``(ptr, nbytes)`` in `regions`, region 1 first."""
 
-    def __init__(self, store, host_ptr, host_len, layout, config=None, regions=()):
+    def __init__(self, store: Store, host_ptr: int, host_len: int, layout: Dict[str, Any],
+                 config: Optional[Config] = None, regions: Sequence[Tuple[int, int]] = ()) -> None:
         lib = _load()
         handle = ctypes.c_void_p()
         err = _Error()
@@ -405,7 +418,7 @@ class Executor:
         store._owned_by = self
         self._keep = []
 
-    def submit(self, operations):
+    def submit(self, operations: Sequence[Dict[str, Any]]) -> None:
         """Submit operations, in order: dicts with kind ("query", "get",
         "put", "cancel"), op_id, keys [(group, content_hash, page_offset)]
         and, for get/put, host_blocks."""
@@ -428,7 +441,7 @@ class Executor:
         err = _Error()
         _check(lib.l3_executor_submit(self._handle, ops, len(operations), ctypes.byref(err)), err)
 
-    def poll(self):
+    def poll(self) -> Dict[str, Any]:
         """Completions since the last poll and the queues' pressure."""
         lib = _load()
         p = _Poll()
@@ -451,31 +464,35 @@ class Executor:
         finally:
             lib.l3_poll_release(ctypes.byref(p))
 
-    def snapshot(self):
+    def snapshot(self) -> Dict[str, Any]:
         """The executor's counters (the reference snapshot's names)."""
         return json.loads(_take_string(_load().l3_executor_snapshot_json(self._handle)))
 
-    def metrics(self):
+    def metrics(self) -> str:
         """Executor and store metrics as Prometheus text exposition."""
         return _take_string(_load().l3_metrics_of(self._handle, self._store._handle))
 
-    def key_prefix(self):
+    def key_prefix(self) -> str:
+        """The namespace prefix objects are named under now."""
         buf = ctypes.create_string_buffer(70)
         _load().l3_executor_key_prefix(self._handle, buf)
         return buf.value.decode()
 
-    def is_idle(self):
+    def is_idle(self) -> bool:
+        """No operation is queued or running."""
         return bool(_load().l3_executor_is_idle(self._handle))
 
-    def set_weight_version(self, weight_version):
+    def set_weight_version(self, weight_version: str) -> None:
+        """Name new objects under another weight version (only while idle)."""
         err = _Error()
         _check(_load().l3_executor_set_weight_version(self._handle, weight_version.encode(),
                                                       ctypes.byref(err)), err)
 
-    def delete_namespace(self):
+    def delete_namespace(self) -> bool:
+        """Delete the current namespace's objects (only while idle)."""
         return bool(_load().l3_executor_delete_namespace(self._handle))
 
-    def close(self, timeout=5.0):
+    def close(self, timeout: float = 5.0) -> None:
         """Stop the workers and close the store. Raises L3Error
         (L3_EUNRETIRED) when native I/O is unproven: keep the Host pool
         alive for the rest of the process then."""
@@ -490,10 +507,10 @@ class Executor:
         self._handle = None
         _check(status, err)
 
-    def __enter__(self):
+    def __enter__(self) -> "Executor":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
