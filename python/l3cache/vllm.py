@@ -1,0 +1,255 @@
+"""l3cache as a secondary tier of vLLM's own KV offloading connector
+(``OffloadingConnector`` with ``TieringOffloadingSpec``), loaded by vLLM's
+out-of-tree tier loader, with no LMCache server and no change to vLLM::
+
+    vllm serve MODEL --kv-transfer-config '{"kv_connector": "OffloadingConnector",
+      "kv_role": "kv_both", "kv_connector_extra_config": {
+        "spec_name": "TieringOffloadingSpec", "cpu_bytes_to_use": 10737418240,
+        "secondary_tiers": [{"type": "L3CacheTier", "module_path": "l3cache.vllm",
+                             "l3cache_config": "/etc/l3cache.json"}]}}'
+
+The CPU tier's rows (``primary_kv_view``: one page-aligned mapping of
+``num_chunks`` rows) are registered once with the store as a Host region,
+so every row moves by DMA between the mapping and the NVMe (io_uring fixed
+buffers). Stores and loads run on l3cache's worker threads; vLLM's
+scheduler thread only submits and, once a step, drains the completions.
+
+Keys: vLLM's offload keys are bytes (a block hash and a 4-byte KV group
+index); each becomes ``<namespace>_<hash hex>g<group>``. The namespace is
+a digest of what makes two deployments' rows differ (model, KV dtype,
+tokens per hash, blocks per chunk, each KV group's block size and layers,
+the parallel layout, the row size), so two deployments never share a
+block by accident and an identical one finds its blocks warm after a
+restart. Every scheduler (DP replicas, restarts) opens the same store: one
+shared index, no daemon.
+
+A key found by ``lookup`` is leased (``lease_seconds``) so that eviction,
+in any process, keeps it until its load. A load that fails anyway fails
+its job (vLLM recomputes) and the key is reported a miss from then on.
+"""
+
+import hashlib
+import json
+import logging
+import re
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+
+from . import AsyncStore, L3Error
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["L3CacheTier"]
+
+_NEEDS = "l3cache.vllm needs vLLM's chunk-based tiering API (vllm.v1.kv_offload.tiering.base with " \
+         "TransferJob and JobResult, vllm.v1.kv_offload.base with LookupResult: vLLM 0.32 or newer)"
+
+try:
+    import vllm  # noqa: F401
+except ImportError:  # no vLLM here: the class still imports (for tools and tests)
+    _kv_base = _tier_base = None
+else:
+    try:
+        from vllm.v1.kv_offload import base as _kv_base
+        from vllm.v1.kv_offload.tiering import base as _tier_base
+    except ImportError as e:  # a vLLM without the tiering framework
+        raise RuntimeError("%s: %s" % (_NEEDS, e)) from e
+
+if _tier_base is not None:
+    _missing = [n for n in ("SecondaryTierManager", "TransferJob", "JobResult") if not hasattr(_tier_base, n)]
+    _missing += [n for n in ("LookupResult", "RequestOffloadingContext", "Medium") if not hasattr(_kv_base, n)]
+    if _missing:
+        raise RuntimeError("%s; the installed vLLM lacks %s (an older tier API, e.g. JobMetadata(block_ids))"
+                           % (_NEEDS, ", ".join(_missing)))
+    _Base = _tier_base.SecondaryTierManager
+else:
+    class _Base:  # the same shape, so that the class can be imported without vLLM
+        def __init__(self, offloading_spec: Any, primary_kv_view: memoryview, tier_type: str,
+                     backpressure_detector: Any = None) -> None:
+            raise RuntimeError(_NEEDS + "; vLLM is not installed")
+
+_FAILED_KEEP = 1 << 16  # keys remembered as failed loads (reported misses)
+
+
+def _clean(text: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]", "-", str(text))
+
+
+def _namespace(spec: Any, row_bytes: int) -> str:
+    """The prefix of this deployment's objects: model and a digest of
+    everything that decides a row's bytes."""
+    config = spec.config
+    par = config.parallel
+    agnostic = bool(getattr(par, "is_parallelism_agnostic", False) or getattr(spec, "replicated_layout", False))
+    fields = {
+        "model": config.model.name, "dtype": str(config.model.dtype),
+        "tokens_per_hash": config.cache.tokens_per_hash, "blocks_per_chunk": config.cache.blocks_per_chunk,
+        "groups": [[g.tokens_per_block, list(g.layer_names)] for g in config.groups],
+        "parallel": None if agnostic else [par.tp_size, par.pp_size, getattr(par, "pcp_size", 1),
+                                           getattr(par, "dcp_size", 1), par.world_size, par.rank],
+        "replicated_layout": bool(getattr(spec, "replicated_layout", False)),
+        "row_bytes": row_bytes, "engine": "vllm",
+    }
+    digest = hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return "vllm-%s-%s_" % (_clean(config.model.name)[:80], digest[:16])
+
+
+def _view_address(view: memoryview) -> Tuple[int, int]:
+    """The first byte's address and the length of a writable buffer."""
+    import ctypes
+    flat = view.cast("B") if view.ndim != 1 or view.format != "B" else view
+    return ctypes.addressof(ctypes.c_char.from_buffer(flat)), flat.nbytes
+
+
+class L3CacheTier(_Base):
+    """vLLM's SecondaryTierManager over an l3cache store.
+
+    Its entry in ``secondary_tiers`` takes: ``l3cache_config`` (an l3cache
+    JSON config: a path, JSON text or a dict; required), ``workers`` (I/O
+    threads, default 4), ``max_pending`` (jobs queued or running before a
+    submit fails its job, default 1024) and ``lease_seconds`` (default 30)."""
+
+    def __init__(self, offloading_spec: Any, primary_kv_view: memoryview, tier_type: str,
+                 l3cache_config: Union[str, dict, None] = None, workers: int = 4, max_pending: int = 1024,
+                 lease_seconds: float = 30.0, backpressure_detector: Any = None) -> None:
+        super().__init__(offloading_spec, primary_kv_view, tier_type, backpressure_detector)
+        if l3cache_config is None:
+            raise ValueError("L3CacheTier needs \"l3cache_config\" in its secondary_tiers entry (the path of "
+                             "an l3cache JSON config, or the config itself)")
+        self._rows, self._row_bytes = int(primary_kv_view.shape[0]), int(primary_kv_view.strides[0])
+        self._base, length = _view_address(primary_kv_view)
+        if length < self._rows * self._row_bytes:
+            raise ValueError("L3CacheTier: the CPU tier's view is %d bytes for %d rows of %d"
+                             % (length, self._rows, self._row_bytes))
+        self._lease = float(lease_seconds)
+        self._io = AsyncStore(l3cache_config, workers=workers, max_pending=max_pending)
+        self._io.register_hosts([(self._base, self._rows * self._row_bytes)])
+        self._prefix = _namespace(offloading_spec, self._row_bytes)
+        self._lock = threading.Lock()
+        self._jobs: Dict[int, Tuple[bool, List[bytes]]] = {}  # job id -> (is a load, its keys)
+        self._done: List[Any] = []                            # results not yet returned
+        self._failed: "OrderedDict[bytes, None]" = OrderedDict()
+        st = self._io.stats()["store"]
+        logger.info("l3cache tier: %d rows of %d bytes, namespace %s, store %d objects, %.1f GiB, engine %s",
+                    self._rows, self._row_bytes, self._prefix[:-1], st["objects"], st["capacity_bytes"] / 2**30,
+                    st["engine"])
+
+    medium = getattr(_kv_base, "Medium", None) and _kv_base.Medium.STORAGE
+
+    # ---- keys -------------------------------------------------------------
+
+    def _key(self, key: bytes) -> str:
+        key = bytes(key)
+        return "%s%sg%d" % (self._prefix, key[:-4].hex(), int.from_bytes(key[-4:], "big"))
+
+    # ---- the tier contract --------------------------------------------------
+
+    def lookup(self, key: Any, req_context: Any) -> Any:
+        """HIT when the store holds the key (leased until its load), else MISS."""
+        key = bytes(key)
+        if key in self._failed:
+            return _kv_base.LookupResult.MISS
+        try:
+            found = self._io.store.batch_lease([self._key(key)], self._lease)[0]
+        except L3Error as e:
+            logger.error("l3cache tier: lookup failed, reported a miss: %s", e)
+            found = False
+        return _kv_base.LookupResult.HIT if found else _kv_base.LookupResult.MISS
+
+    def submit_store(self, job_metadata: Any) -> None:
+        """Store each row under its key, on l3cache's threads."""
+        self._submit(job_metadata, load=False)
+
+    def submit_load(self, job_metadata: Any) -> None:
+        """Read each key's object into its row, on l3cache's threads."""
+        self._submit(job_metadata, load=True)
+
+    def _submit(self, job: Any, load: bool) -> None:
+        if hasattr(job, "materialize") and not job.is_materialized():
+            job.materialize()
+        keys = [bytes(k) for k in job.keys]
+        rows = [int(c) for c in job.chunk_ids]
+        with self._lock:
+            self._jobs[job.job_id] = (load, keys)
+        if not keys:
+            self._finish(job.job_id, [])
+            return
+        try:
+            self._io.submit("get" if load else "set", job.job_id, [self._key(k) for k in keys],
+                            [self._base + r * self._row_bytes for r in rows], [self._row_bytes] * len(rows))
+        except (L3Error, ValueError) as e:
+            logger.error("l3cache tier: job %d not submitted, failed: %s", job.job_id, e)
+            self._finish(job.job_id, [False] * len(keys))
+
+    def get_finished_jobs(self) -> Iterable[Any]:
+        """Every job finished since the last call, each exactly once."""
+        self._collect()
+        with self._lock:
+            out, self._done = self._done, []
+        return out
+
+    def _collect(self) -> None:
+        try:
+            for c in self._io.drain():
+                self._finish(c.id, c.results if c.ok else [False] * len(c.results))
+        except L3Error as e:
+            logger.error("l3cache tier: draining completions: %s", e)
+
+    def _finish(self, job_id: int, results: List[bool]) -> None:
+        with self._lock:
+            load, keys = self._jobs.pop(job_id)
+            ok = all(results)
+            good = [k for k, r in zip(keys, results) if r]
+            if load:
+                for k, r in zip(keys, results):
+                    if not r:
+                        self._failed[k] = None
+                while len(self._failed) > _FAILED_KEEP:
+                    self._failed.popitem(last=False)
+            else:
+                for k in good:
+                    self._failed.pop(k, None)
+            fields = {"job_id": job_id, "success": ok, "transfer_bytes": len(good) * self._row_bytes}
+            if load and not ok and good:
+                fields["successful_keys"] = tuple(good)
+            self._done.append(_job_result(fields))
+
+    def on_new_request(self, req_context: Any) -> Any:
+        return _kv_base.RequestOffloadingContext()
+
+    def has_pending_work(self) -> bool:
+        with self._lock:
+            return bool(self._jobs)
+
+    def drain_jobs(self) -> None:
+        """Block until every submitted job has finished; their results come
+        out of the next get_finished_jobs."""
+        while self.has_pending_work():
+            self._collect()
+            if self.has_pending_work():
+                time.sleep(0.001)
+
+    def shutdown(self) -> None:
+        """Finish the jobs in flight, then close the store (a clean
+        checkpoint: the next scheduler finds every block)."""
+        if self._io is not None:
+            self.drain_jobs()
+            self._io.close()
+            self._io = None
+
+    def get_stats(self) -> Optional[Any]:
+        return None
+
+    # ---- beyond the contract ----------------------------------------------
+
+    def store_stats(self) -> dict:
+        """The l3cache store's counters (objects, hits, io_fixed, ...)."""
+        return self._io.store.stats()
+
+
+def _job_result(fields: Dict[str, Any]) -> Any:
+    """vLLM's JobResult with the fields the installed version has."""
+    known = getattr(_tier_base.JobResult, "__dataclass_fields__", fields)
+    return _tier_base.JobResult(**{k: v for k, v in fields.items() if k in known})

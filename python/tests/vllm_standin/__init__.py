@@ -1,0 +1,41 @@
+"""A stand-in of vLLM's KV offloading tier framework (the parts a secondary
+tier meets), for testing l3cache's tier without vLLM. Each module names the
+upstream file (github.com/vllm-project/vllm) and the commit it follows,
+read on 2026-12-03:
+
+* kv_base.py         vllm/v1/kv_offload/base.py
+* config.py          vllm/v1/kv_offload/config.py
+* tiering_base.py    vllm/v1/kv_offload/tiering/base.py
+* tiering_factory.py vllm/v1/kv_offload/tiering/factory.py
+* tiering_manager.py vllm/v1/kv_offload/tiering/manager.py (and the CPU
+                     primary tier it drives, vllm/v1/kv_offload/cpu/)
+* tiering_spec.py    vllm/v1/kv_offload/tiering/spec.py
+
+Written from what those files do; none of their code. ``install()`` puts
+them into sys.modules under vLLM's names, as if vLLM were there.
+"""
+import sys
+import types
+
+from . import config, kv_base, tiering_base, tiering_factory, tiering_manager, tiering_spec
+
+MODULES = {
+    "vllm.v1.kv_offload.base": kv_base,
+    "vllm.v1.kv_offload.config": config,
+    "vllm.v1.kv_offload.tiering.base": tiering_base,
+    "vllm.v1.kv_offload.tiering.factory": tiering_factory,
+    "vllm.v1.kv_offload.tiering.manager": tiering_manager,
+    "vllm.v1.kv_offload.tiering.spec": tiering_spec,
+}
+
+
+def install():
+    for name in ("vllm", "vllm.v1", "vllm.v1.kv_offload", "vllm.v1.kv_offload.tiering"):
+        if name not in sys.modules:
+            pkg = types.ModuleType(name)
+            pkg.__path__ = []
+            sys.modules[name] = pkg
+    for name, module in MODULES.items():
+        sys.modules[name] = module
+        parent, _, child = name.rpartition(".")
+        setattr(sys.modules[parent], child, module)
