@@ -4,7 +4,7 @@
  *     "executor":  { "max_operations": 64, ... },
  *     "namespace": { "deployment_id": "...", "weight_version": "...", "has_draft": false } }
  *
- * Every field but store.path has a default (README "Configuration").
+ * Every field but store.path has a default (docs/configuration.md).
  * Unknown keys, wrong types, bad sizes and out-of-range values are errors
  * that name the JSON path and what was expected. */
 #ifndef L3_CONFIG_H
@@ -58,8 +58,10 @@ l3_status l3_parse_size(const char *text, uint64_t *bytes, l3_error *err);
 l3_slab_options l3_config_store_options(const l3_config *config);
 
 /* Parse a Host layout: {"groups": [{"packing", "block_bytes",
- * "shard_count"}...], "lcm_block_bytes", "num_lcm_blocks", "owner_rank",
- * "tp_rank"} (the last two default to 0); errors name the JSON path. */
+ * "shard_count", "region"}...], "lcm_block_bytes", "num_lcm_blocks",
+ * "owner_rank", "tp_rank"} (a group's packing and shard_count default to
+ * 1 and its region to 0; owner_rank and tp_rank to 0); errors name the
+ * JSON path. */
 l3_status l3_layout_parse_json(const char *json_text, l3_host_layout *layout, l3_error *err);
 
 #endif

@@ -46,8 +46,8 @@ static uint32_t crc_soft(uint32_t crc, const unsigned char *p, size_t len)
 #if defined(__x86_64__)
 #include <cpuid.h>
 
-/* Three interleaved streams hide the crc32 instruction's 3-cycle latency;
- * the streams are combined by shifting with a zero-extension table. */
+/* One stream of crc32 instructions, 8 bytes at a time (bytes before and
+ * after the aligned words one at a time). */
 __attribute__((target("sse4.2"))) static uint32_t crc_hw_run(uint32_t crc, const unsigned char *p,
                                                              size_t len)
 {
@@ -105,6 +105,10 @@ static void build_shift(void)
     shift_2stripe = x8n(2 * STRIPE);
 }
 
+/* Three interleaved streams of STRIPE bytes hide the crc32 instruction's
+ * 3-cycle latency; the streams are combined by multiplying each by the
+ * operator that appends the bytes after it (x8n: shift_stripe,
+ * shift_2stripe). Below 3 stripes, and for the rest, one stream. */
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p,
                                                          size_t len)
 {

@@ -1,4 +1,4 @@
-/* l3cache: object keys and namespace prefixes (SEMANTICS.md "keys"). */
+/* l3cache: object keys and namespace prefixes (docs/SEMANTICS.md, "Keys"). */
 #ifndef L3_KEYS_H
 #define L3_KEYS_H
 

@@ -1,4 +1,4 @@
-/* l3cache: the Host KV pool's layout (SEMANTICS.md "layout"). */
+/* l3cache: the Host KV pool's layout (docs/SEMANTICS.md, "Host layout"). */
 #ifndef L3_LAYOUT_H
 #define L3_LAYOUT_H
 

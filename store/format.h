@@ -157,12 +157,14 @@ typedef struct l3_checkpoint_header {
     uint32_t header_crc;
     uint32_t num_slot_ids;   /* L3_CKPT_PACKED: the slot table's words after the records */
 } l3_checkpoint_header;
+_Static_assert(sizeof(l3_checkpoint_header) == 56, "checkpoint header size");
 
 /* A namespace's record in the checkpoint. */
 typedef struct l3_ns_record {
     uint16_t len;
     char text[L3_NS_TEXT_MAX + 1];
 } l3_ns_record;
+_Static_assert(sizeof(l3_ns_record) == 258, "namespace record size");
 
 /* A slab's summary (stores with L3_INCOMPAT_SUMMARY): at the end of the
  * slab, a head and then one entry per slot, written once the slab is
@@ -181,6 +183,7 @@ typedef struct l3_summary_head {
     uint16_t ns_len[L3_SUMMARY_NS];
     char ns_text[L3_SUMMARY_NS][L3_NS_TEXT_MAX + 1];
 } l3_summary_head;
+_Static_assert(sizeof(l3_summary_head) == 1072, "summary head size");
 
 #define L3_SUMMARY_PRESENT 1u
 /* A slot's object, as its index entry has it; all zero for an empty or

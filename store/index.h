@@ -1,7 +1,7 @@
 /* l3cache: the slab store's in-memory index by object key.
  *
  * Open addressing with linear probing and backward-shift deletion over a
- * flat array of fixed 40-byte entries (no pointers), so that the table can
+ * flat array of fixed 48-byte entries (no pointers), so that the table can
  * live in a mapping shared by several processes. A key is identified by
  * its 64-bit hash, its crc32c and its length; the object header on disk
  * holds the full key. Not thread-safe: the store locks around it. */

@@ -1,4 +1,5 @@
-/* l3cache: a thread-safe in-memory store with the reference semantics. */
+/* l3cache: a thread-safe in-memory store with the store rules of
+ * docs/SEMANTICS.md. */
 #ifndef L3_MEMSTORE_H
 #define L3_MEMSTORE_H
 

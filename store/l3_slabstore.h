@@ -1,11 +1,13 @@
 /* l3cache: the slab disk store, on a file or a raw block device.
  *
  * Objects live in fixed-size slabs (regions) of one size class each, a
- * header block before every payload; an in-memory index maps keys to
- * slots. I/O is O_DIRECT through an io_uring (fixed buffers aliasing the
- * Host pool) or libaio engine. The store survives restarts: a clean close
- * writes an index checkpoint; after a crash the index is rebuilt from the
- * object headers. See FORMAT.md. */
+ * header block before every payload; an index in memory shared by every
+ * process that opens the store maps keys to slots. I/O is O_DIRECT
+ * through an io_uring (fixed buffers aliasing the Host pool) or libaio
+ * engine. The store survives restarts: a clean close writes an index
+ * checkpoint; after a crash the index is rebuilt from each full slab's
+ * summary, and from the object headers of slabs without a usable one.
+ * See store/FORMAT.md and docs/SEMANTICS.md. */
 #ifndef L3_SLABSTORE_H
 #define L3_SLABSTORE_H
 

@@ -1,4 +1,4 @@
-/* l3cache: the store interface (SEMANTICS.md "store").
+/* l3cache: the store interface (docs/SEMANTICS.md, "Store rules").
  *
  * A store is a small vtable. The executor calls it from its worker threads,
  * so every store must be thread-safe. Keys are NUL-terminated object keys

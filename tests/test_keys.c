@@ -1,4 +1,4 @@
-/* Object keys and namespace prefixes (SEMANTICS.md "keys"). */
+/* Object keys and namespace prefixes (docs/SEMANTICS.md, "Keys"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

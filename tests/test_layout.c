@@ -1,4 +1,4 @@
-/* The Host layout (SEMANTICS.md "layout"). */
+/* The Host layout (docs/SEMANTICS.md, "Host layout"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -54,8 +54,8 @@ static void ram_follows_objects_at_the_default_object_size(void **state)
     l3_slab_stats one = sparse_store(TIB, 0, &alloc1), four = sparse_store(4 * TIB, 0, &alloc4);
     /* The index is sized for 1 MiB objects: one per MiB of store. */
     assert_true(one.max_objects >= TIB / MIB * 63 / 64 && one.max_objects <= TIB / MIB);
-    /* About 68 MB per TB (72 bytes per object of the bound): the README's
-     * formula. Issue 19 asks for 64; a 40-byte entry would reach it. */
+    /* About 68 MB per TB (72 bytes per object of the bound): the formula
+     * of docs/operations.md. Issue 19 asks for 64; a 40-byte entry would reach it. */
     assert_true(per_tb(&one) <= 70e6);
     assert_true(per_tb(&four) <= 70e6);
     /* Linear in the store's size: four times the store, four times the RAM (within 2%). */
@@ -243,7 +243,7 @@ static void an_earlier_builds_checkpoint_is_scanned_instead(void **state)
     unlink(path);
 }
 
-/* l3bench --scale (the tool behind the README's Scale table) fills a
+/* l3bench --scale (the tool behind docs/performance.md's --scale table) fills a
  * store, and every object comes back by checkpoint, by l3fsck and by a
  * crash scan. */
 static void the_scale_tool_fills_and_every_object_comes_back(void **state)
