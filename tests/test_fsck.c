@@ -78,14 +78,16 @@ static json_int_t served(const char *path)
     return n;
 }
 
-static void make_store(char *path, size_t len, const char *name)
+/* A store of `n` objects, ns<i % 2>_obj<i>, of 20000 + i bytes (42 fill
+ * a slab). */
+static void make_store_of(char *path, size_t len, const char *name, int n)
 {
     temp_store_path(path, len, name);
     l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
     l3_slabstore *s;
     assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
     uint8_t *pool = aligned_pool(65536);
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         char key[64];
         snprintf(key, sizeof key, "ns%d_obj%d|g0|o0|r0", i % 2, i);
         const char *k = key;
@@ -97,6 +99,8 @@ static void make_store(char *path, size_t len, const char *name)
     free(pool);
     l3_slabstore_free(s);
 }
+
+static void make_store(char *path, size_t len, const char *name) { make_store_of(path, len, name, N); }
 
 /* Offset of object i's header, from fsck's own listing. */
 static uint64_t header_offset(const char *path, int i)
@@ -117,7 +121,9 @@ static uint64_t header_offset(const char *path, int i)
     return off;
 }
 
-static size_t store_serves(const char *path)
+/* How many of the objects ns<i % 2>_obj<i> (i < n) the store serves, each
+ * byte-exact; of each namespace in by_ns[2] when not NULL. */
+static size_t store_serves_of(const char *path, int n, size_t *by_ns)
 {
     l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
     o.create = false;
@@ -127,7 +133,9 @@ static size_t store_serves(const char *path)
         fail_msg("open: %s", err.msg);
     uint8_t *pool = aligned_pool(65536), *want = aligned_pool(65536);
     size_t hits = 0;
-    for (int i = 0; i < N; i++) {
+    if (by_ns)
+        by_ns[0] = by_ns[1] = 0;
+    for (int i = 0; i < n; i++) {
         char key[64];
         snprintf(key, sizeof key, "ns%d_obj%d|g0|o0|r0", i % 2, i);
         const char *k = key;
@@ -139,6 +147,8 @@ static size_t store_serves(const char *path)
             fill_pattern(want, 65536, (uint32_t)i);
             assert_memory_equal(pool, want, size);
             hits++;
+            if (by_ns)
+                by_ns[i % 2]++;
         }
     }
     free(pool);
@@ -146,6 +156,8 @@ static size_t store_serves(const char *path)
     l3_slabstore_free(s);
     return hits;
 }
+
+static size_t store_serves(const char *path) { return store_serves_of(path, N, NULL); }
 
 static void a_clean_image_exits_0_and_reports_what_it_holds(void **state)
 {
@@ -301,6 +313,16 @@ static void crash_open(const char *path)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Flip one bit of journal record 0 (inside its prefix): it no longer checks. */
+static void flip_journal_bit(const char *path)
+{
+    l3_superblock sb = read_sb(path);
+    uint8_t byte;
+    peek_file(path, sb.journal_off + 40, &byte, 1);
+    byte ^= 0x10;
+    poke_file(path, sb.journal_off + 40, &byte, 1);
+}
+
 /* A flipped bit in a namespace journal record: an error (not exit 0), and
  * the repair keeps the removed objects removed, even after a crash. */
 static void a_corrupt_journal_record_is_found_and_its_removal_kept(void **state)
@@ -315,11 +337,7 @@ static void a_corrupt_journal_record_is_found_and_its_removal_kept(void **state)
     l3_slabstore_free(s);
     assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
     assert_int_equal(served(path), N / 2);
-    l3_superblock sb = read_sb(path);
-    uint8_t byte;
-    peek_file(path, sb.journal_off + 40, &byte, 1); /* inside record 0's prefix */
-    byte ^= 0x10;
-    poke_file(path, sb.journal_off + 40, &byte, 1);
+    flip_journal_bit(path);
     assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4);
     assert_non_null(strstr(out, "namespace journal record 0 is corrupt"));
     assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 1);
@@ -327,6 +345,40 @@ static void a_corrupt_journal_record_is_found_and_its_removal_kept(void **state)
     assert_int_equal(store_serves(path), N / 2);
     crash_open(path); /* the next open rebuilds from the headers */
     assert_int_equal(store_serves(path), N / 2); /* the removed ones stay removed */
+    unlink(path);
+}
+
+/* The same in a clean store whose removed objects fill most of a slab
+ * with a summary (it names them: it was written before the removal). The
+ * repair drops them, and a repair must leave a store the next check calls
+ * clean: l3fsck -n and -y then exit 0, and the store serves what it
+ * served before the damage. */
+static void a_journal_repair_leaves_a_store_the_next_check_calls_clean(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store_of(path, sizeof path, "fsck-journal-summary", 2 * N); /* slab 0 full, summarized */
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    l3_slabstore *s;
+    assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
+    assert_true(l3_store_remove_by_prefix(l3_slabstore_store(s), "ns1_"));
+    l3_slabstore_free(s);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
+    flip_journal_bit(path);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4);
+    assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 1);
+    if (fsck(out, sizeof out, "-n", path, NULL) != 0)
+        fail_msg("l3fsck -n after -y: %s", out);
+    if (fsck(out, sizeof out, "-y", path, NULL) != 0)
+        fail_msg("l3fsck -y after -y: %s", out);
+    assert_int_equal(served(path), N);
+    size_t by_ns[2];
+    assert_int_equal(store_serves_of(path, 2 * N, by_ns), N);
+    assert_int_equal(by_ns[1], 0);
+    crash_open(path); /* a crash scan judges it too */
+    assert_int_equal(store_serves_of(path, 2 * N, by_ns), N);
+    assert_int_equal(by_ns[1], 0);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
     unlink(path);
 }
 
@@ -472,6 +524,7 @@ int main(void)
         cmocka_unit_test(a_truncated_image_is_reported_and_extended_by_repair),
         cmocka_unit_test(not_a_store_and_a_store_in_use_are_operational_errors),
         cmocka_unit_test(a_corrupt_journal_record_is_found_and_its_removal_kept),
+        cmocka_unit_test(a_journal_repair_leaves_a_store_the_next_check_calls_clean),
         cmocka_unit_test(a_repair_that_cannot_be_written_leaves_the_error),
         cmocka_unit_test(an_absurd_superblock_is_an_error_not_a_crash),
         cmocka_unit_test(passes_over_ranges_of_keys_report_what_one_pass_does),

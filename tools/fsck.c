@@ -810,6 +810,26 @@ void fsck_objects(fsck *f)
 
 /* ---- a corrupt journal record ---- */
 
+/* Drop object o (-y) as the store's delete does: its header zeroed, then
+ * its slab summary's entry (a summary written before names it, and a
+ * crash scan, or the next check, would take the summary's word). */
+static void drop_object(fsck *f, const fsck_object *o, const char *what)
+{
+    const l3_geometry *g = &f->geo;
+    int left = f->left;
+    zero_header(f, o->offset, what);
+    if (!f->repair || f->left != left || !g->summaries)
+        return;
+    static const uint8_t zero[sizeof(l3_summary_entry)];
+    uint64_t at = l3_summary_offset(g, o->slab, f->table[o->slab].payload_blocks) + L3_SUMMARY_ENTRIES_AT +
+                  (uint64_t)o->slot * sizeof(l3_summary_entry);
+    int rc = fsck_write(f, zero, sizeof zero, at);
+    if (rc != 0) {
+        fprintf(stderr, "l3fsck: zeroing a summary entry at %llu: %s\n", (unsigned long long)at, strerror(-rc));
+        f->left++; /* its summary still names it */
+    }
+}
+
 /* Its prefix is lost, so what it removed cannot be told from the rest by
  * key. With a valid checkpoint, the objects that are live by their
  * headers but not in the checkpoint are exactly those the store no longer
@@ -822,7 +842,7 @@ void fsck_journal_repair(fsck *f)
     if (f->checkpoint_valid) {
         for (size_t i = 0; i < f->num_objects; i++)
             if (!f->objects[i].live)
-                zero_header(f, f->objects[i].offset, "an object a lost removal covered dropped");
+                drop_object(f, &f->objects[i], "an object a lost removal covered dropped");
     } else {
         f->sb.epoch++;
         f->mark_dirty = true;
