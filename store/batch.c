@@ -101,8 +101,10 @@ bool l3_header_has_shape(const l3_object_header *h, const l3_range *ranges, size
 
 void l3_batch_result_clear(l3_io_result *res, size_t n)
 {
-    memset(res->success, 0, n * sizeof *res->success);
-    memset(res->object_failures, 0, n * sizeof *res->object_failures);
+    if (n) { /* an empty batch may come with no arrays: memset(NULL, 0, 0) is undefined */
+        memset(res->success, 0, n * sizeof *res->success);
+        memset(res->object_failures, 0, n * sizeof *res->object_failures);
+    }
     res->success_len = res->object_failures_len = n;
     res->retired = true;
 }

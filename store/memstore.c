@@ -74,6 +74,16 @@ static l3_status mem_exists(l3_store *s, const char *const *keys, size_t n, bool
     return L3_OK;
 }
 
+/* The result's lengths after a batch of n keys (an empty one may come
+ * with no result). */
+static void set_filled(l3_io_result *r, size_t n)
+{
+    if (!r)
+        return;
+    r->success_len = r->object_failures_len = n;
+    r->retired = true;
+}
+
 static l3_status mem_get(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
                          const l3_range *ranges, l3_io_result *r, l3_error *err)
 {
@@ -93,8 +103,7 @@ static l3_status mem_get(l3_store *s, const char *const *keys, size_t n, l3_host
         r->object_failures[i] = !ok;
     }
     pthread_rwlock_unlock(&m->lock);
-    r->success_len = r->object_failures_len = n;
-    r->retired = true;
+    set_filled(r, n);
     return L3_OK;
 }
 
@@ -133,8 +142,7 @@ static l3_status mem_put(l3_store *s, const char *const *keys, size_t n, l3_host
         r->object_failures[i] = false;
     }
     pthread_rwlock_unlock(&m->lock);
-    r->success_len = r->object_failures_len = n;
-    r->retired = true;
+    set_filled(r, n);
     return L3_OK;
 }
 

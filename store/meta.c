@@ -309,6 +309,18 @@ l3_status l3_meta_write_journal(l3_slabstore *s, uint32_t slot, const l3_journal
     return st;
 }
 
+l3_status l3_meta_clear_damaged_journal(l3_slabstore *s, l3_error *err)
+{
+    static const l3_journal_record blank;
+    l3_status st = L3_OK;
+    l3_shm_lock(s, &s->sh->journal_mu);
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS && st == L3_OK; j++)
+        if (l3_journal_record_damaged(&s->journal[j]))
+            st = l3_meta_write_journal(s, j, &blank, err);
+    l3_shm_unlock(&s->sh->journal_mu);
+    return st;
+}
+
 /* A new superblock for geometry `g`: epoch 1, dirty, a fresh uuid. */
 static void new_superblock(l3_superblock *sb, const l3_geometry *g)
 {

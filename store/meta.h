@@ -62,6 +62,10 @@ l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t slab, uint64_t gen, l3
 l3_status l3_meta_write_journal(l3_slabstore *s, uint32_t slot, const l3_journal_record *rec,
                                 l3_error *err);
 
+/* Zero every damaged journal record (l3_journal_record_damaged), on every
+ * device, under journal_mu: after an epoch bump it covers nothing. */
+l3_status l3_meta_clear_damaged_journal(l3_slabstore *s, l3_error *err);
+
 /* Lay out and format a store of `capacity` bytes per device: allocate
  * the files, zero the slab tables and journals, write the superblocks. */
 l3_status l3_meta_format(l3_slabstore *s, uint64_t capacity, l3_error *err);

@@ -37,7 +37,7 @@ typedef struct put_wave {
     int32_t standby[L3_STANDBY_MAX]; /* standby slabs this wave opened (l3_alloc_standby) */
     uint64_t standby_gen[L3_STANDBY_MAX];
     uint32_t num_standby;
-    uint64_t orphans[64]; /* offsets of written headers a move could not publish */
+    uint64_t *orphans;  /* offsets of written headers a move could not publish: one per key at most */
     size_t num_orphans;
 } put_wave;
 
@@ -152,8 +152,8 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
             return true;
         }
     }
-    if (w->num_orphans < sizeof w->orphans / sizeof w->orphans[0])
-        w->orphans[w->num_orphans++] = pl->dev - s->geo.header_bytes;
+    L3_ASSERT(w->num_orphans < w->m); /* room for every key of the wave */
+    w->orphans[w->num_orphans++] = pl->dev - s->geo.header_bytes;
     return false;
 }
 
@@ -346,10 +346,10 @@ l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host
     size_t wk = s->wave_keys;
     put_wave w = { .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
                    .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)),
-                   .due = calloc(wk, sizeof(bool)),
+                   .due = calloc(wk, sizeof(bool)), .orphans = moves ? calloc(wk, sizeof(uint64_t)) : NULL,
                    .k = k, .moves = moves };
     int io_error = 0;
-    if (!w.keys || !w.plans || !w.reqs || !w.slabs || !w.due)
+    if (!w.keys || !w.plans || !w.reqs || !w.slabs || !w.due || (moves && !w.orphans))
         rc = l3_fail(err, L3_ENOMEM, "allocating a put batch");
     for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk) {
         w.m = n - base < wk ? n - base : wk;
@@ -360,6 +360,7 @@ l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host
     free(w.reqs);
     free(w.slabs);
     free(w.due);
+    free(w.orphans);
     size_t written = 0;
     for (size_t i = 0; i < n && s->ndev > 1; i++)
         written += res->success[i];

@@ -572,6 +572,28 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
 
 /* ---- open and close ---- */
 
+/* A damaged journal record and no checkpoint that proves what is live
+ * (l3_journal_lost_removal): nothing of the epoch is served. The epoch is
+ * bumped (every older object dead, as remove_by_prefix("") does), then
+ * the damaged records are zeroed: a crash between the two reaches the
+ * same verdict again. Read-only, in memory alone. */
+static l3_status drop_unprovable(l3_slabstore *s, l3_error *err)
+{
+    l3_log("error", "%s: a namespace journal record is damaged and no checkpoint proves what is live: "
+                    "every object is dropped (a removal that cannot be read may have covered any of them)",
+           s->path);
+    l3_shm_lock(s, &s->sh->sb_mu);
+    s->sh->sb.epoch++;
+    s->sh->sb.clean = 0;
+    l3_status st = s->opt.read_only ? L3_OK : l3_meta_write_sb(s, err);
+    if (st != L3_OK)
+        s->sh->sb.epoch--;
+    l3_shm_unlock(&s->sh->sb_mu);
+    if (st == L3_OK && !s->opt.read_only)
+        st = l3_meta_clear_damaged_journal(s, err);
+    return st;
+}
+
 l3_status l3_recovery_load(l3_slabstore *s, l3_error *err)
 {
     l3_status st;
@@ -583,7 +605,10 @@ l3_status l3_recovery_load(l3_slabstore *s, l3_error *err)
         l3_log("warning", "store %s: %u device(s) missed the last session (mask 0x%x): their slabs are "
                           "scanned", s->path, (unsigned)__builtin_popcount(behind), behind);
     s->ckpt_skip = ~online | behind;
-    if (s->sh->sb.clean) {
+    bool damaged = l3_journal_damaged(s->journal);
+    /* A device behind the checkpoint is scanned by rules a damaged
+     * journal cannot decide: then the checkpoint is not used either. */
+    if (s->sh->sb.clean && !(damaged && behind)) {
         st = l3_checkpoint_load(s, err);
         if (st == L3_OK)
             from_checkpoint = true;
@@ -593,6 +618,11 @@ l3_status l3_recovery_load(l3_slabstore *s, l3_error *err)
         else
             return st;
     }
+    if (l3_journal_lost_removal(s->journal, from_checkpoint) && (st = drop_unprovable(s, err)) != L3_OK)
+        return st;
+    if (damaged && from_checkpoint)
+        l3_log("warning", "%s: a namespace journal record is damaged: the checkpoint decides what is served; "
+                          "until l3fsck -y repairs it, a crash empties the store", s->path);
     if ((!from_checkpoint || behind) && (st = scan(s, from_checkpoint ? behind : UINT32_MAX, err)) != L3_OK)
         return st;
     uint64_t next = l3_journal_next_seq(s->journal, s->sh->sb.epoch);

@@ -8,10 +8,13 @@
 #include "alloc.h"
 #include "batch.h"
 #include "meta.h"
+#include "rules.h"
 #include "summary.h"
 
-/* A journal slot to reuse: invalid, of another epoch, or older than every
- * used slab (it covers nothing on disk any more); -1 when none. */
+/* A journal slot to reuse: blank, of another epoch, or older than every
+ * used slab (it covers nothing on disk any more); -1 when none. A damaged
+ * record is kept: it is all that says a removal happened (rules.h,
+ * l3_journal_lost_removal). */
 static int free_journal_slot(l3_slabstore *s)
 {
     uint64_t oldest = UINT64_MAX;
@@ -22,6 +25,8 @@ static int free_journal_slot(l3_slabstore *s)
     l3_slab_unlock(s);
     for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
         const l3_journal_record *r = &s->journal[j];
+        if (l3_journal_record_damaged(r))
+            continue;
         if (!l3_journal_record_valid(r) || r->epoch != s->sh->sb.epoch || r->seq <= oldest)
             return (int)j;
     }
@@ -72,6 +77,10 @@ static bool remove_all(l3_slabstore *s)
     l3_slab_lock(s);
     l3_alloc_reset(s);
     l3_slab_unlock(s);
+    /* A damaged record predates the bump: it covers nothing now. */
+    if (l3_meta_clear_damaged_journal(s, &err) != L3_OK)
+        l3_log("warning", "remove_by_prefix(\"\"): zeroing a damaged journal record: %s (a crash scan "
+                          "before it is zeroed serves nothing)", err.msg);
     return true;
 }
 

@@ -110,6 +110,30 @@ bool l3_journal_kills(const l3_journal_record *journal, uint64_t epoch, const ch
     return false;
 }
 
+bool l3_journal_record_damaged(const l3_journal_record *r)
+{
+    if (l3_journal_record_valid(r))
+        return false;
+    const uint8_t *b = (const uint8_t *)r;
+    for (size_t i = 0; i < sizeof *r; i++)
+        if (b[i])
+            return true;
+    return false;
+}
+
+bool l3_journal_damaged(const l3_journal_record *journal)
+{
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++)
+        if (l3_journal_record_damaged(&journal[j]))
+            return true;
+    return false;
+}
+
+bool l3_journal_lost_removal(const l3_journal_record *journal, bool checkpoint_used)
+{
+    return !checkpoint_used && l3_journal_damaged(journal);
+}
+
 uint64_t l3_journal_next_seq(const l3_journal_record *journal, uint64_t epoch)
 {
     uint64_t next = 0;

@@ -42,6 +42,26 @@ bool l3_slab_in_use(const l3_slab_record *r, uint32_t slab, uint64_t epoch);
 bool l3_journal_kills(const l3_journal_record *journal, uint64_t epoch, const char *key, size_t len,
                       uint64_t seq);
 
+/* Whether journal record r is damaged: neither valid nor blank (all zero).
+ * It was a removal whose prefix, sequence and epoch can no longer be read
+ * (a flipped bit, a misdirected or torn write). */
+bool l3_journal_record_damaged(const l3_journal_record *r);
+
+/* Whether any record of the journal is damaged. */
+bool l3_journal_damaged(const l3_journal_record *journal);
+
+/* The rule for a damaged journal record (FORMAT.md "A damaged journal
+ * record"), the same for the store's open and for l3fsck: whether no
+ * object of the epoch can be proven live. A removal kills every key of its
+ * prefix below its sequence; with neither readable, it may have removed
+ * any object on disk. Only a checkpoint proves what was live (it was
+ * written after every removal that completed before the close), so with
+ * `checkpoint_used` (the store opens from its checkpoint, every device
+ * with it) its entries stand; without one, true: nothing is served, and
+ * the repair (the store's open, l3fsck -y) bumps the epoch, then zeroes
+ * the damaged records. False when no record is damaged. */
+bool l3_journal_lost_removal(const l3_journal_record *journal, bool checkpoint_used);
+
 /* The lowest sequence the next object may take after the journal: one past
  * its highest valid record of `epoch` (0 when it has none). A record's
  * sequence orders it against objects, so no later object may take a lower

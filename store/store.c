@@ -32,6 +32,13 @@ static const void *result_arrays(const l3_io_result *r)
     return r && r->success && r->object_failures ? r->success : NULL;
 }
 
+/* Nothing filled yet; an empty batch may come with no result at all. */
+static void clear_lengths(l3_io_result *r)
+{
+    if (r)
+        r->success_len = r->object_failures_len = 0;
+}
+
 l3_status l3_store_batch_exists(l3_store *s, const char *const *keys, size_t n, bool *flags, l3_error *err)
 {
     l3_status st = l3_check_batch_args(keys, n, flags, NULL, false, err);
@@ -44,7 +51,7 @@ l3_status l3_store_batch_get_into(l3_store *s, const char *const *keys, size_t n
     l3_status st = l3_check_batch_args(keys, n, result_arrays(result), ranges, true, err);
     if (st != L3_OK)
         return st;
-    result->success_len = result->object_failures_len = 0;
+    clear_lengths(result);
     return s->ops->batch_get_into(s, keys, n, host, ranges, result, err);
 }
 
@@ -54,7 +61,7 @@ l3_status l3_store_batch_put_from(l3_store *s, const char *const *keys, size_t n
     l3_status st = l3_check_batch_args(keys, n, result_arrays(result), ranges, true, err);
     if (st != L3_OK)
         return st;
-    result->success_len = result->object_failures_len = 0;
+    clear_lengths(result);
     return s->ops->batch_put_from(s, keys, n, host, ranges, result, err);
 }
 
@@ -69,7 +76,7 @@ static l3_status check_v(const char *const *keys, size_t n, const l3_range *rang
         return l3_fail(err, L3_EUNSUPPORTED, "this store has no multi-range objects");
     l3_status st = l3_check_batch_args(keys, n, result_arrays(result), ranges, true, err);
     if (st == L3_OK)
-        result->success_len = result->object_failures_len = 0;
+        clear_lengths(result);
     return st;
 }
 

@@ -78,14 +78,16 @@ static json_int_t served(const char *path)
     return n;
 }
 
-static void make_store(char *path, size_t len, const char *name)
+/* A store of `n` objects, ns<i % 2>_obj<i>, of 20000 + i bytes (42 fill
+ * a slab). */
+static void make_store_of(char *path, size_t len, const char *name, int n)
 {
     temp_store_path(path, len, name);
     l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
     l3_slabstore *s;
     assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
     uint8_t *pool = aligned_pool(65536);
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         char key[64];
         snprintf(key, sizeof key, "ns%d_obj%d|g0|o0|r0", i % 2, i);
         const char *k = key;
@@ -97,6 +99,8 @@ static void make_store(char *path, size_t len, const char *name)
     free(pool);
     l3_slabstore_free(s);
 }
+
+static void make_store(char *path, size_t len, const char *name) { make_store_of(path, len, name, N); }
 
 /* Offset of object i's header, from fsck's own listing. */
 static uint64_t header_offset(const char *path, int i)
@@ -117,7 +121,9 @@ static uint64_t header_offset(const char *path, int i)
     return off;
 }
 
-static size_t store_serves(const char *path)
+/* How many of the objects ns<i % 2>_obj<i> (i < n) the store serves, each
+ * byte-exact; of each namespace in by_ns[2] when not NULL. */
+static size_t store_serves_of(const char *path, int n, size_t *by_ns)
 {
     l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
     o.create = false;
@@ -127,7 +133,9 @@ static size_t store_serves(const char *path)
         fail_msg("open: %s", err.msg);
     uint8_t *pool = aligned_pool(65536), *want = aligned_pool(65536);
     size_t hits = 0;
-    for (int i = 0; i < N; i++) {
+    if (by_ns)
+        by_ns[0] = by_ns[1] = 0;
+    for (int i = 0; i < n; i++) {
         char key[64];
         snprintf(key, sizeof key, "ns%d_obj%d|g0|o0|r0", i % 2, i);
         const char *k = key;
@@ -139,6 +147,8 @@ static size_t store_serves(const char *path)
             fill_pattern(want, 65536, (uint32_t)i);
             assert_memory_equal(pool, want, size);
             hits++;
+            if (by_ns)
+                by_ns[i % 2]++;
         }
     }
     free(pool);
@@ -146,6 +156,8 @@ static size_t store_serves(const char *path)
     l3_slabstore_free(s);
     return hits;
 }
+
+static size_t store_serves(const char *path) { return store_serves_of(path, N, NULL); }
 
 static void a_clean_image_exits_0_and_reports_what_it_holds(void **state)
 {
@@ -301,6 +313,16 @@ static void crash_open(const char *path)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Flip one bit of journal record 0 (inside its prefix): it no longer checks. */
+static void flip_journal_bit(const char *path)
+{
+    l3_superblock sb = read_sb(path);
+    uint8_t byte;
+    peek_file(path, sb.journal_off + 40, &byte, 1);
+    byte ^= 0x10;
+    poke_file(path, sb.journal_off + 40, &byte, 1);
+}
+
 /* A flipped bit in a namespace journal record: an error (not exit 0), and
  * the repair keeps the removed objects removed, even after a crash. */
 static void a_corrupt_journal_record_is_found_and_its_removal_kept(void **state)
@@ -315,11 +337,7 @@ static void a_corrupt_journal_record_is_found_and_its_removal_kept(void **state)
     l3_slabstore_free(s);
     assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
     assert_int_equal(served(path), N / 2);
-    l3_superblock sb = read_sb(path);
-    uint8_t byte;
-    peek_file(path, sb.journal_off + 40, &byte, 1); /* inside record 0's prefix */
-    byte ^= 0x10;
-    poke_file(path, sb.journal_off + 40, &byte, 1);
+    flip_journal_bit(path);
     assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4);
     assert_non_null(strstr(out, "namespace journal record 0 is corrupt"));
     assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 1);
@@ -327,6 +345,176 @@ static void a_corrupt_journal_record_is_found_and_its_removal_kept(void **state)
     assert_int_equal(store_serves(path), N / 2);
     crash_open(path); /* the next open rebuilds from the headers */
     assert_int_equal(store_serves(path), N / 2); /* the removed ones stay removed */
+    unlink(path);
+}
+
+/* The same in a clean store whose removed objects fill most of a slab
+ * with a summary (it names them: it was written before the removal). The
+ * repair drops them, and a repair must leave a store the next check calls
+ * clean: l3fsck -n and -y then exit 0, and the store serves what it
+ * served before the damage. */
+static void a_journal_repair_leaves_a_store_the_next_check_calls_clean(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store_of(path, sizeof path, "fsck-journal-summary", 2 * N); /* slab 0 full, summarized */
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    l3_slabstore *s;
+    assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
+    assert_true(l3_store_remove_by_prefix(l3_slabstore_store(s), "ns1_"));
+    l3_slabstore_free(s);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
+    flip_journal_bit(path);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4);
+    assert_int_equal(fsck(out, sizeof out, "-y", path, NULL), 1);
+    if (fsck(out, sizeof out, "-n", path, NULL) != 0)
+        fail_msg("l3fsck -n after -y: %s", out);
+    if (fsck(out, sizeof out, "-y", path, NULL) != 0)
+        fail_msg("l3fsck -y after -y: %s", out);
+    assert_int_equal(served(path), N);
+    size_t by_ns[2];
+    assert_int_equal(store_serves_of(path, 2 * N, by_ns), N);
+    assert_int_equal(by_ns[1], 0);
+    crash_open(path); /* a crash scan judges it too */
+    assert_int_equal(store_serves_of(path, 2 * N, by_ns), N);
+    assert_int_equal(by_ns[1], 0);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
+    unlink(path);
+}
+
+/* Copy the store file at `from` to `to`. */
+static void copy_store(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY), outfd = open(to, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    assert_true(in >= 0 && outfd >= 0);
+    static uint8_t buf[1 << 20];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        assert_int_equal(write(outfd, buf, (size_t)n), n);
+    assert_int_equal(n, 0);
+    close(in);
+    close(outfd);
+}
+
+/* Remove `prefix` in a process that then dies without closing (`crash`),
+ * or closes (a clean store with its checkpoint). */
+static void remove_prefix(const char *path, const char *prefix, bool crash)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+        l3_slabstore *s;
+        if (l3_slabstore_open(&o, &s, NULL) != L3_OK || !l3_store_remove_by_prefix(l3_slabstore_store(s), prefix))
+            _exit(1);
+        if (!crash)
+            l3_slabstore_free(s);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The store and l3fsck on one image: l3fsck -n's count of served objects
+ * is what the store then serves, and no removed (ns1_) object is among
+ * them; returns that count. */
+static size_t store_and_fsck_agree(const char *path)
+{
+    json_int_t by_fsck = served(path);
+    size_t by_ns[2];
+    size_t by_store = store_serves_of(path, N, by_ns);
+    if ((size_t)by_fsck != by_store || by_ns[1] != 0)
+        fail_msg("l3fsck serves %lld, the store %zu (%zu of them removed)", (long long)by_fsck, by_store, by_ns[1]);
+    return by_store;
+}
+
+/* A damaged journal record (its removal of ns1_ unreadable) is judged by
+ * one rule, the rulebook's, by the store's open and by l3fsck: the store
+ * serves what l3fsck says it serves, whichever touches the image first,
+ * and never an object the removal removed. A clean store serves its
+ * checkpoint (written after the removal); a dirty one has nothing that
+ * proves an object live, so serves none (FORMAT.md). */
+static void the_store_and_l3fsck_judge_a_damaged_journal_record_alike(void **state)
+{
+    (void)state;
+    for (int clean = 0; clean < 2; clean++) {
+        char path[512], copy[600];
+        make_store(path, sizeof path, clean ? "fsck-jrule-clean" : "fsck-jrule-dirty");
+        snprintf(copy, sizeof copy, "%s.copy", path);
+        remove_prefix(path, "ns1_", !clean);
+        assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
+        flip_journal_bit(path);
+        copy_store(path, copy);
+        size_t want = clean ? N / 2 : 0;
+        /* l3fsck first: -n judges, -y repairs, then the store. */
+        assert_int_equal(fsck(out, sizeof out, "-n", copy, NULL), 4);
+        assert_int_equal(served(copy), (json_int_t)want);
+        assert_int_equal(fsck(out, sizeof out, "-y", copy, NULL), 1);
+        assert_int_equal(fsck(out, sizeof out, "-n", copy, NULL), 0);
+        assert_int_equal(store_and_fsck_agree(copy), want);
+        /* The store first, then l3fsck on what it left. */
+        assert_int_equal(store_serves_of(path, N, NULL), want);
+        assert_int_equal(store_and_fsck_agree(path), want);
+        /* The store leaves the damaged record to l3fsck -y: a crash scan
+         * then has no checkpoint to prove anything, and serves nothing. */
+        crash_open(path);
+        assert_int_equal(store_and_fsck_agree(path), 0);
+        unlink(copy);
+        unlink(path);
+    }
+}
+
+/* Open the store at `path` (from its checkpoint), remove `prefix`, put
+ * back objects ns<i % 2>_obj<i> for i < `puts`, and die without closing. */
+static void remove_put_and_crash(const char *path, const char *prefix, int puts)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+        l3_slabstore *s;
+        if (l3_slabstore_open(&o, &s, NULL) != L3_OK || !l3_store_remove_by_prefix(l3_slabstore_store(s), prefix))
+            _exit(1);
+        uint8_t *pool = aligned_pool(65536);
+        for (int i = 0; i < puts; i++) {
+            char key[64];
+            snprintf(key, sizeof key, "ns%d_obj%d|g0|o0|r0", i % 2, i);
+            const char *k = key;
+            fill_pattern(pool, 65536, (uint32_t)i);
+            bool ok = false, fail;
+            l3_io_result r = { .success = &ok, .object_failures = &fail };
+            if (l3_store_batch_put_from(l3_slabstore_store(s), &k, 1, (l3_host_buffer){ pool, 65536 },
+                                        &(l3_range){ 0, 20000 + (uint64_t)i }, &r, NULL) != L3_OK || !ok)
+                _exit(2);
+        }
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A store opened from its checkpoint keeps a damaged journal record: a
+ * later removal takes another slot (reusing it would erase the only trace
+ * of the removal, and the crash scan would serve what it removed), until
+ * remove_by_prefix("") bumps the epoch, which leaves it nothing to cover:
+ * then it is zeroed, and what is put after survives a crash. */
+static void a_damaged_journal_record_stays_until_an_epoch_bump(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-jslot");
+    remove_prefix(path, "ns1_", false);
+    flip_journal_bit(path);
+    remove_put_and_crash(path, "ns0_", 0);
+    assert_int_equal(store_and_fsck_agree(path), 0); /* no ns1_ object back */
+    unlink(path);
+    make_store(path, sizeof path, "fsck-jbump");
+    remove_prefix(path, "ns1_", false);
+    flip_journal_bit(path);
+    remove_put_and_crash(path, "", N);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0); /* the record is gone */
+    size_t by_ns[2];
+    assert_int_equal(store_serves_of(path, N, by_ns), N); /* all put after the bump */
     unlink(path);
 }
 
@@ -472,6 +660,9 @@ int main(void)
         cmocka_unit_test(a_truncated_image_is_reported_and_extended_by_repair),
         cmocka_unit_test(not_a_store_and_a_store_in_use_are_operational_errors),
         cmocka_unit_test(a_corrupt_journal_record_is_found_and_its_removal_kept),
+        cmocka_unit_test(a_journal_repair_leaves_a_store_the_next_check_calls_clean),
+        cmocka_unit_test(the_store_and_l3fsck_judge_a_damaged_journal_record_alike),
+        cmocka_unit_test(a_damaged_journal_record_stays_until_an_epoch_bump),
         cmocka_unit_test(a_repair_that_cannot_be_written_leaves_the_error),
         cmocka_unit_test(an_absurd_superblock_is_an_error_not_a_crash),
         cmocka_unit_test(passes_over_ranges_of_keys_report_what_one_pass_does),

@@ -142,6 +142,8 @@ void fsck_objects(fsck *f);       /* every used slab: its summary (a crash scan'
 void fsck_checkpoint(fsck *f);    /* a clean store serves only its checkpoint: match its entries */
 void fsck_checkpoint_verdict(fsck *f); /* after the last pass: whether the checkpoint may be used */
 void fsck_permissions(fsck *f);  /* the store and its shared object: no access for others */
+void fsck_journal_verdict(fsck *f);  /* a corrupt journal record: nothing live unless the checkpoint proves it
+                                        (each pass, and after the checkpoint's verdict) */
 void fsck_journal_repair(fsck *f);   /* -y: what a corrupt journal record removed stays removed */
 void fsck_write_superblocks(fsck *f); /* -y: both copies from the good one */
 

@@ -458,12 +458,14 @@ static int check(fsck *f)
         f->quiet = f->part > 0;
         fsck_objects(f);
         fsck_checkpoint(f);
+        fsck_journal_verdict(f);
         if (f->part + 1 < f->parts)
             summarize_pass(f, &sm);
     }
     f->quiet = false;
     f->stale += f->superseded;
     fsck_checkpoint_verdict(f);
+    fsck_journal_verdict(f);
     fsck_journal_repair(f);
     fsck_permissions(f);
     if (f->repair && (f->found || f->mark_dirty || f->sync_copies))
