@@ -10,7 +10,7 @@
 
 bool l3_summary_due(const l3_slabstore *s, uint32_t slab)
 {
-    const struct slab *sl = &s->slabs[slab];
+    const slab_info *sl = &s->slabs[slab];
     return s->geo.summaries && sl->disk_used && sl->record_gen == sl->gen && sl->summary_gen != sl->gen &&
            sl->inflight == 0 && (sl->state == S_SEALED || (sl->state == S_OPEN && sl->next_slot >= sl->nslots));
 }
@@ -36,7 +36,7 @@ static int head_ns(const l3_slabstore *s, l3_summary_head *h, uint16_t ns)
  * its objects span more namespaces than a head names. */
 static bool build(l3_slabstore *s, uint32_t i, uint8_t *buf)
 {
-    const slab *sl = &s->slabs[i];
+    const slab_info *sl = &s->slabs[i];
     memset(buf, 0, l3_summary_bytes(&s->geo, s->geo.max_slots));
     l3_summary_head *h = (l3_summary_head *)buf;
     l3_summary_entry *ents = (l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
@@ -65,7 +65,7 @@ void l3_summary_settle(l3_slabstore *s, uint32_t i)
 {
     if (!s->geo.summaries)
         return;
-    slab *sl = &s->slabs[i];
+    slab_info *sl = &s->slabs[i];
     l3_slab_lock(s);
     bool due = l3_summary_due(s, i); /* (checked again below, under summary_mu) */
     l3_slab_unlock(s);
