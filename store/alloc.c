@@ -220,9 +220,9 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     return true;
 }
 
-void l3_alloc_pin(l3_slabstore *s, uint32_t v)
+void l3_alloc_pin(l3_slabstore *s, uint32_t slab)
 {
-    slab_info *sl = &s->slabs[v];
+    slab_info *sl = &s->slabs[slab];
     sl->inflight++;
     sl->proc_inflight[s->me]++;
     s->sh->reserved++;

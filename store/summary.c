@@ -61,13 +61,13 @@ static bool build(l3_slabstore *s, uint32_t i, uint8_t *buf)
     return true;
 }
 
-void l3_summary_settle(l3_slabstore *s, uint32_t i)
+void l3_summary_settle(l3_slabstore *s, uint32_t slab)
 {
     if (!s->geo.summaries)
         return;
-    slab_info *sl = &s->slabs[i];
+    slab_info *sl = &s->slabs[slab];
     l3_slab_lock(s);
-    bool due = l3_summary_due(s, i); /* (checked again below, under summary_mu) */
+    bool due = l3_summary_due(s, slab); /* (checked again below, under summary_mu) */
     l3_slab_unlock(s);
     if (!due)
         return;
@@ -76,16 +76,16 @@ void l3_summary_settle(l3_slabstore *s, uint32_t i)
     l3_slab_lock(s);
     bool built = false;
     uint32_t pb = sl->payload_blocks;
-    if (l3_summary_due(s, i)) {
+    if (l3_summary_due(s, slab)) {
         sl->summary_gen = sl->gen; /* claimed: written once per generation, or not at all */
-        built = buf && build(s, i, buf);
+        built = buf && build(s, slab, buf);
     }
     l3_slab_unlock(s);
     l3_error err;
-    if (built && l3_meta_io(s, true, buf, l3_summary_len(&s->geo, pb), l3_summary_offset(&s->geo, i, pb), &err) !=
-                     L3_OK)
+    if (built &&
+        l3_meta_io(s, true, buf, l3_summary_len(&s->geo, pb), l3_summary_offset(&s->geo, slab, pb), &err) != L3_OK)
         l3_log("warning", "%s: writing slab %u's summary: %s (a crash scan reads its headers instead)", s->path,
-               i, err.msg);
+               slab, err.msg);
     l3_shm_unlock(&s->sh->summary_mu);
     free(buf);
 }
