@@ -292,8 +292,8 @@ static bool job_and_report(const args *a, l3_config *cfg, workload *w)
 
 int main(int argc, char **argv)
 {
-    args a = { .size = 256 * 1024, .count = 1024, .keys = 16, .qd = 8,
-               .tr = { .dir = ".", .block_bytes = 64 * 1024, .capacity = "1000,5859,10000,50000" } };
+    args a = { .size = 256 * 1024ull, .count = 1024, .keys = 16, .qd = 8,
+               .tr = { .dir = ".", .block_bytes = 64 * 1024ull, .capacity = "1000,5859,10000,50000" } };
     l3_compare_defaults(&a.co);
     if (!parse_args(&a, argc, argv))
         return usage();

@@ -37,9 +37,9 @@ static void find_fsck(char *out, size_t len)
     char *slash = strrchr(self, '/');
     if (slash)
         *slash = '\0';
-    const char *tries[] = { "%s/../tools/l3fsck", "%s/l3fsck" };
+    const char *tries[] = { "/../tools/l3fsck", "/l3fsck" };
     for (size_t i = 0; i < 2; i++) {
-        snprintf(out, len, tries[i], self);
+        snprintf(out, len, "%s%s", self, tries[i]);
         if (access(out, X_OK) == 0)
             return;
     }

@@ -162,7 +162,7 @@ static bool facts_alloc(facts *f, size_t n, bool success)
         free(f->object_failures);
         return false;
     }
-    memset(f->success, success, n);
+    memset(f->success, success, n ? n : 1);
     return true;
 }
 
@@ -249,6 +249,7 @@ static l3_status submit_job(l3_executor *e, job *j, l3_error *err)
             slot = &e->jobs[i];
             break;
         }
+    L3_ASSERT(slot != NULL); /* fewer jobs than slots: one is free */
     *slot = (job_state){ .used = true, .job = j, .submitted_at = l3_clock_now(e->clock) };
     e->num_jobs++;
     if (e->stopping || e->unsafe_io || e->queues[kind].len >= e->config.max_operations) {
@@ -473,12 +474,14 @@ static void executor_free_parts(l3_executor *e)
         for (size_t i = 0; i < e->config.max_operations; i++)
             if (e->jobs[i].used)
                 job_free(e->jobs[i].job);
-    if (e->results)
+    if (e->results) {
+        L3_ASSERT(e->results_len <= e->config.max_operations);
         for (size_t i = 0; i < e->results_len; i++) {
             l3_completion *c = &e->results[(e->results_head + i) % e->config.max_operations];
             free(c->success);
             free(c->object_failures);
         }
+    }
     free(e->jobs);
     free(e->results);
     free(e->threads);
@@ -778,8 +781,9 @@ l3_status l3_executor_poll(l3_executor *e, l3_poll *out, l3_error *err)
         job_state *js = find_job(e, c->op_id);
         if (js) {
             L3_ASSERT(js->completed && e->num_jobs > 0);
-            job_free(js->job);
-            *js = (job_state){ 0 };
+            job *done = js->job;
+            memset(js, 0, sizeof *js);
+            job_free(done);
             e->num_jobs--;
         }
     }
@@ -923,9 +927,9 @@ bool l3_executor_delete_namespace(l3_executor *e)
 {
     if (!l3_executor_is_idle(e))
         return false;
-    char prefix[L3_KEY_PREFIX_LEN + 2];
-    l3_executor_key_prefix(e, prefix);
-    strcat(prefix, "_");
+    char ns[L3_KEY_PREFIX_LEN + 1], prefix[L3_KEY_PREFIX_LEN + 2];
+    l3_executor_key_prefix(e, ns);
+    snprintf(prefix, sizeof prefix, "%s_", ns);
     return e->store->ops->remove_by_prefix(e->store, prefix);
 }
 

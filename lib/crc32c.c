@@ -95,7 +95,7 @@ static uint32_t x8n(size_t n)
     return r;
 }
 
-#define STRIPE 8192
+#define STRIPE ((size_t)8192)
 static uint32_t shift_stripe;
 static uint32_t shift_2stripe;
 static pthread_once_t shift_once = PTHREAD_ONCE_INIT;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define HUGE_PAGE (2u << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
 
 static size_t round_up(size_t n) { return (n + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE; }
 

@@ -18,7 +18,7 @@ static const uint32_t K[64] = {
 static void block(uint32_t h[8], const uint8_t *p)
 {
     uint32_t w[64];
-    for (int i = 0; i < 16; i++)
+    for (size_t i = 0; i < 16; i++)
         w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
                p[4 * i + 3];
     for (int i = 16; i < 64; i++) {
@@ -56,7 +56,7 @@ void l3_sha256(const void *data, size_t len, uint8_t out[32])
     block(h, tail);
     if (tail_len == 128)
         block(h, tail + 64);
-    for (int i = 0; i < 8; i++) {
+    for (size_t i = 0; i < 8; i++) {
         out[4 * i] = (uint8_t)(h[i] >> 24);
         out[4 * i + 1] = (uint8_t)(h[i] >> 16);
         out[4 * i + 2] = (uint8_t)(h[i] >> 8);

@@ -61,7 +61,7 @@ l3_index_put l3_alloc_publish_unique(l3_slabstore *s, const l3_index_entry *e)
 
 void l3_alloc_count(l3_slabstore *s, const l3_index_entry *e)
 {
-    slab *sl = &s->slabs[e->slab];
+    slab_info *sl = &s->slabs[e->slab];
     sl->live++;
     sl->live_bytes += e->size;
     if (e->ns) {
@@ -73,7 +73,7 @@ void l3_alloc_count(l3_slabstore *s, const l3_index_entry *e)
 void l3_alloc_unpublish(l3_slabstore *s, l3_index_entry *e)
 {
     L3_ASSERT(e->slab < s->geo.num_slabs);
-    slab *sl = &s->slabs[e->slab];
+    slab_info *sl = &s->slabs[e->slab];
     if (e->slot < sl->nslots)
         l3_slab_slot_ids(s, e->slab)[e->slot] = 0;
     /* Counts a process that died mid-update may have left off by one:
@@ -89,7 +89,7 @@ void l3_alloc_unpublish(l3_slabstore *s, l3_index_entry *e)
 
 l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l3_error *err)
 {
-    slab *sl = &s->slabs[i];
+    slab_info *sl = &s->slabs[i];
     uint32_t nslots = l3_slots_per_slab(&s->geo, r->payload_blocks);
     if (r->payload_blocks > s->sh->max_payload_blocks || nslots == 0)
         return l3_fail(err, L3_ECORRUPT, "slab %u: size class %u does not fit a slab", i,
@@ -117,7 +117,7 @@ l3_status l3_alloc_adopt_slabs(l3_slabstore *s, uint32_t mask, l3_error *err)
 {
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
         const l3_slab_record *r = &s->table[i];
-        slab *sl = &s->slabs[i];
+        slab_info *sl = &s->slabs[i];
         uint32_t d = l3_slab_device(&s->geo, i);
         if (!(mask & (1u << d)))
             continue;
@@ -157,7 +157,7 @@ static void standby_unlink(l3_slabstore *s, uint32_t v)
 
 void l3_alloc_evict(l3_slabstore *s, uint32_t v)
 {
-    slab *sl = &s->slabs[v];
+    slab_info *sl = &s->slabs[v];
     uint64_t dropped = 0;
     uint32_t *ids = l3_slab_slot_ids(s, v);
     L3_ASSERT(sl->inflight == 0);
@@ -193,7 +193,7 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
  * the caller makes it its class's open or standby slab. */
 static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
 {
-    slab *sl = &s->slabs[v];
+    slab_info *sl = &s->slabs[v];
     uint32_t nslots = l3_slots_per_slab(&s->geo, payload_blocks);
     if (nslots > s->sh->max_slots)
         return false;
@@ -220,9 +220,9 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     return true;
 }
 
-void l3_alloc_pin(l3_slabstore *s, uint32_t v)
+void l3_alloc_pin(l3_slabstore *s, uint32_t slab)
 {
-    slab *sl = &s->slabs[v];
+    slab_info *sl = &s->slabs[slab];
     sl->inflight++;
     sl->proc_inflight[s->me]++;
     s->sh->reserved++;
@@ -232,7 +232,7 @@ void l3_alloc_pin(l3_slabstore *s, uint32_t v)
 /* Take the next slot of slab `v` for this process. */
 static void reserve(l3_slabstore *s, uint32_t v, uint32_t *out_slab, uint32_t *out_slot)
 {
-    slab *sl = &s->slabs[v];
+    slab_info *sl = &s->slabs[v];
     L3_ASSERT(sl->state == S_OPEN && sl->next_slot < sl->nslots);
     *out_slab = v;
     *out_slot = sl->next_slot++;
@@ -359,7 +359,7 @@ static uint32_t standby_target(const l3_slabstore *s, uint32_t pb)
 
 uint32_t l3_alloc_standby(l3_slabstore *s, uint32_t cur, int32_t *out, uint64_t *gens, uint32_t max)
 {
-    slab *sl = &s->slabs[cur];
+    slab_info *sl = &s->slabs[cur];
     uint32_t pb = sl->payload_blocks, d = l3_slab_device(&s->geo, cur);
     if (sl->state != S_OPEN || *l3_class_open(s, pb, d) != (int32_t)cur)
         return 0;
@@ -374,7 +374,7 @@ uint32_t l3_alloc_standby(l3_slabstore *s, uint32_t cur, int32_t *out, uint64_t 
         int32_t v = victim_near(s, (int32_t)d);
         if (v < 0 || v == (int32_t)cur || l3_slab_device(&s->geo, (uint32_t)v) != d)
             break;
-        slab *vs = &s->slabs[v];
+        slab_info *vs = &s->slabs[v];
         if (vs->state != S_FREE && !(vs->state == S_SEALED && vs->live == 0))
             break; /* only empty slabs: evicting stays the full slab's job */
         if (!open_slab(s, (uint32_t)v, pb))
@@ -395,7 +395,7 @@ void l3_alloc_sweep_failed(l3_slabstore *s)
         uint32_t d = l3_slab_device(&s->geo, i);
         if (!(failed & ~swept & (1u << d)))
             continue;
-        slab *sl = &s->slabs[i];
+        slab_info *sl = &s->slabs[i];
         if (sl->state != S_OFFLINE && sl->inflight == 0)
             l3_alloc_evict(s, i);
         sl->state = S_OFFLINE; /* (one with writes in flight is evicted as they end) */
@@ -405,7 +405,7 @@ void l3_alloc_sweep_failed(l3_slabstore *s)
 
 void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
 {
-    slab *sl = &s->slabs[slab_id];
+    slab_info *sl = &s->slabs[slab_id];
     /* Only this process's own reservations; a dead process's are released
      * by l3_shm_reap_dead. */
     L3_ASSERT(sl->proc_inflight[s->me] > 0);
@@ -428,7 +428,7 @@ static bool entry_fits(const l3_slabstore *s, const l3_index_entry *e)
 {
     if (e->slab >= s->geo.num_slabs)
         return false;
-    const slab *sl = &s->slabs[e->slab];
+    const slab_info *sl = &s->slabs[e->slab];
     return (sl->state == S_OPEN || sl->state == S_SEALED) && e->gen == (uint32_t)sl->gen && e->slot < sl->nslots &&
            e->slot < sl->next_slot && e->size <= (uint64_t)sl->payload_blocks * s->geo.block_size &&
            e->ns <= s->sh->num_ns;
@@ -487,7 +487,7 @@ void l3_alloc_reset(l3_slabstore *s)
 {
     clear_counts(s);
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
-        slab *sl = &s->slabs[i];
+        slab_info *sl = &s->slabs[i];
         sl->state = sl->state == S_OFFLINE ? S_OFFLINE : S_FREE;
         sl->disk_used = 0;
         sl->record_gen = 0;

@@ -23,7 +23,7 @@
 /* ---- writing ---- */
 
 /* A slab's fill word: its next slot, and whether it is open or free. */
-static uint32_t fill_of(const slab *sl)
+static uint32_t fill_of(const slab_info *sl)
 {
     return sl->next_slot | (sl->state == S_OPEN ? OPEN_FLAG : 0) | (sl->state == S_FREE ? FREE_FLAG : 0);
 }
@@ -264,7 +264,7 @@ static l3_status load_ns_and_fills(l3_slabstore *s, const l3_checkpoint_header *
     for (uint32_t i = 0; i < s->geo.num_slabs; i++, p += 4) {
         uint32_t fill;
         memcpy(&fill, p, 4);
-        slab *sl = &s->slabs[i];
+        slab_info *sl = &s->slabs[i];
         if (!sl->disk_used)
             continue;
         uint32_t next = fill & ~(OPEN_FLAG | FREE_FLAG);
@@ -290,7 +290,7 @@ static l3_status load_ns_and_fills(l3_slabstore *s, const l3_checkpoint_header *
  * class holds, a known namespace. */
 static bool entry_fits(l3_slabstore *s, l3_index_entry *e)
 {
-    const slab *sl = e->slab < s->geo.num_slabs ? &s->slabs[e->slab] : NULL;
+    const slab_info *sl = e->slab < s->geo.num_slabs ? &s->slabs[e->slab] : NULL;
     if (!sl)
         return false;
     e->gen = (uint32_t)sl->gen;

@@ -107,7 +107,7 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
         g->max_objects = objects;
         g->slab_table_len = l3_round_up(guess * devices * L3_SLAB_RECORD_BYTES, block_size);
         g->journal_off = g->slab_table_off + g->slab_table_len;
-        g->journal_len = l3_round_up(L3_JOURNAL_RECORDS * L3_JOURNAL_RECORD_BYTES, block_size);
+        g->journal_len = l3_round_up((uint64_t)L3_JOURNAL_RECORDS * L3_JOURNAL_RECORD_BYTES, block_size);
         g->checkpoint_off = g->journal_off + g->journal_len;
         g->checkpoint_len = l3_checkpoint_bytes(objects, (uint32_t)(guess * devices), block_size);
         g->data_off = l3_round_up(g->checkpoint_off + g->checkpoint_len, 1u << 20);
@@ -195,7 +195,7 @@ bool l3_geometry_from_sb(const l3_superblock *sb, uint64_t size, l3_geometry *g,
     if (g->slab_table_off % b || g->journal_off % b || g->checkpoint_off % b || g->data_off % b ||
         g->slab_table_len < (uint64_t)g->num_slabs * L3_SLAB_RECORD_BYTES ||
         g->journal_off < g->slab_table_off + g->slab_table_len ||
-        g->journal_len < L3_JOURNAL_RECORDS * L3_JOURNAL_RECORD_BYTES ||
+        g->journal_len < (uint64_t)L3_JOURNAL_RECORDS * L3_JOURNAL_RECORD_BYTES ||
         g->checkpoint_off < g->journal_off + g->journal_len ||
         g->data_off < g->checkpoint_off + g->checkpoint_len ||
         g->capacity < g->data_off + (uint64_t)(g->num_slabs / g->num_devices) * g->slab_size) {

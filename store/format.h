@@ -13,7 +13,7 @@
 #include "engine.h"
 #include "l3_keys.h"
 
-#define L3_FORMAT_VERSION 1
+#define L3_FORMAT_VERSION 1u
 #define L3_SB_MAGIC "L3CACHE"        /* 8 bytes with the NUL */
 #define L3_SLAB_MAGIC 0x42414c53u    /* "SLAB" */
 #define L3_OBJECT_MAGIC 0x314a424f334c4c33ull /* "3LL3OBJ1" */

@@ -75,7 +75,7 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const
             atomic_fetch_add(&s->get_misses, 1);
             continue;
         }
-        slab *sl = &s->slabs[e->slab];
+        slab_info *sl = &s->slabs[e->slab];
         get_key *g = &w->keys[w->nk];
         *g = (get_key){ .pos = pos, .id = w->keys[i].id, .seq = e->seq, .gen = sl->gen, .slab = e->slab,
                         .slot = e->slot, .crc = e->crc, .ranges = kr, .header = bounce + w->nk * (hb + b),

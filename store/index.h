@@ -61,7 +61,7 @@ uint64_t l3_index_capacity_for(uint64_t max_entries);
 /* Start fetching the slot where the probe for `hash` begins: a bulk load
  * touches the table in random order, and a few fetches in flight at once
  * hide most of the memory latency. */
-void l3_index_prefetch(const l3_index *index, uint64_t hash);
+void l3_index_prefetch(const l3_index *ix, uint64_t hash);
 
 /* Set up an empty index in `meta` and a zeroed `table` of
  * l3_index_capacity_for(max_entries) entries. */
@@ -69,7 +69,7 @@ void l3_index_format(l3_index_meta *meta, uint64_t max_entries);
 
 /* The entry of `id`, or NULL. The pointer is valid until the next insert
  * or remove. */
-l3_index_entry *l3_index_find(l3_index *index, l3_key_id id);
+l3_index_entry *l3_index_find(l3_index *ix, l3_key_id id);
 
 /* A slot's id in the slot table: the top 31 bits of its key's hash, and
  * never 0 (an empty slot). 4 bytes per slot, not the hash's 8. */
@@ -77,20 +77,20 @@ static inline uint32_t l3_slot_id(uint64_t hash) { return (uint32_t)(hash >> 32)
 
 /* The entry with this slot id at (slab, slot), or NULL: how a slab's
  * eviction finds its objects from the slot table alone. */
-l3_index_entry *l3_index_find_at(l3_index *index, uint32_t id, uint32_t slab, uint32_t slot);
+l3_index_entry *l3_index_find_at(l3_index *ix, uint32_t id, uint32_t slab, uint32_t slot);
 
 /* Insert `entry` (its key must be absent); false when the index is full. */
-bool l3_index_insert(l3_index *index, const l3_index_entry *entry);
+bool l3_index_insert(l3_index *ix, const l3_index_entry *entry);
 
 /* What l3_index_insert_unique did. */
 typedef enum l3_index_put { L3_INDEX_ADDED, L3_INDEX_PRESENT, L3_INDEX_FULL } l3_index_put;
 
 /* Insert `entry` unless its key is there already (one probe for both: a
  * bulk load's find-then-insert in one). */
-l3_index_put l3_index_insert_unique(l3_index *index, const l3_index_entry *entry);
+l3_index_put l3_index_insert_unique(l3_index *ix, const l3_index_entry *entry);
 
 /* Remove `entry` (a pointer from find or the table). */
-void l3_index_remove(l3_index *index, l3_index_entry *entry);
+void l3_index_remove(l3_index *ix, l3_index_entry *entry);
 
 /* The slot where the probe for `hash` begins: the hash scaled to the
  * table (fastrange). */
@@ -115,10 +115,10 @@ bool l3_index_walk_end(const l3_index_walk *w);
 
 /* Take the table as filled in place (a checkpoint image read into it)
  * with `count` entries; false when that is more than its bound. */
-bool l3_index_adopt(l3_index *index, uint64_t count);
+bool l3_index_adopt(l3_index *ix, uint64_t count);
 
 /* Remove every entry; keeps the table. */
-void l3_index_clear(l3_index *index);
+void l3_index_clear(l3_index *ix);
 
 /* The table's capacity, for reports. */
 static inline uint64_t l3_index_capacity(const l3_index *index) { return index->meta->mask + 1; }

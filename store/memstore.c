@@ -34,6 +34,7 @@ static entry **find(l3_memstore *m, const char *key, uint64_t hash)
 static bool grow(l3_memstore *m)
 {
     size_t n = m->nbuckets * 2;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, so a pointer's size */
     entry **b = calloc(n, sizeof *b);
     if (!b)
         return false;
@@ -213,6 +214,7 @@ l3_memstore *l3_memstore_new(void)
     if (!m)
         return NULL;
     m->nbuckets = 64;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, so a pointer's size */
     m->buckets = calloc(m->nbuckets, sizeof *m->buckets);
     if (!m->buckets) {
         free(m);

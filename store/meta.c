@@ -256,13 +256,13 @@ static void settle_block(l3_slabstore *s, uint32_t d, const uint8_t *buf, uint64
     l3_slab_unlock(s);
 }
 
-l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t i, uint64_t gen, l3_error *err)
+l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t slab, uint64_t gen, l3_error *err)
 {
     uint32_t b = s->geo.block_size;
-    uint64_t block_off = (uint64_t)i * L3_SLAB_RECORD_BYTES / b * b;
-    L3_ASSERT(i < s->geo.num_slabs);
+    uint64_t block_off = (uint64_t)slab * L3_SLAB_RECORD_BYTES / b * b;
+    L3_ASSERT(slab < s->geo.num_slabs);
     l3_slab_lock(s);
-    bool settled = record_settled(s, i, gen);
+    bool settled = record_settled(s, slab, gen);
     l3_slab_unlock(s);
     if (settled)
         return L3_OK;
@@ -276,15 +276,15 @@ l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t i, uint64_t gen, l3_er
      * it). */
     l3_shm_lock(s, &s->sh->table_mu);
     l3_slab_lock(s);
-    settled = record_settled(s, i, gen);
+    settled = record_settled(s, slab, gen);
     if (!settled)
         memcpy(buf, (uint8_t *)s->table + block_off, b);
     l3_slab_unlock(s);
     l3_status st = L3_OK;
     if (!settled)
-        st = dev_write(s, l3_slab_device(&s->geo, i), buf, b, s->geo.slab_table_off + block_off, false, err);
+        st = dev_write(s, l3_slab_device(&s->geo, slab), buf, b, s->geo.slab_table_off + block_off, false, err);
     if (!settled && st == L3_OK)
-        settle_block(s, l3_slab_device(&s->geo, i), buf, block_off);
+        settle_block(s, l3_slab_device(&s->geo, slab), buf, block_off);
     l3_shm_unlock(&s->sh->table_mu);
     free(buf);
     return st;

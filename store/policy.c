@@ -62,7 +62,7 @@ bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e)
 
 /* A slab's age for the victim choice: FIFO orders by when it was opened,
  * LRU by its last read or write. */
-static uint64_t age_key(const l3_slabstore *s, const slab *sl)
+static uint64_t age_key(const l3_slabstore *s, const slab_info *sl)
 {
     if (s->opt.eviction == L3_EVICT_LRU_SLAB)
         return atomic_load_explicit(&sl->last_access, memory_order_relaxed);
@@ -75,7 +75,7 @@ int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device)
     uint64_t best_key = UINT64_MAX, now = l3_policy_clock_ns();
     uint32_t nd = s->geo.num_devices;
     for (uint32_t i = device < 0 ? 0 : (uint32_t)device; i < s->geo.num_slabs; i += device < 0 ? 1 : nd) {
-        slab *sl = &s->slabs[i];
+        slab_info *sl = &s->slabs[i];
         if (sl->inflight || sl->state == S_OFFLINE)
             continue;
         if (!need_live && sl->state == S_FREE)
@@ -119,7 +119,7 @@ uint64_t l3_policy_room(const l3_slabstore *s)
 {
     uint64_t room = 0;
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
-        const slab *sl = &s->slabs[i];
+        const slab_info *sl = &s->slabs[i];
         if (!sl->inflight && (sl->state == S_FREE || (sl->state == S_SEALED && sl->live == 0)))
             room += s->geo.slab_size;
         else if (sl->state == S_OPEN && sl->next_slot < sl->nslots)

@@ -384,7 +384,7 @@ static l3_status read_whole(l3_slabstore *s, l3_io_ctx *ctx, l3_io_req *reqs, ui
 /* Judge every slot of slab i from its image. */
 static void parse_whole(l3_slabstore *s, uint32_t i, const uint8_t *buf, scan_state *ss)
 {
-    slab *sl = &s->slabs[i];
+    slab_info *sl = &s->slabs[i];
     uint64_t slot_bytes = l3_slot_bytes(&s->geo, sl->payload_blocks);
     uint64_t base_off = l3_slot_offset(&s->geo, i, sl->payload_blocks, 0);
     for (uint32_t k = 0; k < sl->nslots; k++)
@@ -463,7 +463,7 @@ static l3_status scan_headers(l3_slabstore *s, uint32_t i, scan_state *ss, bool 
 {
     const l3_geometry *g = &s->geo;
     uint32_t hb = g->header_bytes;
-    slab *sl = &s->slabs[i];
+    slab_info *sl = &s->slabs[i];
     uint8_t *bounce = l3_io_bounce(ss->ctx, NULL);
     size_t w = s->wave_keys;
     l3_status st = L3_OK;

@@ -30,7 +30,7 @@ static bool pick(l3_slabstore *s, evacuation *ev)
     int32_t v = l3_policy_victim(s, true, -1);
     if (v < 0)
         return false;
-    slab *sl = &s->slabs[v];
+    slab_info *sl = &s->slabs[v];
     uint32_t *ids = l3_slab_slot_ids(s, (uint32_t)v);
     ev->slab = (uint32_t)v;
     ev->entries = calloc(sl->nslots ? sl->nslots : 1, sizeof *ev->entries);

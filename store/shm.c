@@ -54,7 +54,7 @@ static size_t layout(const l3_geometry *g, shared *h)
     uint32_t max_slots = g->max_slots;
     size_t off = page_round(sizeof(shared));
     h->off_slabs = off;
-    off += page_round((size_t)g->num_slabs * sizeof(slab));
+    off += page_round((size_t)g->num_slabs * sizeof(slab_info));
     h->off_class_open = off;
     off += page_round(2 * ((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t)); /* open, standby */
     h->off_slot_ids = off;
@@ -80,7 +80,7 @@ size_t l3_shm_bytes(const l3_geometry *g)
 static void set_views(l3_slabstore *s)
 {
     uint8_t *base = (uint8_t *)s->sh;
-    s->slabs = (slab *)(base + s->sh->off_slabs);
+    s->slabs = (slab_info *)(base + s->sh->off_slabs);
     s->class_open = (int32_t *)(base + s->sh->off_class_open);
     s->slot_ids = (uint32_t *)(base + s->sh->off_slot_ids);
     s->table = (l3_slab_record *)(base + s->sh->off_table);
@@ -107,7 +107,7 @@ static void release_proc(l3_slabstore *s, int p)
 {
     shared *h = s->sh;
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
-        slab *sl = &s->slabs[i];
+        slab_info *sl = &s->slabs[i];
         uint32_t n = sl->proc_inflight[p];
         sl->inflight = sl->inflight >= n ? sl->inflight - n : 0;
         sl->proc_inflight[p] = 0;

@@ -29,7 +29,7 @@ enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is miss
 enum { DEV_OK = 0, DEV_MISSING = 1, DEV_FAILED = 2 };
 
 /* A slab's state (in the mapping). */
-typedef struct slab {
+typedef struct slab_info {
     uint32_t state;          /* S_FREE, S_OPEN (its class's append target) or S_SEALED */
     uint32_t disk_used;      /* its record on disk says USED in this epoch */
     uint32_t payload_blocks; /* size class */
@@ -46,7 +46,7 @@ typedef struct slab {
     _Atomic uint64_t last_access;
     uint64_t lease_until;    /* CLOCK_MONOTONIC ns: readers hold it until then (0: none) */
     uint32_t proc_inflight[L3_MAX_PROCS]; /* inflight, by process slot */
-} slab;
+} slab_info;
 
 typedef struct ns_info {
     uint16_t len;

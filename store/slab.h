@@ -55,7 +55,7 @@ struct l3_slabstore {
     pthread_cond_t alive_cv;
     bool alive_stop, alive_started;
     l3_index index;
-    slab *slabs;
+    slab_info *slabs;
     int32_t *class_open;     /* per payload_blocks and device: its open slab, or -1; then as many
                                 standby slabs (l3_class_next) */
     uint32_t *slot_ids;      /* max_slots per slab: the slot ids (l3_slot_id) of published slots */

@@ -622,7 +622,7 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
     l3_slab_lock(s);
     o->objects = s->index.meta->count;
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
-        slab *sl = &s->slabs[i];
+        slab_info *sl = &s->slabs[i];
         o->payload_bytes += sl->live_bytes;
         if (sl->state == S_FREE)
             o->slabs_free++;

@@ -10,7 +10,7 @@
 
 bool l3_summary_due(const l3_slabstore *s, uint32_t slab)
 {
-    const struct slab *sl = &s->slabs[slab];
+    const slab_info *sl = &s->slabs[slab];
     return s->geo.summaries && sl->disk_used && sl->record_gen == sl->gen && sl->summary_gen != sl->gen &&
            sl->inflight == 0 && (sl->state == S_SEALED || (sl->state == S_OPEN && sl->next_slot >= sl->nslots));
 }
@@ -36,7 +36,7 @@ static int head_ns(const l3_slabstore *s, l3_summary_head *h, uint16_t ns)
  * its objects span more namespaces than a head names. */
 static bool build(l3_slabstore *s, uint32_t i, uint8_t *buf)
 {
-    const slab *sl = &s->slabs[i];
+    const slab_info *sl = &s->slabs[i];
     memset(buf, 0, l3_summary_bytes(&s->geo, s->geo.max_slots));
     l3_summary_head *h = (l3_summary_head *)buf;
     l3_summary_entry *ents = (l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
@@ -61,13 +61,13 @@ static bool build(l3_slabstore *s, uint32_t i, uint8_t *buf)
     return true;
 }
 
-void l3_summary_settle(l3_slabstore *s, uint32_t i)
+void l3_summary_settle(l3_slabstore *s, uint32_t slab)
 {
     if (!s->geo.summaries)
         return;
-    slab *sl = &s->slabs[i];
+    slab_info *sl = &s->slabs[slab];
     l3_slab_lock(s);
-    bool due = l3_summary_due(s, i); /* (checked again below, under summary_mu) */
+    bool due = l3_summary_due(s, slab); /* (checked again below, under summary_mu) */
     l3_slab_unlock(s);
     if (!due)
         return;
@@ -76,16 +76,16 @@ void l3_summary_settle(l3_slabstore *s, uint32_t i)
     l3_slab_lock(s);
     bool built = false;
     uint32_t pb = sl->payload_blocks;
-    if (l3_summary_due(s, i)) {
+    if (l3_summary_due(s, slab)) {
         sl->summary_gen = sl->gen; /* claimed: written once per generation, or not at all */
-        built = buf && build(s, i, buf);
+        built = buf && build(s, slab, buf);
     }
     l3_slab_unlock(s);
     l3_error err;
-    if (built && l3_meta_io(s, true, buf, l3_summary_len(&s->geo, pb), l3_summary_offset(&s->geo, i, pb), &err) !=
-                     L3_OK)
+    if (built &&
+        l3_meta_io(s, true, buf, l3_summary_len(&s->geo, pb), l3_summary_offset(&s->geo, slab, pb), &err) != L3_OK)
         l3_log("warning", "%s: writing slab %u's summary: %s (a crash scan reads its headers instead)", s->path,
-               i, err.msg);
+               slab, err.msg);
     l3_shm_unlock(&s->sh->summary_mu);
     free(buf);
 }

@@ -188,7 +188,7 @@ static void print_store(const fsck *f)
     human(f->geo.slab_size, slab, sizeof slab);
     human((uint64_t)f->geo.num_slabs * f->geo.slab_size, data, sizeof data);
     human(f->geo.capacity * f->geo.num_devices, cap, sizeof cap);
-    for (int i = 0; i < 16; i++)
+    for (size_t i = 0; i < 16; i++)
         sprintf(uuid + 2 * i, "%02x", f->sb.uuid[i]);
     printf("store %s: format %u, capacity %s, %u slabs of %s (%s of data), block %u, max objects %llu\n",
            uuid, f->sb.version, cap, f->geo.num_slabs, slab, data, f->geo.block_size,
@@ -360,7 +360,7 @@ static void print_text(const fsck *f, const summary *sm)
 static json_t *sb_json(const l3_superblock *sb)
 {
     char uuid[33];
-    for (int i = 0; i < 16; i++)
+    for (size_t i = 0; i < 16; i++)
         sprintf(uuid + 2 * i, "%02x", sb->uuid[i]);
     return json_pack("{s:I,s:s,s:I,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "sequence", (json_int_t)sb->sequence,
                      "uuid", uuid, "epoch", (json_int_t)sb->epoch, "clean", sb->clean != 0, "block_size",

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "l3_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "fuzz.h"
 #include "l3_slabstore.h"
 
 #define OBJECTS 8
