@@ -238,28 +238,32 @@ static void policy_table(simctx *x, const sim_row *rows, size_t n)
 /* ---- --sim-all: ranks and pools ---- */
 
 /* Usable hits over R ranks (and pools): object against group LRU, without
- * a budget and with half the object LRU's write rate as one. */
+ * a budget and with half the object LRU's write rate as one, and as the
+ * store's log of slabs (1/64 of the capacity each, fifo-reinsert). */
 static void ranks_row(simctx *x, const sim_row *base, bool pools, uint32_t ranks)
 {
     double span = x->t->num_requests ? (double)(x->t->time[x->t->num_requests - 1] - x->t->time[0]) : 0;
     double per_page = ranks * (pools ? 2.0 : 1.0);
     double half = span > 0 ? 0.5 * (double)base->lru.admitted * per_page / span : 0;
-    double v[4];
-    for (int k = 0; k < 4; k++) {
-        tr_group_config g = { .ranks = ranks, .pools = pools, .groups = (k & 1) != 0, .budget = k >= 2 ? half : 0 };
+    double v[6];
+    uint32_t slab = (uint32_t)(base->cap * per_page / 64 > 0 ? base->cap * per_page / 64 : 1);
+    for (int k = 0; k < 6; k++) {
+        tr_group_config g = { .ranks = ranks, .pools = pools, .groups = (k & 1) != 0, .budget = k / 2 == 1 ? half : 0,
+                              .slab = k / 2 == 2 ? slab : 0 };
         progress(x, base->cap, "ranks and pools");
         tr_group_result r = tr_sim_groups(x->t, (uint32_t)base->cap, &g);
         v[k] = ratio(r.usable_hits, base->lru.hits);
     }
     if (x->rows) {
-        json_array_append_new(x->rows, json_pack("{s:s,s:I,s:b,s:i,s:f,s:f,s:f,s:f}", "table", "ranks",
+        json_array_append_new(x->rows, json_pack("{s:s,s:I,s:b,s:i,s:f,s:f,s:f,s:f,s:f,s:f}", "table", "ranks",
                                                  "capacity_blocks", (json_int_t)base->cap, "pools", pools, "ranks",
                                                  (int)ranks, "object_lru", v[0], "group_lru", v[1],
-                                                 "object_half_budget", v[2], "group_half_budget", v[3]));
+                                                 "object_half_budget", v[2], "group_half_budget", v[3],
+                                                 "object_slab_log", v[4], "group_slab_log", v[5]));
         return;
     }
-    printf("%8llu  %-5s %2u      %5.3f      %5.3f              %5.3f             %5.3f\n",
-           (unsigned long long)base->cap, pools ? "yes" : "no", ranks, v[0], v[1], v[2], v[3]);
+    printf("%8llu  %-5s %2u      %5.3f      %5.3f              %5.3f             %5.3f       %5.3f      %5.3f\n",
+           (unsigned long long)base->cap, pools ? "yes" : "no", ranks, v[0], v[1], v[2], v[3], v[4], v[5]);
     fflush(stdout);
 }
 
@@ -267,7 +271,7 @@ static void ranks_table(simctx *x, const sim_row *rows, size_t n)
 {
     if (!x->rows)
         printf("\nusable hit over ranks and pools / single-rank object LRU hit (equal bytes)\n"
-               "capacity  pools  R  object LRU  group LRU  object, 1/2 budget  group, 1/2 budget\n");
+               "capacity  pools  R  object LRU  group LRU  object, 1/2 budget  group, 1/2 budget  object log  group log\n");
     for (size_t i = 0; i < n; i++)
         for (int pools = 0; pools < 2; pools++)
             for (uint32_t r = 1; r <= 8; r *= 2)

@@ -400,6 +400,25 @@ static void the_replay_runs_through_the_store_and_reports(void **state)
     unlink(out);
 }
 
+/* The log of slabs (the store's fifo-reinsert): the oldest slab's worth is
+ * reclaimed at once, and what was read since written is written again at
+ * the head. */
+static void the_slab_log_rewrites_what_was_read(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"hash_ids\": [1, 2]}\n{\"hash_ids\": [1]}\n{\"hash_ids\": [3, 4]}\n{\"hash_ids\": [5]}\n"
+              "{\"hash_ids\": [1, 2]}\n", &t);
+    /* Of 4 in slabs of 2: r4 reclaims 1 (read at r2: written again) and 2
+     * (not read: gone) for 5; r2 and r5 hit 1, and r5's 2 reclaims 3 and 4. Written:
+     * 2 + 2 + 1 (again) + 1 + 1. */
+    tr_group_config c = { .ranks = 1, .slab = 2 };
+    tr_group_result r = tr_sim_groups(&t, 4, &c);
+    assert_int_equal(r.usable_hits, 2);
+    assert_int_equal(r.written, 7);
+    tr_free(&t);
+}
+
 /* Lines of `path` that `match` accepts. */
 static int count_lines(const char *path, bool (*match)(const char *line))
 {
@@ -437,8 +456,9 @@ static bool ranks_row(const char *line)
     unsigned long long cap;
     char pools[8];
     unsigned r;
-    double v[4];
-    return sscanf(line, "%llu %7s %u %lf %lf %lf %lf", &cap, pools, &r, &v[0], &v[1], &v[2], &v[3]) == 7 &&
+    double v[6];
+    return sscanf(line, "%llu %7s %u %lf %lf %lf %lf %lf %lf", &cap, pools, &r, &v[0], &v[1], &v[2], &v[3], &v[4],
+                  &v[5]) == 9 &&
            (strcmp(pools, "no") == 0 || strcmp(pools, "yes") == 0);
 }
 
@@ -485,6 +505,7 @@ int main(void)
         cmocka_unit_test(adaptive_admission_follows_the_best_shadow),
         cmocka_unit_test(pools_use_a_prefix_up_to_its_last_state),
         cmocka_unit_test(a_group_is_written_whole_or_not_at_all),
+        cmocka_unit_test(the_slab_log_rewrites_what_was_read),
         cmocka_unit_test(the_replay_runs_through_the_store_and_reports),
         cmocka_unit_test(the_simulation_tables_cover_every_capacity),
     };
