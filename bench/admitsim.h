@@ -48,7 +48,7 @@ typedef struct tr_admit_config {
     bool chain_order;        /* a request's head ends as its most recent block, its tail as its oldest */
     bool orphans;            /* evicting a block evicts its cached descendants (they cannot be hit) */
     double budget;           /* writes allowed per ms of trace time; 0: no budget */
-    double bucket_ms;        /* the budget's bucket: this many ms of budget (default 60000) */
+    double bucket_ms;        /* the budget's bucket: this many ms of budget (default 10000, the store's 10 s) */
     bool graceful;           /* under a budget: first sightings only while the bucket is half full */
 } tr_admit_config;
 

@@ -246,7 +246,7 @@ tr_group_result tr_sim_groups(const tr_trace *t, uint32_t capacity_pages, const 
     bool ok = s.k.prev && s.k.next && s.in && s.state && s.order;
     for (uint32_t i = 0; ok && i < s.c.ranks; i++)
         s.order[i] = i;
-    s.bucket = s.tokens = c->budget * 60000.0;
+    s.bucket = s.tokens = c->budget * 10000.0; /* the store's 10 s */
     s.last_time = t->num_requests ? t->time[0] : 0;
     for (size_t q = 0; ok && q < t->num_requests; q++) {
         const uint32_t *ids = t->ids + t->start[q];

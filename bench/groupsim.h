@@ -32,7 +32,7 @@ typedef struct tr_group_config {
     uint32_t slab;  /* 0: an exact LRU; else a log of slabs of this many objects, the oldest slab
                        reclaimed whole, what was read since written rewritten at the head (the store's
                        fifo-reinsert), everything else evicted */
-    double budget;  /* objects written per ms of trace time, a bucket of 60 s of it; 0: none. Each
+    double budget;  /* objects written per ms of trace time, a bucket of 10 s of it; 0: none. Each
                        object takes a token (object level) or a page all of its objects' at once */
 } tr_group_config;
 

@@ -333,10 +333,10 @@ static void a_group_is_written_whole_or_not_at_all(void **state)
     (void)state;
     tr_trace t;
     load_text("{\"timestamp\": 0, \"hash_ids\": [1, 2, 3]}\n{\"timestamp\": 0, \"hash_ids\": [1, 2, 3]}\n", &t);
-    /* 2^-14 a ms for 60 s: 3.66 tokens, never refilled. Object level: one
+    /* 6 x 2^-14 a ms for 10 s: 3.66 tokens, never refilled. Object level: one
      * rank writes 1 2 3, the other nothing, r2's usable hit is 0. Groups:
      * page 1 (two objects) is written, page 2 is not, r2 uses 1. */
-    tr_group_config c = { .ranks = 2, .budget = 1.0 / 16384 };
+    tr_group_config c = { .ranks = 2, .budget = 6.0 / 16384 };
     tr_group_result obj = tr_sim_groups(&t, 100, &c);
     assert_int_equal(obj.usable_hits, 0);
     assert_int_equal(obj.written, 3);

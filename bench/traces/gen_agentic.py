@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An agentic / RAG prefix-cache trace in Mooncake's format, deterministic.
 
-    gen_agentic.py [--seed 20261203] [--out agentic_trace.jsonl] [--stats]
+    gen_agentic.py [--seed 20261203] [--out agentic_trace.jsonl] [--stats] [--kinds FILE]
 
 One JSON object per line, sorted by time:
 
@@ -249,7 +249,11 @@ def blocks_of(ctx, ids):
     return out
 
 
-def generate(seed):
+KINDS = ("agent", "rag", "long", "chat")
+
+
+def generate(seed, kinds=None):
+    """The trace's lines; `kinds`, a list, gets each request's kind."""
     p = dict(PARAMS, seed=seed)
     c, reqs = Content(), []
     # Each kind draws from its own stream so that changing one leaves the others.
@@ -259,7 +263,9 @@ def generate(seed):
         reqs += [(t, k, i, ctx, ans) for i, (t, ctx, ans) in enumerate(kind)]
     reqs.sort(key=lambda r: (int(r[0]), r[1], r[2]))
     ids, lines = {}, []
-    for t, _, _, ctx, ans in reqs:
+    for t, k, _, ctx, ans in reqs:
+        if kinds is not None:
+            kinds.append(KINDS[k])
         lines.append({"timestamp": int(t), "input_length": sum(n for _, n in ctx), "output_length": ans,
                       "hash_ids": blocks_of(ctx, ids)})
     return lines
@@ -287,8 +293,13 @@ def main():
     ap.add_argument("--seed", type=int, default=PARAMS["seed"])
     ap.add_argument("--out", default="agentic_trace.jsonl")
     ap.add_argument("--stats", action="store_true", help="print the trace's statistics on stderr")
+    ap.add_argument("--kinds", help="write each request's kind (agent, rag, long, chat), a line each, here")
     a = ap.parse_args()
-    lines = generate(a.seed)
+    kinds = []
+    lines = generate(a.seed, kinds)
+    if a.kinds:
+        with open(a.kinds, "w") as f:
+            f.write("".join(k + "\n" for k in kinds))
     with open(a.out, "w") as f:
         for r in lines:
             f.write(json.dumps(r) + "\n")
