@@ -54,6 +54,7 @@ typedef struct sim {
     uint64_t sk_adds;
     uint64_t last_time;      /* the budget's clock */
     uint32_t *kid_start, *kids; /* children of each id (orphans) */
+    uint32_t *stack;         /* orphans: the descendants still to evict */
     uint32_t *buf;           /* scratch: what a request admitted (chain order) */
     uint32_t *view;          /* scratch: a request's ids as the shadows see them, */
     size_t *pos;             /* and their places in the request */
@@ -126,23 +127,29 @@ static void sk_add(sim *s, uint32_t x)
 
 /* ---- eviction ---- */
 
-static void drop(sim *s, seg *c, uint32_t x, bool real);
-
-/* Evict `x`'s cached descendants with it: without their parent they
- * cannot be a prefix hit. */
-static void drop_kids(sim *s, seg *c, uint32_t x)
-{
-    for (uint32_t k = s->kid_start[x]; k < s->kid_start[x + 1]; k++)
-        if (c->where[s->kids[k]] != ABSENT)
-            drop(s, c, s->kids[k], true);
-}
-
-static void drop(sim *s, seg *c, uint32_t x, bool real)
+static void unlink_one(seg *c, uint32_t x)
 {
     sl_unlink(&c->k, c->where[x] == IN_P ? &c->p : &c->m, x);
     c->where[x] = ABSENT;
-    if (real && s->c->orphans)
-        drop_kids(s, c, x);
+}
+
+/* Evict `x`; with orphans, its cached descendants too (they cannot be a
+ * prefix hit without it), walked with a stack. */
+static void drop(sim *s, seg *c, uint32_t x, bool real)
+{
+    unlink_one(c, x);
+    if (!real || !s->c->orphans)
+        return;
+    size_t n = 0;
+    s->stack[n++] = x;
+    while (n > 0) {
+        uint32_t y = s->stack[--n];
+        for (uint32_t k = s->kid_start[y]; k < s->kid_start[y + 1]; k++)
+            if (c->where[s->kids[k]] != ABSENT) {
+                unlink_one(c, s->kids[k]);
+                s->stack[n++] = s->kids[k];
+            }
+    }
 }
 
 /* Make room for one: probation's oldest while probation is over its share
@@ -319,7 +326,8 @@ static bool build_kids(sim *s)
     uint32_t *parent = malloc((size_t)t->num_ids * 4 + 4), *fill = calloc((size_t)t->num_ids + 1, 4);
     s->kid_start = calloc((size_t)t->num_ids + 2, 4);
     s->kids = malloc((size_t)t->num_ids * 4 + 4);
-    bool ok = parent && fill && s->kid_start && s->kids;
+    s->stack = malloc((size_t)t->num_ids * 4 + 4);
+    bool ok = parent && fill && s->kid_start && s->kids && s->stack;
     for (uint32_t i = 0; ok && i < t->num_ids; i++)
         parent[i] = SL_NIL;
     for (size_t q = 0; ok && q < t->num_requests; q++)
@@ -382,6 +390,7 @@ static void sim_free(sim *s)
     free(s->sketch);
     free(s->kid_start);
     free(s->kids);
+    free(s->stack);
 }
 
 /* The request's blocks are seen: the ghost's generations, the sketch. */
