@@ -64,6 +64,8 @@ static int usage(void)
             "       l3bench --trace FILE.jsonl [--capacity 1000,5859|1GiB] [--block-bytes 64K]\n"
             "               [--slab-size SIZE] [--eviction fifo-reinsert|lru-slab|both]\n"
             "               [--admit all|no-tail|second-sight] [--dir DIR] [--json]\n"
+            "       l3bench --trace FILE.jsonl --sim|--sim-all [--capacity ...] [--ranks R] [--pools]\n"
+            "               [--budget DWPD[,DWPD...]] [--plot PNG] [--json]   (the simulators alone)\n"
             "  default: l3cache.store (1 GiB) in the working directory, 1024 pages of 256 KiB,\n"
             "  16 keys per operation, 8 operations in flight\n");
     return 2;
@@ -104,6 +106,17 @@ static bool parse_trace_arg(args *a, int c, const char *v)
         if (a->tr.eviction == -2)
             fprintf(stderr, "l3bench: --eviction: expected fifo-reinsert, lru-slab or both\n");
         return a->tr.eviction != -2;
+    case 'M': a->tr.sim = true; return true;
+    case 'a': a->tr.sim = a->tr.sim_all = true; return true;
+    case 'O': a->tr.pools = true; return true;
+    case 'N':
+        a->tr.ranks = (uint32_t)strtoul(v, NULL, 10);
+        if (a->tr.ranks < 1 || a->tr.ranks > 64)
+            fprintf(stderr, "l3bench: --ranks: expected 1 to 64\n");
+        return a->tr.ranks >= 1 && a->tr.ranks <= 64;
+    case 'B':
+        snprintf(a->tr.budget, sizeof a->tr.budget, "%s", v);
+        return strtod(v, NULL) > 0;
     case 'A':
         a->tr.admit = strcmp(v, "all") == 0 ? L3_ADMIT_ALL : strcmp(v, "no-tail") == 0 ? L3_ADMIT_NO_TAIL
                     : strcmp(v, "second-sight") == 0 ? L3_ADMIT_SECOND_SIGHT : -1;
@@ -129,7 +142,9 @@ static bool parse_args(args *a, int argc, char **argv)
         { "repeat", required_argument, 0, 'r' }, { "trace", required_argument, 0, 't' },
         { "block-bytes", required_argument, 0, 'b' }, { "slab-size", required_argument, 0, 'z' },
         { "eviction", required_argument, 0, 'E' }, { "admit", required_argument, 0, 'A' },
-        { "scale", required_argument, 0, 'L' }, { "keep", no_argument, 0, 'K' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+        { "scale", required_argument, 0, 'L' }, { "keep", no_argument, 0, 'K' }, { "help", no_argument, 0, 'h' },
+        { "sim", no_argument, 0, 'M' }, { "sim-all", no_argument, 0, 'a' }, { "ranks", required_argument, 0, 'N' },
+        { "pools", no_argument, 0, 'O' }, { "budget", required_argument, 0, 'B' }, { 0, 0, 0, 0 },
     };
     bool ok = true;
     for (int c; ok && (c = getopt_long(argc, argv, "h", longs, NULL)) != -1;) {
@@ -167,7 +182,7 @@ static bool parse_args(args *a, int argc, char **argv)
                 fprintf(stderr, "l3bench: --sizes: expected a list like 64K,256K,1M,4M\n");
             break;
         case 'R': a->co.recovery_objects = strtoul(optarg, NULL, 10); break;
-        case 'P': a->co.plot = optarg[0] ? optarg : NULL; break;
+        case 'P': a->co.plot = a->tr.plot = optarg[0] ? optarg : NULL; break;
         case 'r': a->co.repeat = strtoul(optarg, NULL, 10); break;
         default: ok = parse_trace_arg(a, c, optarg);
         }
@@ -293,7 +308,8 @@ static bool job_and_report(const args *a, l3_config *cfg, workload *w)
 int main(int argc, char **argv)
 {
     args a = { .size = 256 * 1024ull, .count = 1024, .keys = 16, .qd = 8,
-               .tr = { .dir = ".", .block_bytes = 64 * 1024ull, .capacity = "1000,5859,10000,50000" } };
+               .tr = { .dir = ".", .block_bytes = 64 * 1024ull, .capacity = "1000,5859,10000,50000",
+                       .plot = "l3bench-trace.png" } };
     l3_compare_defaults(&a.co);
     if (!parse_args(&a, argc, argv))
         return usage();

@@ -13,6 +13,7 @@
 #include "l3_config.h"
 #include "l3_pool.h"
 #include "l3_slabstore.h"
+#include "simtable.h"
 #include "tracesim.h"
 
 /* One replay's outcome. */
@@ -290,6 +291,11 @@ int l3_trace_run(const l3_trace_options *o)
     tr_trace t;
     if (!tr_load(o->trace, &t))
         return 1;
+    if (o->sim || o->sim_all) {
+        int rc = l3_trace_sim(o, &t, caps, ncaps);
+        tr_free(&t);
+        return rc;
+    }
     json_t *rows = o->json ? json_array() : NULL;
     if (!o->json) {
         printf("trace %s: %zu requests, %zu block accesses, %u distinct blocks; objects of %llu bytes\n", o->trace,

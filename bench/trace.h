@@ -18,6 +18,13 @@ typedef struct l3_trace_options {
     int eviction;             /* -1: both policies; else an l3_eviction */
     int admit;                /* which absent blocks the engine stores: L3_ADMIT_* */
     bool json;
+    /* The simulators alone (simtable.c): no store is opened. */
+    bool sim;                 /* --sim: LRU, Belady and the adaptive admission per capacity */
+    bool sim_all;             /* --sim-all: every policy, Belady's variants, chain eviction */
+    uint32_t ranks;           /* --ranks R: usable hits over R ranks (object and group LRU) */
+    bool pools;               /* --pools: a KV and a sidecar object per page, TRAILING states */
+    char budget[256];         /* --budget DWPD[,DWPD...]: hit rate against a write budget */
+    const char *plot;         /* --plot PNG (gnuplot) of hit rate against capacity; NULL: none */
 } l3_trace_options;
 
 /* What the replaying engine stores of a request's absent blocks: all of
@@ -25,7 +32,8 @@ typedef struct l3_trace_options {
  * only blocks seen in an earlier request (one-timers are never stored). */
 enum { L3_ADMIT_ALL = 0, L3_ADMIT_NO_TAIL = 1, L3_ADMIT_SECOND_SIGHT = 2 };
 
-/* Replay the trace at each capacity and print the table; the exit code. */
+/* Replay the trace at each capacity and print the table (with `sim`, the
+ * simulators' tables instead); the exit code. */
 int l3_trace_run(const l3_trace_options *o);
 
 #endif

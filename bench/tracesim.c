@@ -38,14 +38,18 @@ static bool remap(uint64_t id, uint32_t **map, size_t *map_cap, uint32_t *next, 
     return true;
 }
 
-/* Append one request's hash_ids. */
-static bool add_request(tr_trace *t, const json_t *ids, uint32_t **map, size_t *map_cap, size_t *ids_cap,
+/* Append one request's hash_ids (and its timestamp). */
+static bool add_request(tr_trace *t, const json_t *req, uint32_t **map, size_t *map_cap, size_t *ids_cap,
                         size_t *start_cap)
 {
-    size_t n = json_array_size(ids);
+    const json_t *ids = json_object_get(req, "hash_ids"), *ts = json_object_get(req, "timestamp");
+    size_t n = json_array_size(ids), time_cap = *start_cap;
     if (!grow((void **)&t->ids, ids_cap, t->num_accesses + n, sizeof *t->ids) ||
+        !grow((void **)&t->time, &time_cap, t->num_requests + 2, sizeof *t->time) ||
         !grow((void **)&t->start, start_cap, t->num_requests + 2, sizeof *t->start))
         return false;
+    t->time[t->num_requests] = json_is_number(ts) && json_number_value(ts) >= 0 ? (uint64_t)json_number_value(ts)
+                                                                              : t->num_requests;
     t->start[t->num_requests] = t->num_accesses;
     for (size_t i = 0; i < n; i++) {
         const json_t *v = json_array_get(ids, i);
@@ -76,7 +80,7 @@ bool tr_load(const char *path, tr_trace *t)
         json_error_t je;
         json_t *o = json_loads(line, 0, &je);
         const json_t *ids = o ? json_object_get(o, "hash_ids") : NULL;
-        ok = json_is_array(ids) && add_request(t, ids, &map, &map_cap, &ids_cap, &start_cap);
+        ok = json_is_array(ids) && add_request(t, o, &map, &map_cap, &ids_cap, &start_cap);
         if (!ok)
             fprintf(stderr, "%s:%zu: not a request with \"hash_ids\" (an array of ids)\n", path, lineno);
         json_decref(o);
@@ -97,6 +101,7 @@ void tr_free(tr_trace *t)
 {
     free(t->ids);
     free(t->start);
+    free(t->time);
     memset(t, 0, sizeof *t);
 }
 
@@ -186,6 +191,7 @@ typedef struct belady {
     uint64_t *next_use; /* per id, while cached: its next request */
     bool *in;
     uint32_t size, capacity;
+    bool bypass;
 } belady;
 
 static void heap_push(belady *b, uint64_t when, uint32_t id)
@@ -227,16 +233,19 @@ static heap_item heap_top(belady *b)
     return b->h[0];
 }
 
-/* Each access's next request containing the same id (UINT64_MAX: none). */
-static uint64_t *next_uses(const tr_trace *t)
+/* Each access's next use (UINT64_MAX: none): the next request containing
+ * the same id, shifted left 20 bits; with `ties`, the id's place in that
+ * request in the low bits (so a deeper block counts as used later). */
+static uint64_t *next_uses(const tr_trace *t, bool ties)
 {
     uint64_t *next = malloc(t->num_accesses * sizeof *next), *seen = malloc(t->num_ids * sizeof *seen);
     for (uint32_t i = 0; next && seen && i < t->num_ids; i++)
         seen[i] = UINT64_MAX;
     for (size_t q = t->num_requests; next && seen && q-- > 0;)
         for (size_t a = t->start[q]; a < t->start[q + 1]; a++) {
+            size_t pos = a - t->start[q];
             next[a] = seen[t->ids[a]];
-            seen[t->ids[a]] = q;
+            seen[t->ids[a]] = ((uint64_t)q << 20) | (ties ? (pos < 0xfffff ? pos : 0xfffff) : 0);
         }
     free(seen);
     return next;
@@ -247,7 +256,7 @@ static bool belady_admit(belady *b, uint32_t id, uint64_t when)
 {
     if (b->size == b->capacity) {
         heap_item top = heap_top(b);
-        if (top.when <= when)
+        if (b->bypass && top.when <= when)
             return false; /* the newcomer is used last: bypass it */
         b->in[top.id] = false;
         b->size--;
@@ -261,10 +270,15 @@ static bool belady_admit(belady *b, uint32_t id, uint64_t when)
 
 tr_sim_result tr_sim_belady(const tr_trace *t, uint32_t capacity)
 {
+    return tr_sim_belady_ex(t, capacity, true, false);
+}
+
+tr_sim_result tr_sim_belady_ex(const tr_trace *t, uint32_t capacity, bool bypass, bool chain_ties)
+{
     tr_sim_result r = { 0 };
-    uint64_t *next = next_uses(t);
+    uint64_t *next = next_uses(t, chain_ties);
     belady b = { .next_use = malloc(t->num_ids * sizeof(uint64_t)), .in = calloc(t->num_ids, 1),
-                 .capacity = capacity };
+                 .capacity = capacity, .bypass = bypass };
     for (size_t q = 0; next && b.next_use && b.in && capacity && q < t->num_requests; q++) {
         size_t s = t->start[q], n = t->start[q + 1] - s, i = 0;
         while (i < n && b.in[t->ids[s + i]])

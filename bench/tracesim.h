@@ -14,6 +14,7 @@
 typedef struct tr_trace {
     uint32_t *ids;       /* every request's blocks, back to back */
     size_t *start;       /* request r is ids[start[r] .. start[r + 1]) */
+    uint64_t *time;      /* request r's "timestamp" (ms; its index when absent) */
     size_t num_requests, num_accesses;
     uint32_t num_ids, longest;
 } tr_trace;
@@ -34,5 +35,12 @@ tr_sim_result tr_sim_lru(const tr_trace *t, uint32_t capacity);
 /* Belady's MIN with bypass: on a full cache, evict the object (or skip
  * the newcomer) whose next request is furthest in the future. */
 tr_sim_result tr_sim_belady(const tr_trace *t, uint32_t capacity);
+
+/* Belady's MIN, its two choices named: `bypass` lets it skip a newcomer
+ * used later than everything cached (admission; without it every miss is
+ * written, as LRU writes); `chain_ties` breaks ties between blocks next
+ * used by the same request by their place in it (the deeper goes first:
+ * a prefix hit needs the head). tr_sim_belady is (true, false). */
+tr_sim_result tr_sim_belady_ex(const tr_trace *t, uint32_t capacity, bool bypass, bool chain_ties);
 
 #endif

@@ -1,5 +1,7 @@
 /* l3bench --trace: the trace reader, the exact LRU and Belady simulators
- * on a trace worked out by hand, and the replay through the real store. */
+ * on a trace worked out by hand, admission (admitsim.h), ranks and pools
+ * (groupsim.h), each on a small trace worked out by hand, the replay
+ * through the real store, and the simulators' tables (--sim). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "admitsim.h"
+#include "groupsim.h"
 #include "store_util.h"
 #include "tracesim.h"
 
@@ -19,6 +23,25 @@ static void write_file(const char *path, const char *text)
     assert_non_null(f);
     fputs(text, f);
     fclose(f);
+}
+
+/* Load `text` as a trace (a temporary file). */
+static void load_text(const char *text, tr_trace *t)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "hand.jsonl");
+    write_file(path, text);
+    assert_true(tr_load(path, t));
+    unlink(path);
+}
+
+static tr_admit_result admit_run(const tr_trace *t, uint32_t cap, int kind, void (*tweak)(tr_admit_config *))
+{
+    tr_admit_config c;
+    tr_admit_defaults(&c, kind);
+    if (tweak)
+        tweak(&c);
+    return tr_sim_admit(t, cap, &c);
 }
 
 /* Six requests over seven blocks (ids as a service would remap them). */
@@ -69,6 +92,259 @@ static void a_line_without_hash_ids_is_refused(void **state)
     write_file(path, "");
     assert_false(tr_load(path, &t));
     unlink(path);
+}
+
+/* Belady's two choices: without bypass every miss is written; chain ties
+ * evict the deeper of two blocks next used by the same request. */
+static void belady_without_bypass_and_with_chain_ties(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text(small_trace, &t);
+    /* Of 3, no bypass, chain ties: r2 evicts 12 (deeper than 11 in r4)
+     * for 13; r3 evicts 13 (never again) for 14; r4 hits 10 11, evicts 14
+     * for 12 and 12 for 15 (the deepest of r6's); r5 evicts 15 for 16; r6
+     * hits 10 11. Hits 2 + 1 + 2 + 2, every miss written (3+1+1+2+1+1). */
+    tr_sim_result r = tr_sim_belady_ex(&t, 3, false, true);
+    assert_int_equal(r.hits, 7);
+    assert_int_equal(r.admitted, 9);
+    assert_int_equal(tr_sim_belady_ex(&t, 3, true, false).hits, 9); /* the existing one, with bypass */
+    tr_free(&t);
+    /* Of 2: C (used at r3) must come in while A and B are both next used
+     * by r4; the tie taken by depth evicts B, so r4 still hits A. */
+    load_text("{\"hash_ids\": [1, 2]}\n{\"hash_ids\": [3]}\n{\"hash_ids\": [3]}\n{\"hash_ids\": [1, 2]}\n", &t);
+    assert_int_equal(tr_sim_belady_ex(&t, 2, true, true).hits, 2);
+    assert_true(tr_sim_belady_ex(&t, 2, true, false).hits <= 2);
+    tr_free(&t);
+}
+
+static void rung_depth1(tr_admit_config *c) { c->rung = (tr_rung){ 1, 0.5, false, false }; }
+
+/* A rung: first sightings written only at the head of a put batch (into
+ * probation), seen blocks into main, the tail never, and a refusal ends
+ * the batch. */
+static void a_rung_writes_the_head_of_a_batch_and_what_was_seen(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"hash_ids\": [1, 2, 3, 4, 5]}\n{\"hash_ids\": [6, 7, 8]}\n{\"hash_ids\": [7, 8, 9]}\n"
+              "{\"hash_ids\": [7, 8]}\n", &t);
+    /* Of 4, depth 1: r1 fills with 1 2 3 4 (the tail 5 refused); r2 writes 6
+     * (evicting 1 from probation), refuses 7 and so 8; r3 writes 7 and 8
+     * (seen in r2) into main, evicting 2 and 3, refuses the tail 9; r4 hits
+     * 7 8. The object LRU: r3 hits 7 8, r4 hits 7 8, nine blocks written. */
+    tr_admit_result r = admit_run(&t, 4, TR_RUNG, rung_depth1);
+    assert_int_equal(r.hits, 2);
+    assert_int_equal(r.written, 7);
+    tr_admit_result l = admit_run(&t, 4, TR_ALL, NULL);
+    assert_int_equal(l.hits, 4);
+    assert_int_equal(l.written, 9);
+    assert_int_equal(l.hits, tr_sim_lru(&t, 4).hits);
+    tr_free(&t);
+}
+
+static void ghost_3(tr_admit_config *c) { c->ghost_gens = 3; }
+
+/* Second sight remembers forever; the ghost only a window (generations of
+ * `capacity` sightings); neither writes a request's tail. */
+static void the_ghost_forgets_what_second_sight_remembers(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"hash_ids\": [1, 90]}\n{\"hash_ids\": [2, 91]}\n{\"hash_ids\": [3, 92]}\n{\"hash_ids\": [4, 93]}\n"
+              "{\"hash_ids\": [1, 94]}\n{\"hash_ids\": [1, 95]}\n{\"hash_ids\": [1, 96]}\n", &t);
+    /* Of 1: second sight writes 1 at r5 and hits it at r6 and r7. The ghost
+     * of 3 generations of one sighting: at r5 block 1 was last seen 8
+     * sightings ago (refused), at r6 2 ago (written), so only r7 hits. */
+    tr_admit_result ss = admit_run(&t, 1, TR_SECOND_SIGHT, NULL);
+    assert_int_equal(ss.hits, 2);
+    assert_int_equal(ss.written, 1);
+    tr_admit_result g = admit_run(&t, 1, TR_GHOST, ghost_3);
+    assert_int_equal(g.hits, 1);
+    assert_int_equal(g.written, 1);
+    tr_free(&t);
+}
+
+/* TinyLFU: a newcomer replaces the victim only when seen more often. */
+static void tinylfu_waits_until_the_newcomer_is_seen_more_often(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"hash_ids\": [1, 90]}\n{\"hash_ids\": [1, 91]}\n{\"hash_ids\": [2, 92]}\n{\"hash_ids\": [2, 93]}\n"
+              "{\"hash_ids\": [2, 94]}\n{\"hash_ids\": [2, 95]}\n", &t);
+    /* Of 1: 1 comes in (room), hits at r2 (seen twice); 2 is refused at r3
+     * (1 against 2) and r4 (2 against 2), written at r5 (3 against 2), hit
+     * at r6. */
+    tr_admit_result r = admit_run(&t, 1, TR_TINYLFU, NULL);
+    assert_int_equal(r.hits, 2);
+    assert_int_equal(r.written, 2);
+    tr_free(&t);
+}
+
+static void rung_0(tr_admit_config *c) { c->rung = tr_ladder[0]; }
+static void rung_0_orphans(tr_admit_config *c)
+{
+    c->rung = tr_ladder[0];
+    c->orphans = true;
+}
+
+/* Evicting a block evicts its cached descendants (they cannot be a prefix
+ * hit), and the room they leave is used. */
+static void orphans_leave_with_their_parent(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"hash_ids\": [1, 2, 3, 90]}\n{\"hash_ids\": [4, 91]}\n{\"hash_ids\": [4, 92]}\n"
+              "{\"hash_ids\": [5, 6, 93]}\n{\"hash_ids\": [5, 6, 94]}\n", &t);
+    /* Of 3, rung 0 (first sightings only into free room): r1 fills with
+     * 1 2 3; r2 refuses 4; r3 writes 4 (seen) evicting 1, and with orphans
+     * 2 and 3 go with it, so r4 finds room for 5 6 and r5 hits both.
+     * Without, r4 is refused, r5 writes 5 6 over 2 3 and hits nothing. */
+    tr_admit_result with = admit_run(&t, 3, TR_RUNG, rung_0_orphans);
+    assert_int_equal(with.hits, 2);
+    assert_int_equal(with.written, 6);
+    tr_admit_result without = admit_run(&t, 3, TR_RUNG, rung_0);
+    assert_int_equal(without.hits, 0);
+    assert_int_equal(without.written, 6);
+    tr_free(&t);
+}
+
+static void chain_order(tr_admit_config *c) { c->chain_order = true; }
+
+/* Chain order: a request's head ends as its most recent block, so the
+ * tail goes first and the next request still hits the head. */
+static void chain_order_keeps_the_head(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"hash_ids\": [1, 2, 3]}\n{\"hash_ids\": [4]}\n{\"hash_ids\": [1, 2, 3]}\n", &t);
+    /* Of 3: the object LRU evicts 1 for 4 and r3 hits nothing; in chain
+     * order 3 goes for 4 and r3 hits 1 2. */
+    assert_int_equal(admit_run(&t, 3, TR_ALL, NULL).hits, 0);
+    assert_int_equal(admit_run(&t, 3, TR_ALL, chain_order).hits, 2);
+    tr_free(&t);
+}
+
+static void budget_4(tr_admit_config *c)
+{
+    c->budget = 1.0;
+    c->bucket_ms = 4.0;
+}
+
+static void budget_4_graceful(tr_admit_config *c)
+{
+    budget_4(c);
+    c->graceful = true;
+}
+
+/* A write budget: a bucket of 4 writes (no refill, the clock stands
+ * still). Graceful: a first sighting needs the bucket half full. */
+static void a_budget_bounds_the_writes(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"timestamp\": 0, \"hash_ids\": [1, 2, 3, 4]}\n{\"timestamp\": 0, \"hash_ids\": [1, 2, 3, 4, 5]}\n", &t);
+    /* Naive: r1 writes 1 2 3 4, r2 hits 4 and 5 finds no token. Graceful:
+     * r1 writes 1 2 3 (4 would leave less than half), r2 hits 3 and writes
+     * 4 (seen) with the last token. */
+    tr_admit_result naive = admit_run(&t, 10, TR_ALL, budget_4);
+    assert_int_equal(naive.hits, 4);
+    assert_int_equal(naive.written, 4);
+    tr_admit_result graceful = admit_run(&t, 10, TR_ALL, budget_4_graceful);
+    assert_int_equal(graceful.hits, 3);
+    assert_int_equal(graceful.written, 4);
+    assert_int_equal(admit_run(&t, 10, TR_ALL, NULL).written, 5);
+    tr_free(&t);
+}
+
+/* Topics: 10 prefixes of 8 blocks, each request one of them and then 30
+ * blocks never seen again; `requests` of them. */
+static void write_topics(const char *path, int requests)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    unsigned next = 100000, seed = 12345;
+    for (int r = 0; r < requests; r++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned topic = (seed >> 16) % 10;
+        fprintf(f, "{\"hash_ids\": [%u", topic * 100);
+        for (unsigned k = 1; k < 8; k++)
+            fprintf(f, ", %u", topic * 100 + k);
+        for (int k = 0; k < 30; k++)
+            fprintf(f, ", %u", next++);
+        fprintf(f, "]}\n");
+    }
+    fclose(f);
+}
+
+/* The adaptive admission climbs down the ladder when one-timers flood a
+ * small cache, and stays the object LRU when everything fits. */
+static void adaptive_admission_follows_the_best_shadow(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "topics.jsonl");
+    write_topics(path, 600);
+    tr_trace t;
+    assert_true(tr_load(path, &t));
+    unlink(path);
+    /* Of 100: the object LRU keeps under three requests, so a topic is
+     * gone before it comes back; refusing first sightings keeps the 80
+     * blocks of the topics. */
+    tr_admit_result lru = admit_run(&t, 100, TR_ALL, NULL), ad = admit_run(&t, 100, TR_ADAPTIVE, NULL);
+    assert_true(ad.hits > 3 * lru.hits);
+    assert_true(ad.rung <= 1);
+    assert_true(ad.written < lru.written / 4);
+    /* Room for everything: nothing to gain, the object LRU it stays. */
+    tr_admit_result big_lru = admit_run(&t, t.num_ids, TR_ALL, NULL), big = admit_run(&t, t.num_ids, TR_ADAPTIVE, NULL);
+    assert_int_equal(big.hits, big_lru.hits);
+    assert_int_equal(big.rung, tr_ladder_len - 1);
+    assert_int_equal(big.switches, 0);
+    tr_free(&t);
+}
+
+/* Pools, TRAILING: a prefix is usable up to its last page with a state;
+ * a request stores the state of its last full page (its next to last). */
+static void pools_use_a_prefix_up_to_its_last_state(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"hash_ids\": [1, 2, 3]}\n{\"hash_ids\": [1, 2, 3, 4]}\n{\"hash_ids\": [1, 2, 3, 4, 5]}\n", &t);
+    /* r1 stores a state at 2; r2 has 1 2 3 but a state only at 2: 2 usable,
+     * and stores a state at 3; r3 has 1 2 3 4, states at 2 and 3: 3. */
+    for (uint32_t ranks = 1; ranks <= 2; ranks++)
+        for (int groups = 0; groups < 2; groups++) {
+            tr_group_config c = { .ranks = ranks, .pools = true, .groups = groups != 0 };
+            assert_int_equal(tr_sim_groups(&t, 100, &c).usable_hits, 5);
+            c.pools = false;
+            assert_int_equal(tr_sim_groups(&t, 100, &c).usable_hits, 7);
+        }
+    /* Small: the object LRU of one rank and no pools is the plain one. */
+    tr_group_config one = { .ranks = 1 };
+    assert_int_equal(tr_sim_groups(&t, 3, &one).usable_hits, tr_sim_lru(&t, 3).hits);
+    tr_free(&t);
+}
+
+/* Ranks under a budget of three writes: the object-level store spends
+ * them on one rank's shards, which no other rank has; a group takes a
+ * page's two or nothing. */
+static void a_group_is_written_whole_or_not_at_all(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"timestamp\": 0, \"hash_ids\": [1, 2, 3]}\n{\"timestamp\": 0, \"hash_ids\": [1, 2, 3]}\n", &t);
+    /* 6 x 2^-14 a ms for 10 s: 3.66 tokens, never refilled. Object level: one
+     * rank writes 1 2 3, the other nothing, r2's usable hit is 0. Groups:
+     * page 1 (two objects) is written, page 2 is not, r2 uses 1. */
+    tr_group_config c = { .ranks = 2, .budget = 6.0 / 16384 };
+    tr_group_result obj = tr_sim_groups(&t, 100, &c);
+    assert_int_equal(obj.usable_hits, 0);
+    assert_int_equal(obj.written, 3);
+    c.groups = true;
+    tr_group_result grp = tr_sim_groups(&t, 100, &c);
+    assert_int_equal(grp.usable_hits, 1);
+    assert_int_equal(grp.written, 2);
+    tr_free(&t);
 }
 
 /* Conversations that grow turn by turn over shared system prompts: enough
@@ -124,12 +400,114 @@ static void the_replay_runs_through_the_store_and_reports(void **state)
     unlink(out);
 }
 
+/* The log of slabs (the store's fifo-reinsert): the oldest slab's worth is
+ * reclaimed at once, and what was read since written is written again at
+ * the head. */
+static void the_slab_log_rewrites_what_was_read(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"hash_ids\": [1, 2]}\n{\"hash_ids\": [1]}\n{\"hash_ids\": [3, 4]}\n{\"hash_ids\": [5]}\n"
+              "{\"hash_ids\": [1, 2]}\n", &t);
+    /* Of 4 in slabs of 2: r4 reclaims 1 (read at r2: written again) and 2
+     * (not read: gone) for 5; r2 and r5 hit 1, and r5's 2 reclaims 3 and 4. Written:
+     * 2 + 2 + 1 (again) + 1 + 1. */
+    tr_group_config c = { .ranks = 1, .slab = 2 };
+    tr_group_result r = tr_sim_groups(&t, 4, &c);
+    assert_int_equal(r.usable_hits, 2);
+    assert_int_equal(r.written, 7);
+    tr_free(&t);
+}
+
+/* Lines of `path` that `match` accepts. */
+static int count_lines(const char *path, bool (*match)(const char *line))
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += match(line);
+    fclose(f);
+    return n;
+}
+
+static bool main_row(const char *line)
+{
+    unsigned long long cap;
+    double v[9];
+    if (sscanf(line, "%llu %lf %lf %lf %lf %lf %lf %lf %lf %lf", &cap, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+               &v[7], &v[8]) != 10)
+        return false;
+    assert_true(v[0] > 0 && v[0] <= v[1] + 1e-9 && v[2] > 0 && v[5] <= 1.0 + 1e-9); /* LRU <= MIN; writes <= LRU's */
+    return true;
+}
+
+static bool adaptive_row(const char *line)
+{
+    unsigned long long cap;
+    char name[64];
+    double h, vl, vb, w;
+    return sscanf(line, "%llu %63s %lf %lf %lf %lf", &cap, name, &h, &vl, &vb, &w) == 6 && strcmp(name, "adaptive") == 0;
+}
+
+static bool ranks_row(const char *line)
+{
+    unsigned long long cap;
+    char pools[8];
+    unsigned r;
+    double v[6];
+    return sscanf(line, "%llu %7s %u %lf %lf %lf %lf %lf %lf", &cap, pools, &r, &v[0], &v[1], &v[2], &v[3], &v[4],
+                  &v[5]) == 9 &&
+           (strcmp(pools, "no") == 0 || strcmp(pools, "yes") == 0);
+}
+
+static bool graceful_row(const char *line) { return strstr(line, "adaptive, graceful") != NULL; }
+static bool any_line(const char *line) { return line[0] != '#'; }
+
+static void the_simulation_tables_cover_every_capacity(void **state)
+{
+    (void)state;
+    char trace[512], out[512], png[512], dat[600], cmd[2048];
+    temp_store_path(trace, sizeof trace, "simconv.jsonl");
+    temp_store_path(out, sizeof out, "simconv.out");
+    temp_store_path(png, sizeof png, "simconv.png");
+    snprintf(dat, sizeof dat, "%s.dat", png);
+    write_conversations(trace, 3000);
+    snprintf(cmd, sizeof cmd, "%s --trace %s --sim-all --ranks 2 --pools --budget 500 --capacity 120,400 --plot %s > %s",
+             L3BENCH, trace, png, out);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(count_lines(out, main_row), 2);
+    assert_int_equal(count_lines(out, adaptive_row), 2);
+    assert_int_equal(count_lines(out, ranks_row), 16); /* two capacities, pools or not, four rank counts */
+    assert_int_equal(count_lines(out, graceful_row), 2);
+    assert_int_equal(count_lines(dat, any_line), 2); /* the plot's data: a line per capacity */
+    unlink(trace);
+    unlink(out);
+    unlink(dat);
+    snprintf(cmd, sizeof cmd, "%s.gp", png);
+    unlink(cmd);
+    unlink(png);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_simulators_match_a_trace_worked_by_hand),
         cmocka_unit_test(a_line_without_hash_ids_is_refused),
+        cmocka_unit_test(belady_without_bypass_and_with_chain_ties),
+        cmocka_unit_test(a_rung_writes_the_head_of_a_batch_and_what_was_seen),
+        cmocka_unit_test(the_ghost_forgets_what_second_sight_remembers),
+        cmocka_unit_test(tinylfu_waits_until_the_newcomer_is_seen_more_often),
+        cmocka_unit_test(orphans_leave_with_their_parent),
+        cmocka_unit_test(chain_order_keeps_the_head),
+        cmocka_unit_test(a_budget_bounds_the_writes),
+        cmocka_unit_test(adaptive_admission_follows_the_best_shadow),
+        cmocka_unit_test(pools_use_a_prefix_up_to_its_last_state),
+        cmocka_unit_test(a_group_is_written_whole_or_not_at_all),
+        cmocka_unit_test(the_slab_log_rewrites_what_was_read),
         cmocka_unit_test(the_replay_runs_through_the_store_and_reports),
+        cmocka_unit_test(the_simulation_tables_cover_every_capacity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,453 @@
+/* Admission on top of the object LRU (admitsim.h). */
+#include "admitsim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simlist.h"
+
+const tr_rung tr_ladder[] = {
+    { 0, 0.25, false, false },        /* nothing at first sight: second sight only */
+    { 2, 0.25, false, false },        /* a batch's first two new blocks */
+    { 8, 0.35, false, false },
+    { 16, 0.35, false, false },
+    { 32, 0.5, false, false },
+    { UINT32_MAX, 1.0, true, false }, /* everything but the tail, one LRU */
+    { UINT32_MAX, 1.0, true, true },  /* everything: the object LRU */
+};
+const size_t tr_ladder_len = sizeof tr_ladder / sizeof tr_ladder[0];
+
+#define MAX_SHADOWS 8
+enum { ABSENT = 0, IN_P = 1, IN_M = 2 };
+
+/* A cache of probation (P: written at first sight, not read since) and
+ * main (M) segments over dense ids; the object LRU is M alone. */
+typedef struct seg {
+    sl_links k;
+    uint8_t *where;
+    sl_list p, m;
+    uint32_t cap;
+    tr_rung rung;
+    uint64_t hits, written;
+    double window;         /* a shadow's decayed hits */
+    double tokens, bucket; /* its write budget (a shadow's scaled by its sampling rate) */
+    double rate;           /* tokens per ms */
+} seg;
+
+/* One run: the real cache, its shadows, and what they share. */
+typedef struct sim {
+    const tr_trace *t;
+    const tr_admit_config *c;
+    uint32_t cap;
+    uint32_t *seen;          /* per id: 1 + generation of its last sighting; 0: never seen */
+    uint64_t sight, gen;     /* block sightings so far; their generation (sight / cap) */
+    seg real;
+    seg shadow[MAX_SHADOWS];
+    size_t nshadow;
+    uint64_t sample_below;   /* a shadow sees an id when mix(id) < this */
+    uint32_t rung, switches;
+    uint64_t epoch, next_epoch;
+    double rung_sum;
+    uint8_t *sketch;         /* TinyLFU: 4 rows of 4-bit counters (a byte each here) */
+    uint32_t sk_width;
+    uint64_t sk_adds;
+    uint64_t last_time;      /* the budget's clock */
+    uint32_t *kid_start, *kids; /* children of each id (orphans) */
+    uint32_t *stack;         /* orphans: the descendants still to evict */
+    uint32_t *buf;           /* scratch: what a request admitted (chain order) */
+    uint32_t *view;          /* scratch: a request's ids as the shadows see them, */
+    size_t *pos;             /* and their places in the request */
+} sim;
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+static bool seg_init(seg *c, uint32_t n, uint32_t cap, tr_rung rung)
+{
+    *c = (seg){ .k = { malloc((size_t)n * 4 + 4), malloc((size_t)n * 4 + 4) }, .where = calloc((size_t)n + 1, 1),
+                .p = sl_empty(), .m = sl_empty(), .cap = cap, .rung = rung };
+    return c->k.prev && c->k.next && c->where;
+}
+
+static void seg_free(seg *c)
+{
+    free(c->k.prev);
+    free(c->k.next);
+    free(c->where);
+}
+
+/* ---- what the shared state says about a block ---- */
+
+/* Seen in an earlier request within the ghost window. */
+static bool in_ghost(const sim *s, uint32_t x)
+{
+    if (s->c->kind == TR_SECOND_SIGHT)
+        return s->seen[x] != 0;
+    return s->seen[x] != 0 && s->gen - (s->seen[x] - 1) < s->c->ghost_gens;
+}
+
+static uint32_t sk_slot(const sim *s, uint32_t x, int row)
+{
+    return (uint32_t)(mix64(((uint64_t)x << 2) | (uint64_t)row) % s->sk_width) + (uint32_t)row * s->sk_width;
+}
+
+static int sk_estimate(const sim *s, uint32_t x)
+{
+    int m = 15;
+    for (int r = 0; r < 4; r++)
+        if (s->sketch[sk_slot(s, x, r)] < m)
+            m = s->sketch[sk_slot(s, x, r)];
+    return m;
+}
+
+/* Count a sighting (conservative update); halve every 10 x capacity
+ * sightings (at least 1024). */
+static void sk_add(sim *s, uint32_t x)
+{
+    int m = sk_estimate(s, x);
+    for (int r = 0; r < 4; r++) {
+        uint8_t *v = &s->sketch[sk_slot(s, x, r)];
+        if (*v == m && *v < 15)
+            (*v)++;
+    }
+    if (++s->sk_adds >= (s->cap > 102 ? 10ull * s->cap : 1024)) {
+        for (uint32_t i = 0; i < 4 * s->sk_width; i++)
+            s->sketch[i] >>= 1;
+        s->sk_adds = 0;
+    }
+}
+
+/* ---- eviction ---- */
+
+static void unlink_one(seg *c, uint32_t x)
+{
+    sl_unlink(&c->k, c->where[x] == IN_P ? &c->p : &c->m, x);
+    c->where[x] = ABSENT;
+}
+
+/* Evict `x`; with orphans, its cached descendants too (they cannot be a
+ * prefix hit without it), walked with a stack. */
+static void drop(sim *s, seg *c, uint32_t x, bool real)
+{
+    unlink_one(c, x);
+    if (!real || !s->c->orphans)
+        return;
+    size_t n = 0;
+    s->stack[n++] = x;
+    while (n > 0) {
+        uint32_t y = s->stack[--n];
+        for (uint32_t k = s->kid_start[y]; k < s->kid_start[y + 1]; k++)
+            if (c->where[s->kids[k]] != ABSENT) {
+                unlink_one(c, s->kids[k]);
+                s->stack[n++] = s->kids[k];
+            }
+    }
+}
+
+/* Make room for one: probation's oldest while probation is over its share
+ * (or main is empty), else main's oldest. */
+static void make_room(sim *s, seg *c, bool real)
+{
+    while (c->p.size + c->m.size >= c->cap) {
+        bool from_p = c->p.size > 0 && (c->rung.single || c->m.size == 0 ||
+                                       (double)c->p.size >= c->rung.probation * c->cap);
+        drop(s, c, from_p ? c->p.tail : c->m.tail, real);
+    }
+}
+
+static void insert(sim *s, seg *c, uint32_t x, bool to_main, bool real)
+{
+    make_room(s, c, real);
+    bool m = to_main || c->rung.single;
+    sl_push(&c->k, m ? &c->m : &c->p, x);
+    c->where[x] = m ? IN_M : IN_P;
+    c->written++;
+}
+
+/* A hit: probation moves to main; main is touched. */
+static void touch(seg *c, uint32_t x)
+{
+    sl_unlink(&c->k, c->where[x] == IN_P ? &c->p : &c->m, x);
+    sl_push(&c->k, &c->m, x);
+    c->where[x] = IN_M;
+}
+
+/* ---- admission ---- */
+
+/* What the policy says of the absent block `x`, the `pos`-th block of its
+ * put batch (`tail`: the request's last): write it or not, and where. */
+static bool policy_admits(const sim *s, const seg *c, uint32_t x, size_t pos, bool tail, bool *to_main)
+{
+    bool seen = in_ghost(s, x), full = c->p.size + c->m.size >= c->cap;
+    *to_main = seen;
+    switch (s->c->kind) {
+    case TR_ALL: return true;
+    case TR_NO_TAIL: return !tail;
+    case TR_SECOND_SIGHT:
+    case TR_GHOST: return !tail && seen;
+    case TR_TINYLFU: return !tail && (!full || sk_estimate(s, x) > sk_estimate(s, c->m.tail));
+    default: return (!tail || c->rung.tail) && (seen || !full || pos < c->rung.depth);
+    }
+}
+
+/* The write budget: a bucket of `bucket_ms` of budget, refilled by the
+ * trace's clock. Without `graceful` a write waits only for a token; with
+ * it a first-seen block also needs the bucket at least half full, so an
+ * emptying bucket keeps what was seen twice. */
+static bool budget_allows(const sim *s, seg *c, bool first_sight)
+{
+    if (s->c->budget <= 0)
+        return true;
+    if (c->tokens < 1 || (s->c->graceful && first_sight && c->tokens < 0.5 * c->bucket))
+        return false;
+    c->tokens -= 1;
+    return true;
+}
+
+static void refill_one(seg *c, double ms)
+{
+    c->tokens += c->rate * ms;
+    if (c->tokens > c->bucket)
+        c->tokens = c->bucket;
+}
+
+/* The budget's clock moves to request q's time: every cache's bucket
+ * fills (the shadows' in proportion to what they sample, so that they
+ * choose the best rung under the budget). */
+static void refill(sim *s, size_t q)
+{
+    if (s->c->budget <= 0)
+        return;
+    uint64_t now = s->t->time[q];
+    double ms = (double)(now > s->last_time ? now - s->last_time : 0);
+    refill_one(&s->real, ms);
+    for (size_t k = 0; k < s->nshadow; k++)
+        refill_one(&s->shadow[k], ms);
+    s->last_time = now;
+}
+
+/* A cache's budget: `rate` of the real one's (its sampling rate). */
+static void budget_init(const sim *s, seg *c, double rate)
+{
+    c->rate = s->c->budget * rate;
+    c->bucket = c->tokens = c->rate * s->c->bucket_ms;
+}
+
+/* Insert what a request admitted, tail first, then touch its hits tail
+ * first: the request's head ends as its most recent block. */
+static void chain_order_insert(sim *s, seg *c, const uint32_t *ids, size_t hits, const uint32_t *adm, size_t n)
+{
+    for (size_t k = n; k-- > 0;)
+        insert(s, c, adm[k] & 0x7fffffffu, (adm[k] >> 31) != 0, true);
+    for (size_t k = hits; k-- > 0;)
+        if (c->where[ids[k]] != ABSENT)
+            touch(c, ids[k]);
+}
+
+/* One request as cache `c` sees it: `ids` (m of them, at places `pos` of
+ * a request of n blocks). Returns its hits. */
+static size_t seg_request(sim *s, seg *c, const uint32_t *ids, const size_t *pos, size_t m, size_t n, bool real)
+{
+    bool order = real && s->c->chain_order;
+    size_t i = 0, nadm = 0;
+    while (i < m && c->where[ids[i]] != ABSENT)
+        i++;
+    for (size_t k = 0; k < i; k++)
+        touch(c, ids[order ? i - 1 - k : k]);
+    c->hits += i;
+    size_t first = i < m ? pos[i] : n;
+    for (size_t j = i; j < m; j++) {
+        uint32_t x = ids[j];
+        bool to_main;
+        if (c->where[x] != ABSENT)
+            continue; /* present after the first miss: left alone */
+        if (!policy_admits(s, c, x, pos[j] - first, pos[j] + 1 == n, &to_main) || !budget_allows(s, c, !to_main))
+            break; /* the rest of the batch could not be a prefix hit */
+        if (order)
+            s->buf[nadm++] = x | (to_main ? 0x80000000u : 0);
+        else
+            insert(s, c, x, to_main, real);
+    }
+    if (order)
+        chain_order_insert(s, c, ids, i, s->buf, nadm);
+    return i;
+}
+
+/* ---- the shadows and the rung they choose ---- */
+
+static void shadows_request(sim *s, const uint32_t *ids, size_t n)
+{
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++)
+        if (mix64(ids[j]) < s->sample_below) {
+            s->view[m] = ids[j];
+            s->pos[m++] = j;
+        }
+    for (size_t k = 0; k < s->nshadow; k++)
+        s->shadow[k].window += (double)seg_request(s, &s->shadow[k], s->view, s->pos, m, n, false);
+}
+
+/* Every epoch: the real cache takes the rung of the shadow with the most
+ * (decayed) hits, if it beats the current rung's by the hysteresis. */
+static void choose_rung(sim *s)
+{
+    if (s->sight < s->next_epoch)
+        return;
+    s->next_epoch = s->sight + s->epoch;
+    size_t best = s->rung;
+    for (size_t k = 0; k < s->nshadow; k++)
+        if (s->shadow[k].window > s->shadow[best].window)
+            best = k;
+    double steps = best > s->rung ? (double)(best - s->rung) : (double)(s->rung - best);
+    if (s->shadow[best].window < s->shadow[s->rung].window * (1 + s->c->hysteresis * steps))
+        best = s->rung;
+    s->switches += best != s->rung;
+    s->rung = (uint32_t)best;
+    s->real.rung = tr_ladder[best];
+    for (size_t k = 0; k < s->nshadow; k++)
+        s->shadow[k].window *= 0.5;
+}
+
+/* ---- a run ---- */
+
+/* Each id's children (the blocks that follow it in a request): a hash
+ * chain gives every block one parent. */
+static bool build_kids(sim *s)
+{
+    const tr_trace *t = s->t;
+    uint32_t *parent = malloc((size_t)t->num_ids * 4 + 4), *fill = calloc((size_t)t->num_ids + 1, 4);
+    s->kid_start = calloc((size_t)t->num_ids + 2, 4);
+    s->kids = malloc((size_t)t->num_ids * 4 + 4);
+    s->stack = malloc((size_t)t->num_ids * 4 + 4);
+    bool ok = parent && fill && s->kid_start && s->kids && s->stack;
+    for (uint32_t i = 0; ok && i < t->num_ids; i++)
+        parent[i] = SL_NIL;
+    for (size_t q = 0; ok && q < t->num_requests; q++)
+        for (size_t a = t->start[q] + 1; a < t->start[q + 1]; a++)
+            if (parent[t->ids[a]] == SL_NIL && t->ids[a] != t->ids[a - 1])
+                parent[t->ids[a]] = t->ids[a - 1];
+    for (uint32_t i = 0; ok && i < t->num_ids; i++)
+        if (parent[i] != SL_NIL)
+            s->kid_start[parent[i] + 1]++;
+    for (uint32_t i = 0; ok && i < t->num_ids; i++)
+        s->kid_start[i + 1] += s->kid_start[i];
+    for (uint32_t i = 0; ok && i < t->num_ids; i++)
+        if (parent[i] != SL_NIL)
+            s->kids[s->kid_start[parent[i]] + fill[parent[i]]++] = i;
+    free(parent);
+    free(fill);
+    return ok;
+}
+
+static bool sim_init(sim *s, const tr_trace *t, uint32_t cap, const tr_admit_config *c)
+{
+    static const tr_rung lru = { UINT32_MAX, 1.0, true, true };
+    size_t longest = t->longest ? t->longest : 1;
+    *s = (sim){ .t = t, .c = c, .cap = cap, .seen = calloc((size_t)t->num_ids + 1, 4),
+                .buf = malloc(longest * 4), .view = malloc(longest * 4), .pos = malloc(longest * sizeof(size_t)),
+                .last_time = t->num_requests ? t->time[0] : 0 };
+    bool ok = s->seen && s->buf && s->view && s->pos;
+    tr_rung first = c->kind == TR_RUNG ? c->rung : c->kind == TR_ADAPTIVE ? tr_ladder[tr_ladder_len - 1] : lru;
+    ok = ok && seg_init(&s->real, t->num_ids, cap, first);
+    budget_init(s, &s->real, 1.0);
+    if (ok && c->kind == TR_ADAPTIVE) {
+        double rate = c->shadow_entries >= cap ? 1.0 : (double)c->shadow_entries / cap;
+        uint32_t scap = (uint32_t)(cap * rate + 0.5);
+        s->sample_below = rate >= 1.0 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551615.0);
+        s->nshadow = tr_ladder_len < MAX_SHADOWS ? tr_ladder_len : MAX_SHADOWS;
+        for (size_t k = 0; ok && k < s->nshadow; k++) {
+            ok = seg_init(&s->shadow[k], t->num_ids, scap ? scap : 1, tr_ladder[k]);
+            budget_init(s, &s->shadow[k], rate);
+        }
+        s->rung = (uint32_t)(s->nshadow - 1); /* start as the object LRU */
+        s->epoch = s->next_epoch = cap > 4096 ? cap : 4096;
+    }
+    if (ok && c->kind == TR_TINYLFU) {
+        for (s->sk_width = 64; s->sk_width < cap; s->sk_width *= 2)
+            ;
+        ok = (s->sketch = calloc(4 * (size_t)s->sk_width, 1)) != NULL;
+    }
+    return ok && (!c->orphans || build_kids(s));
+}
+
+static void sim_free(sim *s)
+{
+    seg_free(&s->real);
+    for (size_t k = 0; k < s->nshadow; k++)
+        seg_free(&s->shadow[k]);
+    free(s->seen);
+    free(s->buf);
+    free(s->view);
+    free(s->pos);
+    free(s->sketch);
+    free(s->kid_start);
+    free(s->kids);
+    free(s->stack);
+}
+
+/* The request's blocks are seen: the ghost's generations, the sketch. */
+static void sighted(sim *s, const uint32_t *ids, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        s->seen[ids[j]] = (uint32_t)s->gen + 1;
+        s->gen = ++s->sight / s->cap;
+    }
+}
+
+tr_admit_result tr_sim_admit(const tr_trace *t, uint32_t capacity, const tr_admit_config *c)
+{
+    tr_admit_result r = { .accesses = t->num_accesses };
+    sim s;
+    bool ok = capacity > 0 && sim_init(&s, t, capacity, c);
+    for (size_t q = 0; ok && q < t->num_requests; q++) {
+        const uint32_t *ids = t->ids + t->start[q];
+        size_t n = t->start[q + 1] - t->start[q];
+        for (size_t j = 0; s.sketch && j < n; j++)
+            sk_add(&s, ids[j]);
+        refill(&s, q);
+        if (s.nshadow)
+            shadows_request(&s, ids, n);
+        for (size_t j = 0; j < n; j++)
+            s.pos[j] = j;
+        seg_request(&s, &s.real, ids, s.pos, n, n, true);
+        sighted(&s, ids, n);
+        if (s.nshadow)
+            choose_rung(&s);
+        s.rung_sum += s.rung;
+    }
+    if (capacity > 0) {
+        r.hits = s.real.hits;
+        r.written = s.real.written;
+        r.rung = s.rung;
+        r.switches = s.switches;
+        r.rung_mean = t->num_requests ? s.rung_sum / (double)t->num_requests : 0;
+        sim_free(&s);
+    }
+    return r;
+}
+
+void tr_admit_defaults(tr_admit_config *c, int kind)
+{
+    *c = (tr_admit_config){ .kind = kind, .rung = tr_ladder[tr_ladder_len - 1], .ghost_gens = 5,
+                            .shadow_entries = 4096, .hysteresis = 0.005, .bucket_ms = 10000 };
+}
+
+void tr_admit_name(const tr_admit_config *c, char *out, size_t len)
+{
+    static const char *const names[] = { "lru", "no-tail", "second-sight", "ghost", "tinylfu", "rung", "adaptive" };
+    const char *base = c->kind >= 0 && c->kind <= TR_ADAPTIVE ? names[c->kind] : "?";
+    if (c->kind == TR_RUNG && c->rung.single)
+        snprintf(out, len, "rung all%s", c->rung.tail ? "" : "-tail");
+    else if (c->kind == TR_RUNG)
+        snprintf(out, len, "rung d%u/p%.2f", c->rung.depth, c->rung.probation);
+    else
+        snprintf(out, len, "%s%s%s", base, c->chain_order ? "+chain" : "", c->orphans ? "+orphans" : "");
+}
