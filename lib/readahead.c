@@ -170,8 +170,6 @@ l3_status l3_readahead_failure(l3_readahead *ra, l3_error *err)
     l3_status st = ra->st;
     if (err && st != L3_OK)
         *err = ra->err;
-    else if (err)
-        l3_error_clear(err);
     pthread_mutex_unlock(&ra->mu);
     return st;
 }

@@ -61,8 +61,9 @@ void *l3_readahead_get(l3_readahead *ra, size_t item);
  * items `ring` after them. */
 void l3_readahead_release(l3_readahead *ra, size_t item);
 
-/* The first failed read's status (L3_OK: none failed so far), its
- * message in *err when it is not NULL. */
+/* The failed read's status (of the lowest item that failed; L3_OK: none
+ * failed so far), and then its message in *err (when not NULL; else *err
+ * is left as it was). */
 l3_status l3_readahead_failure(l3_readahead *ra, l3_error *err);
 
 /* Stop reading and wait for the readers to end (a read under way
