@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace.h"
+#include "trace_options.h"
 #include "tracesim.h"
 
 /* Print the tables for `caps` (blocks); the exit code. */

@@ -12,8 +12,8 @@
 #include "alloc.h"
 #include "bulk.h"
 #include "l3_crc32c.h"
-#include "l3_pool.h"
 #include "meta.h"
+#include "readahead.h"
 #include "rules.h"
 
 #define OPEN_FLAG 0x80000000u
@@ -135,93 +135,62 @@ static l3_status read_header(l3_slabstore *s, l3_checkpoint_header *h, l3_error 
 }
 
 /* The body, read by two threads in chunks (alternate ones: a read is
- * always queued at the device) into a ring of buffers while the loader
- * takes what has landed, its crc computed as it goes: memory for RING
- * chunks whatever the store's size. */
+ * always queued at the device) into a ring of buffers (readahead.h) while
+ * the loader takes what has landed, its crc computed as it goes: memory
+ * for RING chunks whatever the store's size. */
 #define RING 4
 #define READERS 2
 typedef struct body_reader {
     l3_slabstore *s;
-    uint8_t *buf[RING];
     uint64_t bytes, len;    /* the body's bytes, and rounded up to blocks */
     uint64_t off;           /* its device offset */
-    l3_progress landed;     /* bytes read, in order (its mutex guards `read` and the failure) */
-    bool read[RING];        /* a chunk in this buffer was read, not yet counted in `landed` */
-    uint64_t next;          /* the first chunk not counted in `landed` */
-    l3_progress taken;      /* bytes the loader is done with (whole chunks) */
-    bool stop;              /* the loader gave up: read no more (atomic) */
-    l3_status st;           /* the first read's failure, and how */
-    l3_error read_err;
 } body_reader;
 
-/* Chunk c is read (st: how): count the chunks read in order as landed. */
-static void chunk_read(body_reader *r, uint64_t c, l3_status st, const l3_error *e)
+/* Read chunk c of the body into buf (a reader thread's). */
+static l3_status read_chunk(void *arg, size_t c, void *buf, l3_error *err)
 {
-    pthread_mutex_lock(&r->landed.mu);
-    if (st != L3_OK && r->st == L3_OK) {
-        r->st = st;
-        r->read_err = *e;
-    }
-    r->read[c % RING] = st == L3_OK;
-    while (r->read[r->next % RING] && r->next * BODY_CHUNK < r->len)
-        r->read[r->next++ % RING] = false;
-    r->landed.count = r->next * BODY_CHUNK < r->len ? r->next * BODY_CHUNK : r->len;
-    r->landed.stopped = r->landed.stopped || r->st != L3_OK;
-    pthread_cond_broadcast(&r->landed.cv);
-    pthread_mutex_unlock(&r->landed.mu);
-}
-
-typedef struct reader_arg {
-    body_reader *r;
-    uint64_t first;         /* its first chunk; then every READERS-th */
-} reader_arg;
-
-static void *read_body(void *arg)
-{
-    reader_arg *a = arg;
-    body_reader *r = a->r;
-    for (uint64_t c = a->first; c * BODY_CHUNK < r->len; c += READERS) {
-        if (c >= RING) /* the chunk this buffer held was taken */
-            l3_progress_wait(&r->taken, (c - RING + 1) * BODY_CHUNK);
-        if (__atomic_load_n(&r->stop, __ATOMIC_RELAXED))
-            break;
-        uint64_t at = c * BODY_CHUNK, n = r->len - at < BODY_CHUNK ? r->len - at : BODY_CHUNK;
-        l3_error e;
-        l3_status st = l3_meta_io(r->s, false, r->buf[c % RING], n, l3_io_offset(r->s->ref_dev, r->off + at), &e);
-        chunk_read(r, c, st, &e);
-        if (st != L3_OK)
-            break;
-    }
-    return NULL;
+    const body_reader *r = arg;
+    uint64_t at = (uint64_t)c * BODY_CHUNK, n = r->len - at < BODY_CHUNK ? r->len - at : BODY_CHUNK;
+    return l3_meta_io(r->s, false, buf, n, l3_io_offset(r->s->ref_dev, r->off + at), err);
 }
 
 /* Why the body did not land: a read's failure (an I/O error, or a file
  * that ends first: corrupt). */
-static l3_status read_failure(const body_reader *r, l3_error *err)
+static l3_status read_failure(l3_readahead *ra, l3_error *err)
 {
-    bool failed = r->st != L3_OK;
-    return l3_fail(err, failed ? r->st : L3_ECORRUPT, "%s", failed ? r->read_err.msg : "the checkpoint ends early");
+    l3_error e;
+    l3_status st = l3_readahead_failure(ra, &e);
+    bool failed = st != L3_OK;
+    return l3_fail(err, failed ? st : L3_ECORRUPT, "%s", failed ? e.msg : "the checkpoint ends early");
 }
 
-/* The loader's place in the body, the end of what it knows landed, what
- * it told the readers it is done with, and the crc of the chunks it
- * entered. */
+/* The loader's place in the body, the chunk it entered last (and how many
+ * it entered), the crc of the chunks it entered, and whether a take found
+ * that its bytes will never land. */
 typedef struct cursor {
-    body_reader *r;
-    uint64_t at, landed, entered;  /* entered: chunks */
+    const body_reader *r;
+    l3_readahead *ra;
+    const uint8_t *chunk;
+    uint64_t at, entered;
     uint32_t crc;
+    bool starved;
 } cursor;
 
-/* Enter the chunk at c->at (landed): release the one before, and add the
- * new one's body bytes to the crc. */
-static void enter_chunk(cursor *c)
+/* Enter the chunk at c->at once it landed: release the one before, and
+ * add the new one's body bytes to the crc; false when it never lands. */
+static bool enter_chunk(cursor *c)
 {
-    body_reader *r = c->r;
-    uint64_t at = c->at, n = r->bytes - at < BODY_CHUNK ? r->bytes - at : BODY_CHUNK;
-    if (at)
-        l3_progress_set(&r->taken, at, false);
-    c->crc = l3_crc32c(c->crc, r->buf[at / BODY_CHUNK % RING], n);
-    c->entered = at / BODY_CHUNK + 1;
+    uint64_t k = c->at / BODY_CHUNK, at = k * BODY_CHUNK;
+    uint64_t n = c->r->bytes - at < BODY_CHUNK ? c->r->bytes - at : BODY_CHUNK;
+    const uint8_t *buf = l3_readahead_get(c->ra, (size_t)k);
+    if (!buf)
+        return false;
+    if (k)
+        l3_readahead_release(c->ra, (size_t)k - 1);
+    c->crc = l3_crc32c(c->crc, buf, n);
+    c->chunk = buf;
+    c->entered = k + 1;
+    return true;
 }
 
 /* Copy the body's next `len` bytes to dst, waiting for them to land;
@@ -230,16 +199,13 @@ static bool take(cursor *c, void *dst, size_t len)
 {
     uint8_t *d = dst;
     while (len) {
-        if (c->at >= c->landed) {
-            c->landed = l3_progress_wait(&c->r->landed, c->at + 1);
-            if (c->landed <= c->at)
-                return false;
+        if (c->at >= c->r->len || (c->at / BODY_CHUNK >= c->entered && !enter_chunk(c))) {
+            c->starved = true;
+            return false;
         }
-        if (c->at / BODY_CHUNK >= c->entered)
-            enter_chunk(c);
-        uint64_t chunk_end = (c->at / BODY_CHUNK + 1) * BODY_CHUNK, end = c->landed < chunk_end ? c->landed : chunk_end;
+        uint64_t chunk_end = (c->at / BODY_CHUNK + 1) * BODY_CHUNK, end = c->r->len < chunk_end ? c->r->len : chunk_end;
         size_t n = end - c->at < len ? (size_t)(end - c->at) : len;
-        memcpy(d, c->r->buf[c->at / BODY_CHUNK % RING] + c->at % BODY_CHUNK, n);
+        memcpy(d, c->chunk + c->at % BODY_CHUNK, n);
         d += n, c->at += n, len -= n;
     }
     return true;
@@ -343,10 +309,10 @@ static l3_status restore_index(l3_slabstore *s, const l3_checkpoint_header *h, c
         if (bitmap[i / 64] >> (i % 64) & 1) {
             listed++;
             if (!restore_entry(s, c, i, place, &n))
-                return c->at < c->landed || c->r->st == L3_OK
+                return !c->starved || l3_readahead_failure(c->ra, NULL) == L3_OK
                            ? l3_fail(err, L3_ECORRUPT, "checkpoint: the entry of index slot %llu is inconsistent",
                                      (unsigned long long)i)
-                           : read_failure(c->r, err);
+                           : read_failure(c->ra, err);
         }
         if (place)
             l3_index_walk_slot(&s->index, &w, i);
@@ -374,7 +340,7 @@ static l3_status restore_slot_ids(l3_slabstore *s, const l3_checkpoint_header *h
         if (ids > s->sh->max_slots || !dst || !take(c, dst, (size_t)ids * 4)) {
             free(scratch);
             return ids > s->sh->max_slots || !dst ? l3_fail(err, L3_ECORRUPT, "checkpoint: slab %u's fill", i)
-                                                  : read_failure(c->r, err);
+                                                  : read_failure(c->ra, err);
         }
         for (uint32_t k = 0; place && k < ids; k++)
             named += dst[k] != 0;
@@ -398,7 +364,7 @@ static l3_status load_body(l3_slabstore *s, const l3_checkpoint_header *h, curso
     l3_status st = fills && bitmap ? l3_alloc_adopt_slabs(s, UINT32_MAX, err)
                                    : l3_fail(err, L3_ENOMEM, "allocating the checkpoint's bitmap");
     if (st == L3_OK && (!take(c, fills, head) || !take(c, bitmap, words * 8)))
-        st = read_failure(c->r, err);
+        st = read_failure(c->ra, err);
     if (st == L3_OK)
         st = load_ns_and_fills(s, h, fills, err);
     if (st == L3_OK)
@@ -412,23 +378,6 @@ static l3_status load_body(l3_slabstore *s, const l3_checkpoint_header *h, curso
     return st;
 }
 
-/* Start the body's readers (the ring's buffers, their threads): how many
- * started; none when out of memory. */
-static int start_readers(body_reader *r, reader_arg args[READERS], pthread_t threads[READERS])
-{
-    for (int k = 0; k < RING; k++) /* mapped: freed back whole */
-        r->buf[k] = l3_pool_alloc(BODY_CHUNK, NULL);
-    for (int k = 0; k < RING; k++)
-        if (!r->buf[k])
-            return 0;
-    int n = 0;
-    for (int k = 0; k < READERS; k++) {
-        args[n] = (reader_arg){ .r = r, .first = (uint64_t)n };
-        n += pthread_create(&threads[n], NULL, read_body, &args[n]) == 0;
-    }
-    return n;
-}
-
 l3_status l3_checkpoint_load(l3_slabstore *s, l3_error *err)
 {
     l3_checkpoint_header h;
@@ -436,17 +385,14 @@ l3_status l3_checkpoint_load(l3_slabstore *s, l3_error *err)
     if (st != L3_OK)
         return st;
     body_reader r = { .s = s, .bytes = h.body_bytes, .len = l3_round_up(h.body_bytes, s->geo.block_size),
-                      .off = s->geo.checkpoint_off + s->geo.block_size, .landed = L3_PROGRESS_INIT,
-                      .taken = L3_PROGRESS_INIT };
-    if (!r.len) /* (nothing to read: the loader finds that out) */
-        r.landed.stopped = true;
-    pthread_t readers[READERS];
-    reader_arg args[READERS];
-    int reading = start_readers(&r, args, readers);
+                      .off = s->geo.checkpoint_off + s->geo.block_size };
+    l3_readahead_spec spec = { .items = (size_t)((r.len + BODY_CHUNK - 1) / BODY_CHUNK), .buf_bytes = BODY_CHUNK,
+                               .ring = RING, .threads = READERS, .read = read_chunk, .arg = &r };
+    l3_readahead *ra = NULL;
     l3_populate pop = { .started = 0 };
-    if (reading == READERS) {
+    if (l3_readahead_start(&spec, &ra, NULL) == L3_OK) {
         l3_populate_start(s, h.num_entries, &pop); /* faults taken off the loader's thread */
-        cursor c = { .r = &r };
+        cursor c = { .r = &r, .ra = ra };
         l3_slab_lock(s);
         st = load_body(s, &h, &c, err);
         l3_slab_unlock(s);
@@ -454,12 +400,7 @@ l3_status l3_checkpoint_load(l3_slabstore *s, l3_error *err)
     } else {
         st = l3_fail(err, L3_ENOMEM, "allocating the checkpoint's buffers or threads");
     }
-    __atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
-    l3_progress_set(&r.taken, r.len, true); /* wake those that wait for a buffer */
-    for (int k = 0; k < reading; k++)
-        pthread_join(readers[k], NULL);
-    for (int k = 0; k < RING; k++)
-        l3_pool_free(r.buf[k], BODY_CHUNK);
+    l3_readahead_free(ra, false); /* (stops the readers first when the loader gave up early) */
     l3_slab_lock(s);
     if (st != L3_OK) {
         l3_alloc_reset(s); /* start over clean for the scan */

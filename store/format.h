@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "io_types.h"
 #include "l3_keys.h"
 
 #define L3_FORMAT_VERSION 1u

@@ -17,6 +17,7 @@
 #include "l3_crc32c.h"
 #include "l3_pool.h"
 #include "meta.h"
+#include "readahead.h"
 #include "rules.h"
 #include "summary.h"
 
@@ -391,71 +392,57 @@ static void parse_whole(l3_slabstore *s, uint32_t i, const uint8_t *buf, scan_st
         scan_header(s, i, k, (const l3_object_header *)(buf + k * slot_bytes), base_off + k * slot_bytes, ss);
 }
 
-/* The slabs dense with headers, read whole by a thread into two buffers
- * in turn while this one judges the other: reading and judging overlap. */
-typedef struct slab_reader {
+/* The slabs dense with headers, read whole ahead (readahead.h: a thread,
+ * two buffers) while this thread judges the one before: reading and
+ * judging overlap. */
+typedef struct dense_read {
     l3_slabstore *s;
     const uint32_t *slabs;
-    size_t n;
-    uint8_t *buf[2];
-    l3_progress read, judged;  /* slabs read (the reader's), slabs judged (the scan's) */
-    bool retired;           /* every read was reaped (set before `read` stops) */
-    l3_status st;           /* the reader's failure (likewise) */
-    l3_error err;
-} slab_reader;
+    l3_io_ctx *ctx;
+    l3_io_req *reqs;
+    bool retired;           /* every read was reaped (the reader's: seen after the stop) */
+} dense_read;
 
-static void *read_slabs(void *arg)
+static l3_status read_dense(void *arg, size_t j, void *buf, l3_error *err)
 {
-    slab_reader *r = arg;
-    l3_io_ctx *ctx = l3_io_acquire(r->s->engine);
-    l3_io_req *reqs = calloc((size_t)(r->s->geo.slab_size / SCAN_CHUNK), sizeof *reqs);
-    r->st = reqs ? L3_OK : l3_fail(&r->err, L3_ENOMEM, "allocating a scan batch");
-    size_t got = 0; /* slabs read */
-    while (got < r->n && r->st == L3_OK) {
-        l3_progress_wait(&r->judged, got < 2 ? 0 : got - 1); /* a buffer whose slab was judged */
-        bool retired = true;
-        r->st = read_whole(r->s, ctx, reqs, r->slabs[got], r->buf[got % 2], &retired, &r->err);
-        r->retired = r->retired && retired;
-        got += r->st == L3_OK;
-        l3_progress_set(&r->read, got, false);
-    }
-    free(reqs);
-    l3_io_release(r->s->engine, ctx);
-    l3_progress_set(&r->read, got, true);
-    return NULL;
+    dense_read *d = arg;
+    bool retired = true;
+    l3_status st = read_whole(d->s, d->ctx, d->reqs, d->slabs[j], buf, &retired, err);
+    d->retired = d->retired && retired;
+    return st;
 }
 
 /* Judge the dense slabs as the reader lands them. */
 static l3_status scan_dense(l3_slabstore *s, const uint32_t *slabs, size_t n, scan_state *ss, l3_error *err)
 {
-    size_t len = (size_t)s->geo.slab_size;
-    slab_reader r = { .s = s, .slabs = slabs, .n = n, .retired = true, .read = L3_PROGRESS_INIT,
-                      .judged = L3_PROGRESS_INIT };
-    /* Huge pages where the kernel gives them: a request then needs a
-     * DMA segment per 2 MiB, not per 4 KiB. */
-    r.buf[0] = l3_pool_alloc(len, NULL);
-    r.buf[1] = n > 1 ? l3_pool_alloc(len, NULL) : NULL;
-    pthread_t t;
-    bool threaded = r.buf[0] && (n < 2 || r.buf[1]) && pthread_create(&t, NULL, read_slabs, &r) == 0;
-    if (!threaded) {
-        l3_pool_free(r.buf[0], len);
-        l3_pool_free(r.buf[1], len);
+    /* The buffers on huge pages where the kernel gives them (l3_pool_alloc):
+     * a request then needs a DMA segment per 2 MiB, not per 4 KiB. */
+    dense_read d = { .s = s, .slabs = slabs, .retired = true,
+                     .reqs = calloc((size_t)(s->geo.slab_size / SCAN_CHUNK), sizeof(l3_io_req)) };
+    l3_readahead_spec spec = { .items = n, .buf_bytes = (size_t)s->geo.slab_size, .ring = 2, .threads = 1,
+                               .read = read_dense, .arg = &d };
+    l3_readahead *ra = NULL;
+    if (!d.reqs)
+        return l3_fail(err, L3_ENOMEM, "allocating a scan batch");
+    d.ctx = l3_io_acquire(s->engine);
+    if (l3_readahead_start(&spec, &ra, NULL) != L3_OK) {
+        l3_io_release(s->engine, d.ctx);
+        free(d.reqs);
         return l3_fail(err, L3_ENOMEM, "allocating the scan's buffers or thread");
     }
-    for (size_t j = 0; j < n && l3_progress_wait(&r.read, j + 1) > j; j++) {
-        parse_whole(s, slabs[j], r.buf[j % 2], ss);
-        l3_progress_set(&r.judged, j + 1, false);
+    const uint8_t *buf;
+    for (size_t j = 0; j < n && (buf = l3_readahead_get(ra, j)); j++) {
+        parse_whole(s, slabs[j], buf, ss);
+        l3_readahead_release(ra, j);
     }
-    pthread_join(t, NULL);
-    if (!r.retired)
+    l3_readahead_stop(ra);
+    l3_status st = l3_readahead_failure(ra, err);
+    if (!d.retired)
         atomic_store(&s->fatal, true); /* (the buffers stay mapped: reads may still land) */
-    else {
-        l3_pool_free(r.buf[0], len);
-        l3_pool_free(r.buf[1], len);
-    }
-    if (r.st != L3_OK && err)
-        *err = r.err;
-    return r.st;
+    l3_readahead_free(ra, !d.retired);
+    l3_io_release(s->engine, d.ctx);
+    free(d.reqs);
+    return st;
 }
 
 /* Scan a slab's headers in waves, one read per header. */

@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fsck_reader.h"
 #include "hash.h"
 #include "index.h"
 #include "l3_crc32c.h"
 #include "l3_pool.h"
+#include "readahead.h"
 #include "shm.h"
 
 void fsck_problem(fsck *f, bool fixable, const char *fmt, ...)
@@ -733,15 +733,28 @@ static uint32_t *slabs_to_check(fsck *f, size_t *n)
     return slabs;
 }
 
-/* The read-ahead's range for the j-th slab's summary (none when every
- * header is read: --headers reads the summary after them). */
-static size_t summary_range(fsck *f, void *ctx, size_t j, uint64_t *off)
+/* A pass's summaries, read ahead on a thread into two buffers
+ * (readahead.h): the slabs, and each read's result beside its buffer (0,
+ * 1 for zeros past the end, or -errno): a summary that does not read is
+ * judged by its headers, it does not end the reading. */
+typedef struct summary_reads {
+    fsck *f;
+    const uint32_t *slabs;
+    int rc[2];
+} summary_reads;
+
+/* Read the j-th slab's summary into buf (none when every header is read:
+ * --headers reads the summary after them). */
+static l3_status read_summary(void *arg, size_t j, void *buf, l3_error *err)
 {
-    uint32_t i = ((const uint32_t *)ctx)[j], pb = f->table[i].payload_blocks;
-    if (f->headers || !f->geo.summaries)
-        return 0;
-    *off = l3_summary_offset(&f->geo, i, pb);
-    return l3_summary_len(&f->geo, pb);
+    summary_reads *r = arg;
+    fsck *f = r->f;
+    uint32_t i = r->slabs[j], pb = f->table[i].payload_blocks;
+    (void)err;
+    r->rc[j % 2] = f->headers || !f->geo.summaries
+                       ? 0
+                       : fsck_read_bulk(f, buf, l3_summary_len(&f->geo, pb), l3_summary_offset(&f->geo, i, pb));
+    return L3_OK;
 }
 
 /* Judge slab i by its headers (no summary a crash scan uses, or every
@@ -781,22 +794,25 @@ void fsck_objects(fsck *f)
     size_t n;
     uint32_t *slabs = slabs_to_check(f, &n);
     slab_view v = { .hdr = aligned(g->header_bytes) };
-    fsck_reader r;
-    bool reading = slabs && v.hdr && fsck_reader_start(&r, f, n, summary_room(f), summary_range, slabs);
+    summary_reads reads = { .f = f, .slabs = slabs };
+    size_t room = summary_room(f);
+    l3_readahead_spec spec = { .items = n, .buf_bytes = room ? room : 4096, .ring = 2, .threads = 1,
+                               .read = read_summary, .arg = &reads };
+    l3_readahead *ra = NULL;
+    bool reading = slabs && v.hdr && l3_readahead_start(&spec, &ra, NULL) == L3_OK;
     uint8_t *whole = NULL;
     uint64_t total = used_slots(f), done = 0;
     for (size_t j = 0; reading && j < n; j++) {
-        int rc;
-        uint8_t *buf = fsck_reader_get(&r, j, &rc);
+        uint8_t *buf = l3_readahead_get(ra, j);
+        int rc = buf ? reads.rc[j % 2] : -1;
         if (!f->headers && take_summary(f, slabs[j], rc == 0 ? buf : NULL))
             done += l3_slots_per_slab(g, f->table[slabs[j]].payload_blocks);
         else /* judged as a crash scan would: --headers reads them too */
             check_headers(f, &v, &whole, slabs[j], &done, total);
-        fsck_reader_done(&r, j);
+        l3_readahead_release(ra, j);
     }
-    if (reading)
-        fsck_reader_stop(&r);
-    else
+    l3_readahead_free(ra, false);
+    if (!reading)
         fsck_problem(f, false, "out of memory reading the slabs");
     progress(f, total, total);
     free(slabs);

@@ -132,15 +132,14 @@ size_t fsck_table_slot(const fsck *f, const uint32_t *t, uint64_t key, size_t i,
  * implies it), else as many as f->memory needs; false when out of memory. */
 bool fsck_plan_passes(fsck *f);
 
-/* The passes, in order. Each reports what it finds through fsck_problem.
- * fsck_objects and fsck_checkpoint run once per pass (f->part), on the
- * objects of that pass's keys. */
+/* The passes, in order (with fsck_checkpoint.h's between fsck_objects
+ * and fsck_permissions). Each reports what it finds through fsck_problem.
+ * fsck_objects runs once per pass (f->part), on the objects of that pass's
+ * keys. */
 bool fsck_superblocks(fsck *f);   /* false: no store to check */
 void fsck_tables(fsck *f);        /* truncation, slab records, journal records */
 void fsck_objects(fsck *f);       /* every used slab: its summary (a crash scan's rule), or its headers
                                      (--verify, --list, or no summary a crash scan would use) */
-void fsck_checkpoint(fsck *f);    /* a clean store serves only its checkpoint: match its entries */
-void fsck_checkpoint_verdict(fsck *f); /* after the last pass: whether the checkpoint may be used */
 void fsck_permissions(fsck *f);  /* the store and its shared object: no access for others */
 void fsck_journal_verdict(fsck *f);  /* a corrupt journal record: nothing live unless the checkpoint proves it
                                         (each pass, and after the checkpoint's verdict) */

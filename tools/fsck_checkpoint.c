@@ -1,16 +1,17 @@
-/* l3fsck's checkpoint pass (fsck.h): a clean store serves exactly its
- * checkpoint's entries, so each must name an object live by the rules. The
- * body is streamed in chunks (its crc on the first pass) and each pass
- * matches the entries of its keys: memory stays one chunk and one pass's
- * objects, whatever the store's size. */
+/* l3fsck's checkpoint pass (fsck_checkpoint.h): a clean store serves
+ * exactly its checkpoint's entries, so each must name an object live by
+ * the rules. The body is streamed in chunks (its crc on the first pass)
+ * and each pass matches the entries of its keys: memory stays one chunk
+ * and one pass's objects, whatever the store's size. */
+#include "fsck_checkpoint.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsck.h"
-#include "fsck_reader.h"
 #include "index.h"
 #include "l3_crc32c.h"
+#include "readahead.h"
 
 #define CHUNK (16u << 20)
 
@@ -88,13 +89,22 @@ static const uint8_t *in_chunk(const uint8_t *buf, uint64_t pos, uint64_t n, uin
     return at >= pos && at + L3_CKPT_RECORD <= pos + n ? buf + (at - pos) : NULL;
 }
 
-/* The read-ahead's range for the body's chunk j. */
-static size_t chunk_range(fsck *f, void *ctx, size_t j, uint64_t *off)
+/* The body being streamed: where it is, and its bytes rounded up to blocks. */
+typedef struct body {
+    fsck *f;
+    uint64_t off, len;
+} body;
+
+/* Read the body's chunk j into buf (the read-ahead's thread): a read
+ * that fails, or that runs past the image's end, ends the stream. */
+static l3_status read_chunk(void *arg, size_t j, void *buf, l3_error *err)
 {
-    const l3_checkpoint_header *h = ctx;
-    uint64_t len = l3_round_up(h->body_bytes, f->geo.block_size), pos = (uint64_t)j * CHUNK;
-    *off = l3_io_offset(f->ref, f->geo.checkpoint_off + f->geo.block_size) + pos;
-    return (size_t)(len - pos < CHUNK ? len - pos : CHUNK);
+    const body *b = arg;
+    uint64_t pos = (uint64_t)j * CHUNK;
+    int rc = fsck_read_bulk(b->f, buf, (size_t)(b->len - pos < CHUNK ? b->len - pos : CHUNK), b->off + pos);
+    return rc == 0 ? L3_OK
+                   : l3_fail(err, L3_EIO, "reading the checkpoint's chunk %zu: %s", j,
+                             rc > 0 ? "past the image's end" : strerror(-rc));
 }
 
 /* Match the records that lie in the chunk at body byte pos (n bytes) from
@@ -127,21 +137,23 @@ static bool stream_body(fsck *f, l3_checkpoint_header *h, uint32_t *crc)
     bool ok = true;
     uint8_t carry[L3_CKPT_RECORD];
     size_t chunks = (size_t)((len + CHUNK - 1) / CHUNK);
-    fsck_reader r;
-    if (!fsck_reader_start(&r, f, chunks, CHUNK, chunk_range, h))
+    body b = { .f = f, .off = l3_io_offset(f->ref, f->geo.checkpoint_off + f->geo.block_size), .len = len };
+    l3_readahead_spec spec = { .items = chunks, .buf_bytes = CHUNK, .ring = 2, .threads = 1, .read = read_chunk,
+                               .arg = &b };
+    l3_readahead *ra;
+    if (l3_readahead_start(&spec, &ra, NULL) != L3_OK)
         return false;
     for (size_t j = 0; ok && j < chunks; j++) {
-        int rc;
-        const uint8_t *buf = fsck_reader_get(&r, j, &rc);
+        const uint8_t *buf = l3_readahead_get(ra, j);
         uint64_t pos = (uint64_t)j * CHUNK, n = len - pos < CHUNK ? len - pos : CHUNK;
-        ok = buf && rc == 0;
+        ok = buf != NULL;
         if (ok && crc && pos < h->body_bytes)
             *crc = l3_crc32c(*crc, buf, pos + n <= h->body_bytes ? n : h->body_bytes - pos);
         if (ok)
             match_chunk(f, buf, pos, n, at, count, &k, carry);
-        fsck_reader_done(&r, j);
+        l3_readahead_release(ra, j);
     }
-    fsck_reader_stop(&r);
+    l3_readahead_free(ra, false);
     return ok && k == count;
 }
 

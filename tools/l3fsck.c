@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fsck.h"
+#include "fsck_checkpoint.h"
 #include "l3_config.h"
 #include "l3_slabstore.h"
 #include "shm.h"

@@ -1,11 +1,13 @@
 /* The I/O engine: its context pool, the batch entry point, and the choice
  * between io_uring and libaio. */
+#include "engine.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "io_internal.h"
+#include "backend.h"
 #include "l3_clock.h"
 
 const char *l3_engine_name(l3_engine_kind kind)

@@ -1,6 +1,8 @@
 /* Fault injection (tests): requests that fail, stall or come back short,
  * decided at their first submission. Nothing here runs unless a fault is
- * installed (l3_io_fault_check in io_internal.h). */
+ * installed (l3_io_fault_check in backend.h). */
+#include "fault.h"
+
 #include <pthread.h>
 #include <unistd.h>
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io_internal.h"
+#include "backend.h"
 #include "l3_clock.h"
 
 l3_status l3_aio_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "io_internal.h"
+#include "backend.h"
 #include "l3_clock.h"
 
 l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)

@@ -1,5 +1,7 @@
 /* Completion accounting shared by the I/O backends: short transfers,
  * retries and the engine's counters. */
+#include "request.h"
+
 #include <errno.h>
 
 #include "io_internal.h"

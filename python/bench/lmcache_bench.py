@@ -2,7 +2,7 @@
 """The LMCache connector's throughput against l3bench's, same I/O, same run.
 
     PYTHONPATH=python L3CACHE_LIB=build/libl3cache.so \\
-        python3 bench/lmcache_bench.py --l3bench build/bench/l3bench --dir /path/on/the/nvme
+        python3 python/bench/lmcache_bench.py --l3bench build/bench/l3bench --dir /path/on/the/nvme
 
 Sets then gets `--total` bytes of `--size` objects through
 ``l3cache.lmcache.L3CacheConnector`` (batches of `--keys` keys, `--inflight`

@@ -1,0 +1,3 @@
+#include "l3_status.h"
+
+int l3_answer(void) { return 42; }

@@ -1,0 +1,3 @@
+#include "util.h"
+
+int util_twice(int x) { return 2 * x; }

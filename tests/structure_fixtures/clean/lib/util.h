@@ -1,0 +1,7 @@
+/* An internal helper. */
+#ifndef UTIL_H
+#define UTIL_H
+
+int util_twice(int x);
+
+#endif

@@ -1,0 +1,4 @@
+"""Tests may import anything."""
+import l3cache
+
+print(l3cache)

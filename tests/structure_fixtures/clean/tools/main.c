@@ -1,0 +1,3 @@
+#include "t.h"
+
+int main(void) { return t_run() == 0; }

@@ -1,0 +1,5 @@
+#include "t.h"
+
+#include "b.h"
+
+int t_run(void) { return b_value(); }

@@ -1,0 +1,4 @@
+#ifndef X_H
+#define X_H
+#include "y.h"
+#endif

@@ -1,0 +1,4 @@
+#ifndef Y_H
+#define Y_H
+#include "x.h"
+#endif

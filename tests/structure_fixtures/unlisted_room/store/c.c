@@ -1,0 +1,3 @@
+#include "b.h"
+
+int c_value(void) { return b_value(); }

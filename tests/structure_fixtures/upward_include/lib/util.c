@@ -1,0 +1,4 @@
+#include "util.h"
+#include "a.h"
+
+int util_twice(int x) { return 2 * x; }
