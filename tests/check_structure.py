@@ -64,16 +64,16 @@ SANCTIONED = {
 # Known violations, each to be removed (issue 30): key -> why it is there.
 PENDING = {
     # Hooks: upward calls hidden as function pointers.
-    "store/slab.h: l3_slabstore.make_room":
+    "store/slab/slab.h: l3_slabstore.make_room":
         "put.c calls reinsert.c's l3_reinsert_make_room through it (reinsert.c calls put.c's moves)",
-    "store/slab.h: l3_slabstore.repair":
+    "store/slab/slab.h: l3_slabstore.repair":
         "the lock (l3_slab_lock, on shm.c's robust mutex) calls alloc.c's l3_alloc_repair through it",
-    "store/shm.h: l3_shm_attach(load)": "shm.c runs recovery.c's l3_recovery_load through it",
-    "store/shm.c: l3_shm_attach(load)": "(its definition)",
-    "store/shm.h: l3_shm_detach(last)": "shm.c runs recovery.c's l3_recovery_save through it",
-    "store/shm.c: l3_shm_detach(last)": "(its definition)",
+    "store/slab/shm.h: l3_shm_attach(load)": "shm.c runs recovery.c's l3_recovery_load through it",
+    "store/slab/shm.c: l3_shm_attach(load)": "(its definition)",
+    "store/slab/shm.h: l3_shm_detach(last)": "shm.c runs recovery.c's l3_recovery_save through it",
+    "store/slab/shm.c: l3_shm_detach(last)": "(its definition)",
     # Rooms: a circle inside store/.
-    "store/shm.c -> store/slab.h":
+    "store/slab/shm.c -> store/slab/slab.h":
         "shm.c works on the per-process store (struct l3_slabstore), which slab.h defines over shm.h's "
         "types: shm.c <-> slab.h use each other's names",
 }
@@ -310,8 +310,10 @@ def nm(path, *flags):
 
 
 def object_name(folder, obj):
-    """folder/stem of an object file (CMake's name.c.o, or name.o)."""
-    return f"{folder}/{os.path.basename(obj).split('.')[0]}"
+    """folder/path/stem of an object file: CMake's <target>.dir/path/name.c.o
+    keeps the source's path within its folder; a bare name.o is at the top."""
+    path = obj.split(".dir/", 1)[1] if ".dir/" in obj else os.path.basename(obj)
+    return f"{folder}/{path.split('.')[0]}"
 
 
 def check_calls(src, rooms, floors):

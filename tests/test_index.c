@@ -1,4 +1,4 @@
-/* The slab store's index (store/index.c): lookups by key and by slot id
+/* The slab store's index (store/slab/index.c): lookups by key and by slot id
  * (the slot table's 31 bits of a key's hash), through inserts and
  * backward-shift removals; the walk that checks a table read in place. */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /* l3fsck's state and its passes (fsck.c checks, l3fsck.c reports). What is
- * live is decided by the library's rulebook (store/rules.h), exactly as
+ * live is decided by the library's rulebook (store/slab/rules.h), exactly as
  * the store's recovery decides it. */
 #ifndef L3_FSCK_H
 #define L3_FSCK_H
