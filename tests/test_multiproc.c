@@ -19,7 +19,7 @@
 
 #include "harness.h"
 #include "format.h"
-#include "slab.h"
+#include "entries.h"
 #include "l3_slabstore.h"
 #include "store_util.h"
 

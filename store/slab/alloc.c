@@ -33,60 +33,6 @@ int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len)
     return empty + 1;
 }
 
-/* An entry just indexed: its slot id and its counts. */
-static void published(l3_slabstore *s, const l3_index_entry *e)
-{
-    L3_ASSERT(e->slab < s->geo.num_slabs);
-    L3_ASSERT(e->slot < s->slabs[e->slab].nslots);
-    L3_ASSERT(e->ns <= s->sh->num_ns);
-    l3_slab_slot_ids(s, e->slab)[e->slot] = l3_slot_id(e->hash);
-    l3_alloc_count(s, e);
-}
-
-bool l3_alloc_publish(l3_slabstore *s, const l3_index_entry *e)
-{
-    if (!l3_index_insert(&s->index, e))
-        return false;
-    published(s, e);
-    return true;
-}
-
-l3_index_put l3_alloc_publish_unique(l3_slabstore *s, const l3_index_entry *e)
-{
-    l3_index_put put = l3_index_insert_unique(&s->index, e);
-    if (put == L3_INDEX_ADDED)
-        published(s, e);
-    return put;
-}
-
-void l3_alloc_count(l3_slabstore *s, const l3_index_entry *e)
-{
-    slab_info *sl = &s->slabs[e->slab];
-    sl->live++;
-    sl->live_bytes += e->size;
-    if (e->ns) {
-        s->ns[e->ns - 1].objects++;
-        s->ns[e->ns - 1].bytes += e->size;
-    }
-}
-
-void l3_alloc_unpublish(l3_slabstore *s, l3_index_entry *e)
-{
-    L3_ASSERT(e->slab < s->geo.num_slabs);
-    slab_info *sl = &s->slabs[e->slab];
-    if (e->slot < sl->nslots)
-        l3_slab_slot_ids(s, e->slab)[e->slot] = 0;
-    /* Counts a process that died mid-update may have left off by one:
-     * never below zero. */
-    sl->live = sl->live ? sl->live - 1 : 0;
-    sl->live_bytes = sl->live_bytes >= e->size ? sl->live_bytes - e->size : 0;
-    if (e->ns && s->ns[e->ns - 1].objects) {
-        s->ns[e->ns - 1].objects--;
-        s->ns[e->ns - 1].bytes -= e->size;
-    }
-    l3_index_remove(&s->index, e);
-}
-
 l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l3_error *err)
 {
     slab_info *sl = &s->slabs[i];
@@ -168,7 +114,7 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
             continue;
         l3_index_entry *e = l3_index_find_at(&s->index, ids[k], v, k);
         if (e) {
-            l3_alloc_unpublish(s, e);
+            l3_entry_unpublish(s, e);
             dropped++;
         }
         ids[k] = 0;
@@ -220,13 +166,41 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     return true;
 }
 
+int32_t l3_alloc_take_victim(l3_slabstore *s)
+{
+    int32_t v = l3_policy_victim(s, true, -1);
+    if (v < 0)
+        return -1;
+    slab_info *sl = &s->slabs[v];
+    int32_t *open = l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, (uint32_t)v));
+    if (sl->state == S_OPEN && *open == v)
+        *open = -1;
+    sl->state = S_SEALED;
+    l3_alloc_pin(s, (uint32_t)v);
+    return v;
+}
+
+void l3_alloc_restore_fill(l3_slabstore *s, uint32_t i, uint32_t next, bool free_slab, bool open)
+{
+    slab_info *sl = &s->slabs[i];
+    L3_ASSERT(next <= sl->nslots);
+    sl->next_slot = next;
+    int32_t *cls = l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i));
+    if (free_slab) {
+        sl->state = S_FREE;
+    } else if (open && next > 0 && *cls < 0) {
+        sl->state = S_OPEN;
+        *cls = (int32_t)i;
+    }
+}
+
 void l3_alloc_pin(l3_slabstore *s, uint32_t slab)
 {
     slab_info *sl = &s->slabs[slab];
     sl->inflight++;
-    sl->proc_inflight[s->me]++;
+    sl->proc_inflight[s->shm.me]++;
     s->sh->reserved++;
-    s->sh->procs[s->me].reserved++;
+    s->sh->procs[s->shm.me].reserved++;
 }
 
 /* Take the next slot of slab `v` for this process. */
@@ -335,7 +309,7 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *o
         *next = s->slabs[v].standby_next;
     if (v < 0 || s->slabs[v].state != S_OPEN || s->slabs[v].payload_blocks != pb || s->slabs[v].next_slot) {
         v = victim_near(s, d);
-        if (v < 0 && l3_shm_reap_dead(s))
+        if (v < 0 && l3_alloc_reap_dead(s))
             v = victim_near(s, d); /* a dead process held them */
         if (v < 0 || !open_slab(s, (uint32_t)v, pb))
             return false;
@@ -407,14 +381,14 @@ void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
 {
     slab_info *sl = &s->slabs[slab_id];
     /* Only this process's own reservations; a dead process's are released
-     * by l3_shm_reap_dead. */
-    L3_ASSERT(sl->proc_inflight[s->me] > 0);
-    if (sl->proc_inflight[s->me]) {
-        L3_ASSERT(sl->inflight >= sl->proc_inflight[s->me] && s->sh->reserved > 0);
-        sl->proc_inflight[s->me]--;
+     * by l3_alloc_reap_dead. */
+    L3_ASSERT(sl->proc_inflight[s->shm.me] > 0);
+    if (sl->proc_inflight[s->shm.me]) {
+        L3_ASSERT(sl->inflight >= sl->proc_inflight[s->shm.me] && s->sh->reserved > 0);
+        sl->proc_inflight[s->shm.me]--;
         sl->inflight--;
         s->sh->reserved--;
-        s->sh->procs[s->me].reserved--;
+        s->sh->procs[s->shm.me].reserved--;
     }
     if (sl->state == S_OPEN && sl->next_slot >= sl->nslots &&
         *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, slab_id)) != (int32_t)slab_id)
@@ -423,69 +397,36 @@ void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
         l3_alloc_evict(s, slab_id); /* its device failed while writes were in flight */
 }
 
-/* Whether an entry fits its slab as the slab stands (under the lock). */
-static bool entry_fits(const l3_slabstore *s, const l3_index_entry *e)
+void l3_alloc_release_proc(l3_slabstore *s, int p)
 {
-    if (e->slab >= s->geo.num_slabs)
-        return false;
-    const slab_info *sl = &s->slabs[e->slab];
-    return (sl->state == S_OPEN || sl->state == S_SEALED) && e->gen == (uint32_t)sl->gen && e->slot < sl->nslots &&
-           e->slot < sl->next_slot && e->size <= (uint64_t)sl->payload_blocks * s->geo.block_size &&
-           e->ns <= s->sh->num_ns;
+    shared *h = s->sh;
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
+        slab_info *sl = &s->slabs[i];
+        uint32_t n = sl->proc_inflight[p];
+        L3_ASSERT(sl->inflight >= n);
+        sl->inflight = sl->inflight >= n ? sl->inflight - n : 0;
+        sl->proc_inflight[p] = 0;
+    }
+    h->reserved = h->reserved >= h->procs[p].reserved ? h->reserved - h->procs[p].reserved : 0;
+    h->procs[p].reserved = 0;
 }
 
-/* Empty the index, the slot ids and every count (under the lock). */
-static void clear_counts(l3_slabstore *s)
+int l3_alloc_reap_dead(l3_slabstore *s)
 {
-    l3_index_clear(&s->index);
-    memset(s->slot_ids, 0, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint32_t));
-    for (uint32_t i = 0; i < s->geo.num_slabs; i++)
-        s->slabs[i].live = 0, s->slabs[i].live_bytes = 0;
-    for (uint32_t i = 0; i < s->sh->num_ns; i++)
-        s->ns[i].objects = s->ns[i].bytes = 0;
-}
-
-void l3_alloc_repair(l3_slabstore *s)
-{
-    s->sh->repair_needed = 0;
-    uint64_t cap = l3_index_capacity(&s->index), n = 0, dropped = 0;
-    for (uint64_t i = 0; i < cap; i++)
-        n += s->index.table[i].hash != 0;
-    l3_index_entry *keep = malloc((n ? n : 1) * sizeof *keep);
-    if (!keep) {
-        l3_log("error", "%s: no memory to check the index after a process died holding its lock", s->path);
-        return;
-    }
-    size_t k = 0;
-    for (uint64_t i = 0; i < cap; i++) {
-        const l3_index_entry *e = &s->index.table[i];
-        if (e->hash && entry_fits(s, e))
-            keep[k++] = *e;
-        else
-            dropped += e->hash != 0;
-    }
-    clear_counts(s);
-    for (size_t j = 0; j < k; j++) {
-        l3_key_id id = { .hash = keep[j].hash, .check = keep[j].check, .len = keep[j].key_len };
-        l3_index_entry *old = l3_index_find(&s->index, id);
-        if (old && old->seq >= keep[j].seq) {
-            dropped += old->slab != keep[j].slab || old->slot != keep[j].slot; /* (a copy of itself is not) */
-            continue;
+    uint64_t dead = l3_shm_dead_slots(&s->shm);
+    int n = 0;
+    for (int p = 0; p < L3_MAX_PROCS; p++)
+        if (dead & (1ull << p)) {
+            l3_alloc_release_proc(s, p);
+            l3_shm_free_slot(&s->shm, p);
+            n++;
         }
-        if (old)
-            l3_alloc_unpublish(s, old), dropped++;
-        if (!l3_alloc_publish(s, &keep[j]))
-            dropped++;
-    }
-    free(keep);
-    l3_log("warning", "%s: the index checked after a process died holding its lock: %llu entries kept, %llu "
-                      "dropped (half-done or stale)", s->path, (unsigned long long)s->index.meta->count,
-           (unsigned long long)dropped);
+    return n;
 }
 
 void l3_alloc_reset(l3_slabstore *s)
 {
-    clear_counts(s);
+    l3_entries_clear(s);
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
         slab_info *sl = &s->slabs[i];
         sl->state = sl->state == S_OFFLINE ? S_OFFLINE : S_FREE;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "slab.h"
+#include "entries.h"
 
 /* A store of several devices places puts' slots on one device until
  * about this many bytes went there, then on the next (RAID-0's chunk):
@@ -21,21 +21,6 @@
 /* The namespace id of a key (interning it), or 0 when it has none; -1
  * when the namespace table is full. */
 int l3_alloc_ns_intern(l3_slabstore *s, const char *key, size_t len);
-
-/* Publish an entry: index, slot id, counts. False when the index is full. */
-bool l3_alloc_publish(l3_slabstore *s, const l3_index_entry *e);
-
-/* Publish an entry unless its key is indexed already (one probe of the
- * index for both): what the index did. */
-l3_index_put l3_alloc_publish_unique(l3_slabstore *s, const l3_index_entry *e);
-
-/* Count an entry that is in the index and the slot table already (a
- * checkpoint image read in place) in its slab's and namespace's tallies. */
-void l3_alloc_count(l3_slabstore *s, const l3_index_entry *e);
-
-/* Drop an entry: index, slot id, counts. `e` points into the index (a
- * backward shift may move another entry into its place). */
-void l3_alloc_unpublish(l3_slabstore *s, l3_index_entry *e);
 
 /* Set up slab `i` from a valid record of this epoch, sealed and empty. */
 l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l3_error *err);
@@ -64,6 +49,18 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *o
  * them. Up to `max` slabs into out[] and gens[]; returns how many. */
 uint32_t l3_alloc_standby(l3_slabstore *s, uint32_t cur, int32_t *out, uint64_t *gens, uint32_t max);
 
+/* Take the policy's victim among slabs with live objects for reuse
+ * (under the lock): sealed, so that no writer takes its slots, no longer
+ * its class's open slab, and pinned (l3_alloc_release gives it back);
+ * -1 when there is none. */
+int32_t l3_alloc_take_victim(l3_slabstore *s);
+
+/* Restore slab `i`'s fill from a checkpoint (under the lock, while it
+ * loads): `next` slots used, free, or its class's open slab (an empty one,
+ * a standby, stays sealed: the class's open slab is the one with
+ * objects). */
+void l3_alloc_restore_fill(l3_slabstore *s, uint32_t i, uint32_t next, bool free_slab, bool open);
+
 /* Hold slab `slab` as a reservation does (it cannot be evicted or
  * reopened) without taking a slot; l3_alloc_release gives it back. */
 void l3_alloc_pin(l3_slabstore *s, uint32_t slab);
@@ -84,13 +81,13 @@ static inline bool l3_alloc_sweep_due(l3_slabstore *s)
            atomic_load_explicit(&s->sh->swept_mask, memory_order_relaxed);
 }
 
-/* After a process died holding the lock (under it): rebuild the index
- * from its own entries, keeping those that fit their slab (in range, of
- * its generation, below its fill; one per key, the newest), and redo the
- * slot ids and counts from them. A death between an entry and its slot id
- * would otherwise leave an entry that eviction never finds, naming a
- * slot reused later. */
-void l3_alloc_repair(l3_slabstore *s);
+/* Give back every reservation process slot `p` holds (under the lock): a
+ * dead process's, or this process's own as it detaches. */
+void l3_alloc_release_proc(l3_slabstore *s, int p);
+
+/* Release what processes that died attached held, and free their process
+ * slots (under the lock); how many there were. */
+int l3_alloc_reap_dead(l3_slabstore *s);
 
 /* Forget every object and slab (after an epoch bump, or a failed load):
  * an empty index, every slab free. */

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "slab.h"
+#include "entries.h"
 
 /* Refuse a batch the store cannot run (closed, fatal) or whose arrays,
  * keys or ranges are missing or malformed (l3_check_batch_args); an
@@ -86,9 +86,45 @@ typedef struct l3_move {
     const l3_object_header *header;
 } l3_move;
 
-/* The put path (put.c) after the batch's checks: waves of keys, each
- * reserving, writing and publishing; with `moves` (one per key) the keys
- * are reinsertions (reinsert.c) rather than create-only puts. */
+/* A put batch (put.c), run in waves of the store's batch_keys keys: each
+ * wave reserves slots, writes its headers and payloads and publishes what
+ * was written. Open it, take wave after wave (the caller may make room
+ * before each: l3_put_next says how many bytes the next may take), then
+ * close it. With `moves` (one per key) the keys are reinsertions
+ * (reinsert.c) rather than create-only puts. */
+struct put_wave;
+typedef struct l3_put_batch {
+    const char *const *keys;
+    size_t n;
+    l3_host_buffer host;
+    const l3_range *ranges;
+    size_t k;                /* ranges per key */
+    const l3_move *moves;
+    l3_io_result *res;
+    uint64_t *disk_len;      /* each key's on-disk payload length, computed once */
+    size_t next;             /* the next wave's first key */
+    int io_error;            /* the first write error */
+    struct put_wave *w;      /* a wave's scratch */
+} l3_put_batch;
+
+/* Open a put batch of n keys (its result cleared); L3_ENOMEM when its
+ * scratch cannot be had (close it all the same). */
+l3_status l3_put_open(l3_slabstore *s, l3_put_batch *b, const char *const *keys, size_t n, l3_host_buffer host,
+                      const l3_range *ranges, size_t k, const l3_move *moves, l3_io_result *res, l3_error *err);
+
+/* Whether a wave is left to run (and the batch still retired): the device
+ * bytes it may take into *bytes. */
+bool l3_put_next(const l3_slabstore *s, const l3_put_batch *b, uint64_t *bytes);
+
+/* Run the next wave. */
+l3_status l3_put_wave(l3_slabstore *s, l3_put_batch *b, l3_error *err);
+
+/* Free the batch's scratch and settle its status from `rc` and the
+ * write errors its waves met: one device's error fails the batch, several
+ * devices' fail their keys alone. */
+l3_status l3_put_close(l3_slabstore *s, l3_put_batch *b, l3_status rc, l3_error *err);
+
+/* A whole put batch, wave after wave, making no room (reinsertion's moves). */
 l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
                      const l3_range *ranges, size_t k, const l3_move *moves, l3_io_result *res, l3_error *err);
 
@@ -98,11 +134,7 @@ l3_status l3_slab_lease(l3_store *st, const char *const *keys, size_t n, double 
                         l3_error *err);
 l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                       const l3_range *ranges, l3_io_result *res, l3_error *err);
-l3_status l3_slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
-                      const l3_range *ranges, l3_io_result *res, l3_error *err);
 l3_status l3_slab_get_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
-                        const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err);
-l3_status l3_slab_put_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                         const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err);
 bool l3_slab_remove(l3_store *st, const char *prefix);
 l3_status l3_slab_delete(l3_store *st, const char *const *keys, size_t n, bool *deleted, l3_error *err);

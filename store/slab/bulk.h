@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "slab.h"
+#include "entries.h"
 
 /* A count that one thread advances and another waits on, and whether its
  * thread has stopped advancing it. */

@@ -230,23 +230,14 @@ static l3_status load_ns_and_fills(l3_slabstore *s, const l3_checkpoint_header *
     for (uint32_t i = 0; i < s->geo.num_slabs; i++, p += 4) {
         uint32_t fill;
         memcpy(&fill, p, 4);
-        slab_info *sl = &s->slabs[i];
+        const slab_info *sl = &s->slabs[i];
         if (!sl->disk_used)
             continue;
         uint32_t next = fill & ~(OPEN_FLAG | FREE_FLAG);
         if (next > sl->nslots)
             return l3_fail(err, L3_ECORRUPT, "checkpoint: slab %u's fill %u is past its %u slots", i,
                            next, sl->nslots);
-        sl->next_slot = next;
-        if (fill & FREE_FLAG) {
-            sl->state = S_FREE;
-        } else if ((fill & OPEN_FLAG) && next > 0 &&
-                   *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i)) < 0) {
-            /* (An empty one, a standby, stays sealed and empty: the first
-             * to be reused. The class's open slab is the one with objects.) */
-            sl->state = S_OPEN;
-            *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i)) = (int32_t)i;
-        }
+        l3_alloc_restore_fill(s, i, next, (fill & FREE_FLAG) != 0, (fill & OPEN_FLAG) != 0);
     }
     return L3_OK;
 }
@@ -283,9 +274,9 @@ static bool restore_entry(l3_slabstore *s, cursor *c, uint64_t i, bool in_place,
     (*n)++;
     if (!in_place) /* its slot id too: the slot table's section is passed over */
         return !l3_index_find(&s->index, (l3_key_id){ .hash = e.hash, .check = e.check, .len = e.key_len }) &&
-               !l3_slab_slot_ids(s, e.slab)[e.slot] && l3_alloc_publish(s, &e);
+               !l3_slab_slot_ids(s, e.slab)[e.slot] && l3_entry_publish(s, &e);
     s->index.table[i] = e;
-    l3_alloc_count(s, &e);
+    l3_entry_count(s, &e);
     return true;
 }
 

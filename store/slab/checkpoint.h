@@ -4,7 +4,7 @@
 #ifndef L3_CHECKPOINT_H
 #define L3_CHECKPOINT_H
 
-#include "slab.h"
+#include "entries.h"
 
 /* Write the checkpoint of the quiescent store (every device's copy): the
  * image layout where it fits and is at most twice the entry list, else

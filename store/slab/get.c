@@ -66,7 +66,7 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const
         size_t pos = base + i;
         l3_index_entry *e = l3_index_find(&s->index, w->keys[i].id);
         if (e && e->gen != (uint32_t)s->slabs[e->slab].gen) {
-            l3_alloc_unpublish(s, e); /* left behind by a process that died mid-update */
+            l3_entry_unpublish(s, e); /* left behind by a process that died mid-update */
             e = NULL;
         }
         const l3_range *kr = &ranges[pos * w->k];
@@ -128,7 +128,7 @@ static void finish_key(l3_slabstore *s, get_wave *w, get_key *g, l3_plan *plans,
     if (current && crc_ok)
         l3_policy_read(s, e);
     else if (current)
-        l3_alloc_unpublish(s, e); /* corrupt: drop it */
+        l3_entry_unpublish(s, e); /* corrupt: drop it */
     l3_slab_unlock(s);
     if (current && crc_ok) {
         res->success[g->pos] = true;
@@ -163,7 +163,7 @@ static void drop_failed(l3_slabstore *s, const get_io *io, l3_io_result *res)
         res->object_failures[g->pos] = true;
         l3_index_entry *e = l3_index_find(&s->index, g->id);
         if (e && e->seq == g->seq)
-            l3_alloc_unpublish(s, e);
+            l3_entry_unpublish(s, e);
     }
     l3_slab_unlock(s);
 }

@@ -274,7 +274,7 @@ l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t slab, uint64_t gen, l3
      * the same record finds it settled and writes nothing. The record goes
      * to its slab's device (whose copy of the table is the one read for
      * it). */
-    l3_shm_lock(s, &s->sh->table_mu);
+    l3_shm_lock(&s->shm, &s->sh->table_mu);
     l3_slab_lock(s);
     settled = record_settled(s, slab, gen);
     if (!settled)
@@ -313,7 +313,7 @@ l3_status l3_meta_clear_damaged_journal(l3_slabstore *s, l3_error *err)
 {
     static const l3_journal_record blank;
     l3_status st = L3_OK;
-    l3_shm_lock(s, &s->sh->journal_mu);
+    l3_shm_lock(&s->shm, &s->sh->journal_mu);
     for (uint32_t j = 0; j < L3_JOURNAL_RECORDS && st == L3_OK; j++)
         if (l3_journal_record_damaged(&s->journal[j]))
             st = l3_meta_write_journal(s, j, &blank, err);

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "slab.h"
+#include "entries.h"
 
 /* A zeroed buffer aligned for O_DIRECT (at least 4096); free() it. */
 void *l3_meta_alloc(size_t align, size_t len);

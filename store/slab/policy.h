@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "slab.h"
+#include "entries.h"
 
 /* Index entry flag (in l3_index_entry.pad, whose other bits policy.c
  * uses): read since it was written. */

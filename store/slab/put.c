@@ -39,6 +39,7 @@ typedef struct put_wave {
     uint32_t num_standby;
     uint64_t *orphans;  /* offsets of written headers a move could not publish: one per key at most */
     size_t num_orphans;
+    const uint64_t *disk_len; /* every key's on-disk payload length, by its place in the batch */
 } put_wave;
 
 static bool same_key(const put_key *a, const put_key *b)
@@ -103,7 +104,7 @@ static int plan_write(l3_slabstore *s, put_wave *w, put_key *p, const char *key,
                       const l3_range *ranges, uint8_t *hdr, int r)
 {
     uint32_t hb = s->geo.header_bytes, b = s->geo.block_size;
-    uint32_t size = (uint32_t)l3_ranges_disk_len(ranges, w->k, b);
+    uint32_t size = (uint32_t)w->disk_len[p->pos];
     p->crc = l3_ranges_crc(host.base, ranges, w->k, b);
     memset(hdr, 0, hb);
     l3_object_header *h = (l3_object_header *)hdr;
@@ -140,13 +141,13 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
     l3_index_entry *cur = l3_index_find(&s->index, p->id);
     if (cur && cur->seq == p->move->old_seq) {
         l3_index_entry e = *cur;
-        l3_alloc_unpublish(s, cur);
+        l3_entry_unpublish(s, cur);
         e.seq = p->seq;
         e.slab = p->slab;
         e.slot = p->slot;
         e.gen = (uint32_t)p->gen;
         e.pad = 0; /* not read since this write */
-        if (l3_alloc_publish(s, &e)) {
+        if (l3_entry_publish(s, &e)) {
             atomic_fetch_add(&s->reinserted_objects, 1);
             atomic_fetch_add(&s->reinserted_bytes, e.size);
             return true;
@@ -159,10 +160,8 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
 
 /* Publish what was written and give every reservation back (under the
  * lock); `ran` says the wave's I/O completed and was reaped. */
-static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, bool ran,
-                         l3_io_result *res, int *io_error)
+static void publish_wave(l3_slabstore *s, put_wave *w, bool ran, l3_io_result *res, int *io_error)
 {
-    uint32_t b = s->geo.block_size;
     l3_slab_lock(s);
     for (size_t i = 0; i < w->m; i++) {
         put_key *p = &w->keys[i];
@@ -173,11 +172,10 @@ static void publish_wave(l3_slabstore *s, put_wave *w, const l3_range *ranges, b
         if (written && p->move)
             written = replace_moved(s, w, p, pl);
         else if (written && !l3_index_find(&s->index, p->id)) {
-            uint32_t size = (uint32_t)l3_ranges_disk_len(&ranges[p->pos * w->k], w->k, b);
             l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .check = p->id.check, .crc = p->crc,
-                                 .slab = p->slab, .slot = p->slot, .size = size,
+                                 .slab = p->slab, .slot = p->slot, .size = (uint32_t)w->disk_len[p->pos],
                                  .gen = (uint32_t)p->gen, .ns = (uint16_t)p->ns, .key_len = p->id.len };
-            written = l3_alloc_publish(s, &e);
+            written = l3_entry_publish(s, &e);
             l3_policy_written(s, p->slab);
         }
         if (written) {
@@ -266,16 +264,6 @@ static void zero_orphans(l3_slabstore *s, put_wave *w)
     w->num_orphans = 0;
 }
 
-/* The device bytes a wave of keys may take. */
-static uint64_t wave_bytes(const l3_slabstore *s, const put_wave *w, const l3_range *ranges)
-{
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < w->m; i++)
-        bytes += s->geo.header_bytes +
-                 l3_round_up(l3_ranges_disk_len(&ranges[w->keys[i].pos * w->k], w->k, s->geo.block_size),
-                             s->geo.block_size);
-    return bytes;
-}
 
 /* Run one wave of keys [base, base + m). */
 static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *keys, size_t base,
@@ -285,14 +273,11 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
     for (size_t i = 0; i < w->m; i++)
         w->keys[i] = (put_key){ .pos = base + i, .move = w->moves ? &w->moves[base + i] : NULL,
                                 .id = l3_key_identity(keys[base + i], strlen(keys[base + i])), .plan = SIZE_MAX };
-    if (!w->moves && s->make_room)
-        s->make_room(s, wave_bytes(s, w, ranges)); /* keeps what the policy keeps */
     w->num_slabs = 0;
     w->num_standby = 0;
     l3_slab_lock(s);
     for (size_t i = 0; i < w->m; i++)
-        reserve_key(s, w, i, keys[base + i],
-                    l3_ranges_disk_len(&ranges[(base + i) * w->k], w->k, s->geo.block_size), res);
+        reserve_key(s, w, i, keys[base + i], w->disk_len[base + i], res);
     for (size_t k = 0; k < w->num_slabs && !w->num_standby; k++)
         w->num_standby = l3_alloc_standby(s, w->slabs[k], w->standby, w->standby_gen, L3_STANDBY_MAX);
     l3_slab_unlock(s);
@@ -303,7 +288,7 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
         res->retired = false;
         rc = L3_OK;
     }
-    publish_wave(s, w, ranges, rc == L3_OK && retired, res, io_error);
+    publish_wave(s, w, rc == L3_OK && retired, res, io_error);
     for (size_t k = 0; k < w->num_slabs && retired; k++)
         if (w->due[k])
             l3_summary_settle(s, w->slabs[k]); /* a slab this wave filled */
@@ -319,60 +304,90 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
     return rc;
 }
 
-l3_status l3_slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
-                      const l3_range *ranges, l3_io_result *res, l3_error *err)
+static void free_wave(put_wave *w)
 {
-    return l3_slab_put_v(st, keys, n, host, ranges, 1, res, err);
+    if (!w)
+        return;
+    free(w->keys);
+    free(w->plans);
+    free(w->reqs);
+    free(w->slabs);
+    free(w->due);
+    free(w->orphans);
+    free(w);
 }
 
-l3_status l3_slab_put_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
-                        const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err)
+l3_status l3_put_open(l3_slabstore *s, l3_put_batch *b, const char *const *keys, size_t n, l3_host_buffer host,
+                      const l3_range *ranges, size_t k, const l3_move *moves, l3_io_result *res, l3_error *err)
 {
-    l3_slabstore *s = (l3_slabstore *)st;
-    l3_status rc = l3_batch_check_io(s, keys, n, host, ranges, k, res, err);
-    if (rc != L3_OK || !res)
-        return rc; /* (no result arrays: an empty batch) */
-    if (s->opt.read_only)
-        return l3_fail(err, L3_ECLOSED, "the store is open read-only");
-    atomic_fetch_add(&s->puts, 1);
-    return l3_put_run(s, keys, n, host, ranges, k, NULL, res, err);
+    *b = (l3_put_batch){ .keys = keys, .n = n, .host = host, .ranges = ranges, .k = k, .moves = moves, .res = res };
+    l3_batch_result_clear(res, n);
+    size_t wk = s->wave_keys;
+    put_wave *w = calloc(1, sizeof *w);
+    b->disk_len = calloc(n ? n : 1, sizeof *b->disk_len);
+    if (w)
+        *w = (put_wave){ .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
+                         .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)),
+                         .due = calloc(wk, sizeof(bool)), .orphans = moves ? calloc(wk, sizeof(uint64_t)) : NULL,
+                         .k = k, .moves = moves, .disk_len = b->disk_len };
+    b->w = w;
+    if (!w || !b->disk_len || !w->keys || !w->plans || !w->reqs || !w->slabs || !w->due || (moves && !w->orphans))
+        return l3_fail(err, L3_ENOMEM, "allocating a put batch");
+    for (size_t i = 0; i < n; i++) /* once a key: every room of the put reads it from here */
+        b->disk_len[i] = l3_ranges_disk_len(&ranges[i * k], k, s->geo.block_size);
+    return L3_OK;
+}
+
+bool l3_put_next(const l3_slabstore *s, const l3_put_batch *b, uint64_t *bytes)
+{
+    if (b->next >= b->n || !b->res->retired)
+        return false;
+    size_t end = b->n - b->next < s->wave_keys ? b->n : b->next + s->wave_keys;
+    *bytes = 0;
+    for (size_t i = b->next; i < end; i++)
+        *bytes += s->geo.header_bytes + l3_round_up(b->disk_len[i], s->geo.block_size);
+    return true;
+}
+
+l3_status l3_put_wave(l3_slabstore *s, l3_put_batch *b, l3_error *err)
+{
+    size_t m = b->n - b->next < s->wave_keys ? b->n - b->next : s->wave_keys;
+    b->w->m = m;
+    l3_status rc = put_wave_run(s, b->w, b->keys, b->next, b->host, b->ranges, b->res, &b->io_error, err);
+    b->next += m;
+    return rc;
+}
+
+l3_status l3_put_close(l3_slabstore *s, l3_put_batch *b, l3_status rc, l3_error *err)
+{
+    free_wave(b->w);
+    free(b->disk_len);
+    b->w = NULL;
+    b->disk_len = NULL;
+    l3_io_result *res = b->res;
+    size_t n = b->n, written = 0;
+    for (size_t i = 0; i < n && s->ndev > 1; i++)
+        written += res->success[i];
+    /* One device: a write error is the batch's. Several: the keys that
+     * went to a failing device are its failures, the rest stand. */
+    if (rc == L3_OK && b->io_error && res->retired && !written)
+        rc = l3_fail(err, L3_EIO, "writing %s: %s", s->path, strerror(b->io_error));
+    else if (rc == L3_OK && b->io_error && res->retired)
+        l3_log("error", "writing %s: %zu of %zu keys failed on a device (%s)", s->path, n - written, n,
+               strerror(b->io_error));
+    if (rc != L3_OK)
+        for (size_t i = 0; i < n; i++)
+            res->success[i] = false;
+    return rc;
 }
 
 l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
                      const l3_range *ranges, size_t k, const l3_move *moves, l3_io_result *res, l3_error *err)
 {
-    l3_status rc = L3_OK;
-    l3_batch_result_clear(res, n);
-    size_t wk = s->wave_keys;
-    put_wave w = { .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
-                   .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)),
-                   .due = calloc(wk, sizeof(bool)), .orphans = moves ? calloc(wk, sizeof(uint64_t)) : NULL,
-                   .k = k, .moves = moves };
-    int io_error = 0;
-    if (!w.keys || !w.plans || !w.reqs || !w.slabs || !w.due || (moves && !w.orphans))
-        rc = l3_fail(err, L3_ENOMEM, "allocating a put batch");
-    for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk) {
-        w.m = n - base < wk ? n - base : wk;
-        rc = put_wave_run(s, &w, keys, base, host, ranges, res, &io_error, err);
-    }
-    free(w.keys);
-    free(w.plans);
-    free(w.reqs);
-    free(w.slabs);
-    free(w.due);
-    free(w.orphans);
-    size_t written = 0;
-    for (size_t i = 0; i < n && s->ndev > 1; i++)
-        written += res->success[i];
-    /* One device: a write error is the batch's. Several: the keys that
-     * went to a failing device are its failures, the rest stand. */
-    if (rc == L3_OK && io_error && res->retired && !written)
-        rc = l3_fail(err, L3_EIO, "writing %s: %s", s->path, strerror(io_error));
-    else if (rc == L3_OK && io_error && res->retired)
-        l3_log("error", "writing %s: %zu of %zu keys failed on a device (%s)", s->path, n - written, n,
-               strerror(io_error));
-    if (rc != L3_OK)
-        for (size_t i = 0; i < n; i++)
-            res->success[i] = false;
-    return rc;
+    l3_put_batch b;
+    uint64_t bytes;
+    l3_status rc = l3_put_open(s, &b, keys, n, host, ranges, k, moves, res, err);
+    while (rc == L3_OK && l3_put_next(s, &b, &bytes))
+        rc = l3_put_wave(s, &b, err);
+    return l3_put_close(s, &b, rc, err);
 }

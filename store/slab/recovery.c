@@ -73,7 +73,7 @@ static void publish_new(l3_slabstore *s, l3_index_entry c, const char *key, size
 {
     int ns = key ? l3_alloc_ns_intern(s, key, len) : c.ns;
     c.ns = (uint16_t)(ns < 0 ? 0 : ns);
-    if (ns < 0 || !l3_alloc_publish(s, &c))
+    if (ns < 0 || !l3_entry_publish(s, &c))
         ss->dropped++;
 }
 
@@ -92,7 +92,7 @@ static void offer(l3_slabstore *s, l3_index_entry c, const char *key, size_t len
             return;
         l3_slab_lock(s);
         if ((old = l3_index_find(&s->index, id)))
-            l3_alloc_unpublish(s, old);
+            l3_entry_unpublish(s, old);
     }
     publish_new(s, c, key, len, ss);
     l3_slab_unlock(s);
@@ -176,7 +176,7 @@ static void gather_flush(l3_slabstore *s, gather *g, l3_index_entry *scratch, sc
             l3_index_prefetch(&s->index, g->e[k + 8].hash);
             __builtin_prefetch(&l3_slab_slot_ids(s, g->e[k + 8].slab)[g->e[k + 8].slot], 1);
         }
-        l3_index_put put = l3_alloc_publish_unique(s, c);
+        l3_index_put put = l3_entry_publish_unique(s, c);
         if (put == L3_INDEX_PRESENT)
             scratch[dups++] = *c;
         ss->dropped += put == L3_INDEX_FULL;
@@ -569,7 +569,7 @@ static l3_status drop_unprovable(l3_slabstore *s, l3_error *err)
     l3_log("error", "%s: a namespace journal record is damaged and no checkpoint proves what is live: "
                     "every object is dropped (a removal that cannot be read may have covered any of them)",
            s->path);
-    l3_shm_lock(s, &s->sh->sb_mu);
+    l3_shm_lock(&s->shm, &s->sh->sb_mu);
     s->sh->sb.epoch++;
     s->sh->sb.clean = 0;
     l3_status st = s->opt.read_only ? L3_OK : l3_meta_write_sb(s, err);
@@ -619,7 +619,7 @@ l3_status l3_recovery_load(l3_slabstore *s, l3_error *err)
     if (s->opt.read_only)
         return L3_OK;
     /* Dirty before the first change: a crash from here on rebuilds. */
-    l3_shm_lock(s, &s->sh->sb_mu);
+    l3_shm_lock(&s->shm, &s->sh->sb_mu);
     s->sh->sb.clean = 0;
     s->sh->sb.next_seq = atomic_load(&s->sh->seq);
     st = l3_meta_write_sb(s, err);
@@ -636,7 +636,7 @@ l3_status l3_recovery_save(l3_slabstore *s, l3_error *err)
     l3_status st = l3_checkpoint_save(s, &crc, &bytes, err);
     if (st != L3_OK)
         return st;
-    l3_shm_lock(s, &s->sh->sb_mu);
+    l3_shm_lock(&s->shm, &s->sh->sb_mu);
     s->sh->sb.clean = 1;
     s->sh->sb.ckpt_bytes = bytes;
     s->sh->sb.ckpt_crc = crc;

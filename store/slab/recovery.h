@@ -7,7 +7,7 @@
 #ifndef L3_RECOVERY_H
 #define L3_RECOVERY_H
 
-#include "slab.h"
+#include "entries.h"
 
 /* Load the store into a fresh mapping (the first process attached): the
  * slab table and journal, then the checkpoint or a crash scan (summaries

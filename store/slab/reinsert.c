@@ -22,15 +22,15 @@ typedef struct evacuation {
     bool *ok;
 } evacuation;
 
-/* Take the policy's victim and pin it (under the lock), sealed so that no
- * writer takes its slots; copy the entries of what it keeps. False when
- * there is no victim. */
+/* Take the policy's victim (the allocator seals and pins it, under the
+ * lock) and copy the entries of what it keeps. False when there is no
+ * victim. */
 static bool pick(l3_slabstore *s, evacuation *ev)
 {
-    int32_t v = l3_policy_victim(s, true, -1);
+    int32_t v = l3_alloc_take_victim(s);
     if (v < 0)
         return false;
-    slab_info *sl = &s->slabs[v];
+    const slab_info *sl = &s->slabs[v];
     uint32_t *ids = l3_slab_slot_ids(s, (uint32_t)v);
     ev->slab = (uint32_t)v;
     ev->entries = calloc(sl->nslots ? sl->nslots : 1, sizeof *ev->entries);
@@ -39,11 +39,6 @@ static bool pick(l3_slabstore *s, evacuation *ev)
         if (e && l3_policy_reinserts(s, e))
             ev->entries[ev->n++] = *e;
     }
-    int32_t *open = l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, (uint32_t)v));
-    if (sl->state == S_OPEN && *open == v)
-        *open = -1;
-    sl->state = S_SEALED;
-    l3_alloc_pin(s, (uint32_t)v);
     return true;
 }
 

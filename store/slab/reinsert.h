@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "slab.h"
+#include "entries.h"
 
 /* Free room ahead of a put wave of `bytes`: while the free slabs and the
  * open slabs' free slots hold less than the wave and a slab for what

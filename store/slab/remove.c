@@ -39,7 +39,7 @@ static l3_status journal_append(l3_slabstore *s, const char *prefix, size_t len,
     if (len > L3_JOURNAL_PREFIX_MAX)
         return l3_fail(err, L3_EINVAL, "a prefix of %zu bytes is longer than the journal's %u", len,
                        L3_JOURNAL_PREFIX_MAX);
-    l3_shm_lock(s, &s->sh->journal_mu);
+    l3_shm_lock(&s->shm, &s->sh->journal_mu);
     int slot = free_journal_slot(s);
     l3_status st;
     if (slot < 0) {
@@ -63,7 +63,7 @@ static l3_status journal_append(l3_slabstore *s, const char *prefix, size_t len,
 static bool remove_all(l3_slabstore *s)
 {
     l3_error err;
-    l3_shm_lock(s, &s->sh->sb_mu);
+    l3_shm_lock(&s->shm, &s->sh->sb_mu);
     s->sh->sb.epoch++;
     s->sh->sb.next_seq = atomic_load(&s->sh->seq);
     l3_status rc = l3_meta_write_sb(s, &err);
@@ -115,7 +115,7 @@ static void drop_namespaces(l3_slabstore *s, const bool *match)
     for (uint64_t i = 0; i <= s->index.meta->mask;) {
         l3_index_entry *e = &s->index.table[i];
         if (e->hash && match[e->ns])
-            l3_alloc_unpublish(s, e); /* the run shifts back: look at this slot again */
+            l3_entry_unpublish(s, e); /* the run shifts back: look at this slot again */
         else
             i++;
     }
@@ -125,7 +125,7 @@ static void drop_namespaces(l3_slabstore *s, const bool *match)
 static bool puts_in_flight(l3_slabstore *s)
 {
     l3_slab_lock(s);
-    l3_shm_reap_dead(s);
+    l3_alloc_reap_dead(s);
     bool busy = s->sh->reserved > 0;
     l3_slab_unlock(s);
     return busy;
@@ -186,7 +186,7 @@ static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n,
         slots[r] = e->slot;
         pinned[r++] = slab;
         l3_alloc_pin(s, slab);
-        l3_alloc_unpublish(s, e);
+        l3_entry_unpublish(s, e);
     }
     l3_slab_unlock(s);
     l3_io_ctx *ctx = l3_io_acquire(s->engine);

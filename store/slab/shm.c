@@ -16,7 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "slab.h"
+#include "shm.h"
+
+#include "invariant.h"
+#include "l3_slabstore.h"
 
 static void init_robust(pthread_mutex_t *mu)
 {
@@ -28,7 +31,16 @@ static void init_robust(pthread_mutex_t *mu)
     pthread_mutexattr_destroy(&a);
 }
 
-void l3_shm_lock(l3_slabstore *s, pthread_mutex_t *mu)
+void l3_shm_init(l3_shm *m, const char *path, uint32_t mode)
+{
+    memset(m, 0, sizeof *m);
+    m->fd = -1;
+    m->me = -1;
+    m->path = path;
+    m->mode = mode;
+}
+
+void l3_shm_lock(l3_shm *m, pthread_mutex_t *mu)
 {
     int rc = pthread_mutex_lock(mu);
     if (rc == EOWNERDEAD) {
@@ -36,10 +48,10 @@ void l3_shm_lock(l3_slabstore *s, pthread_mutex_t *mu)
          * a slab record's crc) and every read re-checks generation and
          * checksum, so what a dead holder left half-done cannot serve
          * wrong bytes; counters may be off until the next rebuild. */
-        l3_log("warning", "%s: a process died holding the store's shared lock; continuing", s->path);
+        l3_log("warning", "%s: a process died holding the store's shared lock; continuing", m->path);
         pthread_mutex_consistent(mu);
-        if (s->sh && mu == &s->sh->lock)
-            s->sh->repair_needed = 1; /* the index may hold a half-done update: l3_slab_lock repairs it */
+        if (m->sh && mu == &m->sh->lock)
+            m->sh->repair_needed = 1; /* the index may hold a half-done update: l3_slab_lock repairs it */
     }
 }
 
@@ -47,8 +59,7 @@ void l3_shm_unlock(pthread_mutex_t *mu) { pthread_mutex_unlock(mu); }
 
 static size_t page_round(size_t x) { return (x + 4095) & ~(size_t)4095; }
 
-/* The areas' offsets and the mapping's size for this geometry. */
-static size_t layout(const l3_geometry *g, shared *h)
+size_t l3_shm_layout(const l3_geometry *g, shared *h)
 {
     uint32_t max_pb = l3_max_payload_blocks(g);
     uint32_t max_slots = g->max_slots;
@@ -74,19 +85,18 @@ static size_t layout(const l3_geometry *g, shared *h)
 size_t l3_shm_bytes(const l3_geometry *g)
 {
     shared h;
-    return layout(g, &h);
+    return l3_shm_layout(g, &h);
 }
 
-static void set_views(l3_slabstore *s)
+l3_shm_views l3_shm_views_of(shared *h)
 {
-    uint8_t *base = (uint8_t *)s->sh;
-    s->slabs = (slab_info *)(base + s->sh->off_slabs);
-    s->class_open = (int32_t *)(base + s->sh->off_class_open);
-    s->slot_ids = (uint32_t *)(base + s->sh->off_slot_ids);
-    s->table = (l3_slab_record *)(base + s->sh->off_table);
-    s->journal = (l3_journal_record *)(base + s->sh->off_journal);
-    s->index = (l3_index){ .table = (l3_index_entry *)(base + s->sh->off_index), .meta = &s->sh->index };
-    s->ns = s->sh->ns;
+    uint8_t *base = (uint8_t *)h;
+    return (l3_shm_views){ .slabs = (slab_info *)(base + h->off_slabs),
+                           .class_open = (int32_t *)(base + h->off_class_open),
+                           .slot_ids = (uint32_t *)(base + h->off_slot_ids),
+                           .table = (l3_slab_record *)(base + h->off_table),
+                           .journal = (l3_journal_record *)(base + h->off_journal),
+                           .index = (l3_index_entry *)(base + h->off_index) };
 }
 
 /* 1 alive, 0 dead or unused (then the slot's mutex is ours to reset). */
@@ -102,89 +112,109 @@ static int probe(proc_slot *p)
     return 0;
 }
 
-/* Give back what a dead process held: its reserved slots (under lock). */
-static void release_proc(l3_slabstore *s, int p)
+uint64_t l3_shm_dead_slots(l3_shm *m)
 {
-    shared *h = s->sh;
-    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
-        slab_info *sl = &s->slabs[i];
-        uint32_t n = sl->proc_inflight[p];
-        sl->inflight = sl->inflight >= n ? sl->inflight - n : 0;
-        sl->proc_inflight[p] = 0;
-    }
-    h->reserved = h->reserved >= h->procs[p].reserved ? h->reserved - h->procs[p].reserved : 0;
-    h->procs[p].reserved = 0;
-    h->procs[p].used = 0;
-    if (h->attached)
-        h->attached--;
-}
-
-int l3_shm_reap_dead(l3_slabstore *s)
-{
-    int reaped = 0;
+    _Static_assert(L3_MAX_PROCS <= 64, "a slot a bit");
+    uint64_t dead = 0;
     for (int p = 0; p < L3_MAX_PROCS; p++) {
-        if (p == s->me || !s->sh->procs[p].used || probe(&s->sh->procs[p]))
+        if (p == m->me || !m->sh->procs[p].used || probe(&m->sh->procs[p]))
             continue;
         l3_log("warning", "%s: process %d died attached to the store; its %llu reserved slots are "
-                          "reclaimed", s->path, s->sh->procs[p].pid,
-               (unsigned long long)s->sh->procs[p].reserved);
-        release_proc(s, p);
-        reaped++;
+                          "reclaimed", m->path, m->sh->procs[p].pid, (unsigned long long)m->sh->procs[p].reserved);
+        dead |= 1ull << p;
     }
-    return reaped;
+    return dead;
 }
 
-int l3_shm_attached(l3_slabstore *s, int32_t *pids, int max)
+void l3_shm_free_slot(l3_shm *m, int p)
+{
+    L3_ASSERT(p >= 0 && p < L3_MAX_PROCS && m->sh->procs[p].used);
+    L3_ASSERT(m->sh->procs[p].reserved == 0); /* the allocator gave them back first */
+    m->sh->procs[p].used = 0;
+    if (m->sh->attached)
+        m->sh->attached--;
+}
+
+bool l3_shm_claim_slot(l3_shm *m)
+{
+    m->me = -1;
+    for (int p = 0; p < L3_MAX_PROCS && m->me < 0; p++)
+        if (!m->sh->procs[p].used)
+            m->me = p;
+    if (m->me < 0)
+        return false;
+    proc_slot *me = &m->sh->procs[m->me];
+    me->used = 1;
+    me->pid = (int32_t)getpid();
+    me->reserved = 0;
+    me->attached_at = (uint64_t)time(NULL);
+    m->sh->attached++;
+    return true;
+}
+
+int l3_shm_others(l3_shm *m)
+{
+    int others = 0;
+    for (int p = 0; p < L3_MAX_PROCS; p++)
+        others += p != m->me && m->sh->procs[p].used && probe(&m->sh->procs[p]);
+    return others;
+}
+
+int l3_shm_attached(l3_shm *m, int32_t *pids, int max)
 {
     int n = 0;
-    l3_slab_lock(s);
+    l3_shm_lock(m, &m->sh->lock);
     for (int p = 0; p < L3_MAX_PROCS; p++)
-        if (s->sh->procs[p].used && (p == s->me || probe(&s->sh->procs[p]))) {
+        if (m->sh->procs[p].used && (p == m->me || probe(&m->sh->procs[p]))) {
             if (n < max)
-                pids[n] = s->sh->procs[p].pid;
+                pids[n] = m->sh->procs[p].pid;
             n++;
         }
-    l3_slab_unlock(s);
+    l3_shm_unlock(&m->sh->lock);
     return n;
 }
 
 /* The liveness thread: holds this process's `alive` mutex until detach. */
 static void *alive_main(void *arg)
 {
-    l3_slabstore *s = arg;
-    pthread_mutex_lock(&s->sh->procs[s->me].alive);
-    pthread_mutex_lock(&s->alive_mu);
-    s->alive_started = true;
-    pthread_cond_broadcast(&s->alive_cv);
-    while (!s->alive_stop)
-        pthread_cond_wait(&s->alive_cv, &s->alive_mu);
-    pthread_mutex_unlock(&s->alive_mu);
-    pthread_mutex_unlock(&s->sh->procs[s->me].alive);
+    l3_shm *m = arg;
+    pthread_mutex_lock(&m->sh->procs[m->me].alive);
+    pthread_mutex_lock(&m->alive_mu);
+    m->alive_started = true;
+    pthread_cond_broadcast(&m->alive_cv);
+    while (!m->alive_stop)
+        pthread_cond_wait(&m->alive_cv, &m->alive_mu);
+    pthread_mutex_unlock(&m->alive_mu);
+    pthread_mutex_unlock(&m->sh->procs[m->me].alive);
     return NULL;
 }
 
-static bool start_alive(l3_slabstore *s)
+bool l3_shm_start_alive(l3_shm *m)
 {
-    pthread_mutex_init(&s->alive_mu, NULL);
-    pthread_cond_init(&s->alive_cv, NULL);
-    if (pthread_create(&s->alive_thread, NULL, alive_main, s) != 0)
+    pthread_mutex_init(&m->alive_mu, NULL);
+    pthread_cond_init(&m->alive_cv, NULL);
+    if (pthread_create(&m->alive_thread, NULL, alive_main, m) != 0)
         return false;
-    pthread_mutex_lock(&s->alive_mu);
-    while (!s->alive_started)
-        pthread_cond_wait(&s->alive_cv, &s->alive_mu);
-    pthread_mutex_unlock(&s->alive_mu);
+    pthread_mutex_lock(&m->alive_mu);
+    while (!m->alive_started)
+        pthread_cond_wait(&m->alive_cv, &m->alive_mu);
+    pthread_mutex_unlock(&m->alive_mu);
     return true;
 }
 
-static void stop_alive(l3_slabstore *s)
+void l3_shm_stop_alive(l3_shm *m)
 {
-    pthread_mutex_lock(&s->alive_mu);
-    s->alive_stop = true;
-    pthread_cond_broadcast(&s->alive_cv);
-    pthread_mutex_unlock(&s->alive_mu);
-    pthread_join(s->alive_thread, NULL);
-    pthread_mutex_destroy(&s->alive_mu);
-    pthread_cond_destroy(&s->alive_cv);
+    if (!m->alive_started)
+        return;
+    pthread_mutex_lock(&m->alive_mu);
+    m->alive_stop = true;
+    pthread_cond_broadcast(&m->alive_cv);
+    pthread_mutex_unlock(&m->alive_mu);
+    pthread_join(m->alive_thread, NULL);
+    pthread_mutex_destroy(&m->alive_mu);
+    pthread_cond_destroy(&m->alive_cv);
+    m->alive_started = false;
+    m->alive_stop = false;
 }
 
 void l3_shm_name_of(const struct stat *st, char *name, size_t len)
@@ -260,27 +290,26 @@ bool l3_shm_trusted(const struct stat *object, const struct stat *file, uint32_t
 
 /* Refuse an object that is not the store's own: it may be another user's
  * attempt to read or steer this cache. Names it, its owner and mode. */
-static l3_status untrusted(const l3_slabstore *s, const struct stat *st, l3_error *err)
+static l3_status untrusted(const l3_shm *m, const struct stat *st, l3_error *err)
 {
     return l3_fail(err, L3_EPERM, "the shared object /dev/shm%s is owned by uid %u (gid %u) with mode %04o; "
                    "%s expects one of its own (uid %u%s, at most mode %04o). Refusing to attach: it may be "
                    "another user's attempt to read or steer this cache. If no l3cache process uses %s, "
-                   "remove it: rm /dev/shm%s", s->shm_name, (unsigned)st->st_uid, (unsigned)st->st_gid,
-                   (unsigned)(st->st_mode & 07777u), s->path, (unsigned)geteuid(),
-                   s->opt.mode & 0060u ? ", or the store file's owner and group" : "", s->opt.mode,
-                   s->path, s->shm_name);
+                   "remove it: rm /dev/shm%s", m->name, (unsigned)st->st_uid, (unsigned)st->st_gid,
+                   (unsigned)(st->st_mode & 07777u), m->path, (unsigned)geteuid(),
+                   m->mode & 0060u ? ", or the store file's owner and group" : "", m->mode, m->path, m->name);
 }
 
 /* Open the store's shared object: an existing one (checked by the caller),
  * or a new one, created exclusively with exactly the store's mode. */
-static int open_object(l3_slabstore *s)
+static int open_object(const l3_shm *m)
 {
     for (int tries = 0; tries < 100; tries++) {
-        int fd = shm_open(s->shm_name, O_RDWR | O_CLOEXEC, 0);
+        int fd = shm_open(m->name, O_RDWR | O_CLOEXEC, 0);
         if (fd >= 0 || errno != ENOENT)
             return fd;
-        fd = shm_open(s->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, s->opt.mode);
-        if (fd >= 0 && fchmod(fd, s->opt.mode) == 0)
+        fd = shm_open(m->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, m->mode);
+        if (fd >= 0 && fchmod(fd, m->mode) == 0)
             return fd;
         if (fd >= 0 || errno != EEXIST) {
             if (fd >= 0)
@@ -293,141 +322,137 @@ static int open_object(l3_slabstore *s)
 }
 
 /* Open the store's shared object and check it is the store's own. */
-static l3_status open_trusted(l3_slabstore *s, const struct stat *file, l3_error *err)
+static l3_status open_trusted(l3_shm *m, const struct stat *file, l3_error *err)
 {
     char path[160];
     struct stat st;
-    snprintf(path, sizeof path, "/dev/shm%s", s->shm_name);
-    s->shm_fd = open_object(s);
-    if (s->shm_fd < 0) {
+    snprintf(path, sizeof path, "/dev/shm%s", m->name);
+    m->fd = open_object(m);
+    if (m->fd < 0) {
         int e = errno;
         if (e == EACCES && stat(path, &st) == 0)
-            return untrusted(s, &st, err);
-        return l3_fail(err, L3_EIO, "shm_open %s: %s", s->shm_name, strerror(e));
+            return untrusted(m, &st, err);
+        return l3_fail(err, L3_EIO, "shm_open %s: %s", m->name, strerror(e));
     }
-    if (fstat(s->shm_fd, &st) != 0 || !l3_shm_trusted(&st, file, s->opt.mode)) {
-        l3_status rc = untrusted(s, &st, err);
-        close(s->shm_fd);
-        s->shm_fd = -1;
+    if (fstat(m->fd, &st) != 0 || !l3_shm_trusted(&st, file, m->mode)) {
+        l3_status rc = untrusted(m, &st, err);
+        close(m->fd);
+        m->fd = -1;
         return rc;
     }
     return L3_OK;
 }
 
-l3_status l3_shm_open_locked(l3_slabstore *s, l3_error *err)
+l3_status l3_shm_open_locked(l3_shm *m, int file_fd, l3_error *err)
 {
     struct stat st;
-    if (fstat(s->fd, &st) != 0)
-        return l3_fail(err, L3_EIO, "%s: %s", s->path, strerror(errno));
-    l3_shm_name_of(&st, s->shm_name, sizeof s->shm_name);
-    reclaim_stale(s->shm_name);
+    if (fstat(file_fd, &st) != 0)
+        return l3_fail(err, L3_EIO, "%s: %s", m->path, strerror(errno));
+    l3_shm_name_of(&st, m->name, sizeof m->name);
+    reclaim_stale(m->name);
     for (int tries = 0;; tries++) {
-        l3_status rc = open_trusted(s, &st, err);
+        l3_status rc = open_trusted(m, &st, err);
         if (rc != L3_OK)
             return rc;
         /* Opening, attaching and detaching take turns. */
-        while (flock(s->shm_fd, LOCK_EX) != 0 && errno == EINTR)
+        while (flock(m->fd, LOCK_EX) != 0 && errno == EINTR)
             ;
         /* Unlinked while we waited (a last detach, a reclaim): start over. */
-        if (still_named(s->shm_fd, s->shm_name) || tries == 100)
+        if (still_named(m->fd, m->name) || tries == 100)
             return L3_OK;
-        close(s->shm_fd);
+        close(m->fd);
     }
 }
 
-void l3_shm_open_unlock(l3_slabstore *s, bool failed)
+void l3_shm_open_unlock(l3_shm *m, bool failed)
 {
-    if (s->shm_fd < 0)
+    if (m->fd < 0)
         return;
-    if (failed && !s->sh) {
+    if (failed && !m->sh) {
         struct stat st;
-        if (fstat(s->shm_fd, &st) == 0 && st.st_size == 0)
-            shm_unlink(s->shm_name); /* never initialised: leave no name behind */
+        if (fstat(m->fd, &st) == 0 && st.st_size == 0)
+            shm_unlink(m->name); /* never initialised: leave no name behind */
     }
-    flock(s->shm_fd, LOCK_UN);
-    if (failed && !s->sh) {
-        close(s->shm_fd);
-        s->shm_fd = -1;
+    flock(m->fd, LOCK_UN);
+    if (failed && !m->sh) {
+        close(m->fd);
+        m->fd = -1;
     }
 }
 
 /* An existing object of another size: rebuilt only when it is not an
  * l3cache mapping anyone alive might use (another build's layout, or this
  * one's with a process attached, is refused). */
-static l3_status other_layout(l3_slabstore *s, size_t size, size_t need, l3_error *err)
+static l3_status other_layout(l3_shm *m, size_t size, size_t need, l3_error *err)
 {
     if (size < sizeof(uint64_t) + sizeof(uint32_t))
         return L3_OK;
-    shared *h = mmap(NULL, size < sizeof(shared) ? size : sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED,
-                     s->shm_fd, 0);
+    size_t head = size < sizeof(shared) ? size : sizeof(shared);
+    shared *h = mmap(NULL, head, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
     if (h == MAP_FAILED)
-        return l3_fail(err, L3_EIO, "mapping %s: %s", s->shm_name, strerror(errno));
+        return l3_fail(err, L3_EIO, "mapping %s: %s", m->name, strerror(errno));
     bool ours = h->magic == L3_SHM_MAGIC, same = ours && h->version == L3_SHM_VERSION && size >= sizeof(shared);
     int alive = 0;
     for (int p = 0; same && p < L3_MAX_PROCS; p++)
         alive += h->procs[p].used && probe(&h->procs[p]);
     uint32_t version = ours ? h->version : 0;
-    munmap(h, size < sizeof(shared) ? size : sizeof(shared));
+    munmap(h, head);
     if (!ours || (same && !alive))
         return L3_OK; /* nobody's, or nobody alive: rebuilt */
     return l3_fail(err, L3_EBUSY, "the shared object /dev/shm%s is %zu bytes of layout version %u, not the %zu "
                    "bytes of version %u this store needs%s; if no l3cache process uses %s, remove it: "
-                   "rm /dev/shm%s", s->shm_name, size, version, need, L3_SHM_VERSION,
-                   same ? " and a live process is attached to it" : " (another l3cache build?)", s->path,
-                   s->shm_name);
+                   "rm /dev/shm%s", m->name, size, version, need, L3_SHM_VERSION,
+                   same ? " and a live process is attached to it" : " (another l3cache build?)", m->path, m->name);
 }
 
-/* Map an existing mapping of `need` bytes if it is this store's, loaded,
- * and someone alive is attached to it: *joined then says so. */
-static l3_status join_existing(l3_slabstore *s, size_t need, bool formatted, bool *joined, l3_error *err)
+/* Map an existing mapping of `need` bytes if it is this store's (`uuid`),
+ * loaded, and someone alive is attached to it: *joined then says so. */
+static l3_status join_existing(l3_shm *m, size_t need, const uint8_t *uuid, bool formatted, bool *joined,
+                               l3_error *err)
 {
     struct stat mst;
     *joined = false;
-    if (fstat(s->shm_fd, &mst) != 0 || mst.st_size == 0)
+    if (fstat(m->fd, &mst) != 0 || mst.st_size == 0)
         return L3_OK;
     if ((size_t)mst.st_size != need)
-        return other_layout(s, (size_t)mst.st_size, need, err);
-    void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
-    if (m == MAP_FAILED)
+        return other_layout(m, (size_t)mst.st_size, need, err);
+    shared *h = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+    if (h == MAP_FAILED)
         return L3_OK;
-    shared *h = m;
     int alive = 0;
-    if (h->magic == L3_SHM_MAGIC && h->version == L3_SHM_VERSION && h->ready &&
-        memcmp(h->uuid, s->geo_uuid, 16) == 0)
+    if (h->magic == L3_SHM_MAGIC && h->version == L3_SHM_VERSION && h->ready && memcmp(h->uuid, uuid, 16) == 0)
         for (int p = 0; p < L3_MAX_PROCS; p++)
             alive += h->procs[p].used && probe(&h->procs[p]);
     if (!alive) {
-        munmap(m, need);
+        munmap(h, need);
         return L3_OK;
     }
     if (formatted) {
-        munmap(m, need);
-        return l3_fail(err, L3_EBUSY, "%s is open in another process: cannot format it", s->path);
+        munmap(h, need);
+        return l3_fail(err, L3_EBUSY, "%s is open in another process: cannot format it", m->path);
     }
-    s->sh = h;
-    s->sh_size = need;
+    m->sh = h;
+    m->size = need;
     *joined = true;
     return L3_OK;
 }
 
 /* Nobody alive is attached: (re)build an empty mapping laid out as `hdr`. */
-static l3_status build_fresh(l3_slabstore *s, const shared *hdr, size_t need, l3_error *err)
+static l3_status build_fresh(l3_shm *m, const shared *hdr, size_t need, const l3_shm_spec *spec, l3_error *err)
 {
-    if (ftruncate(s->shm_fd, 0) != 0 || ftruncate(s->shm_fd, (off_t)need) != 0)
-        return l3_fail(err, L3_ENOMEM, "sizing the %zu-byte shared mapping %s: %s", need, s->shm_name,
-                       strerror(errno));
-    void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
-    if (m == MAP_FAILED)
-        return l3_fail(err, L3_ENOMEM, "mapping %zu bytes of %s: %s", need, s->shm_name, strerror(errno));
-    s->sh = m;
-    s->sh_size = need;
-    shared *h = s->sh;
+    if (ftruncate(m->fd, 0) != 0 || ftruncate(m->fd, (off_t)need) != 0)
+        return l3_fail(err, L3_ENOMEM, "sizing the %zu-byte shared mapping %s: %s", need, m->name, strerror(errno));
+    shared *h = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+    if (h == MAP_FAILED)
+        return l3_fail(err, L3_ENOMEM, "mapping %zu bytes of %s: %s", need, m->name, strerror(errno));
+    m->sh = h;
+    m->size = need;
     *h = *hdr;
     h->magic = L3_SHM_MAGIC;
     h->version = L3_SHM_VERSION;
     h->size = need;
-    memcpy(h->uuid, s->geo_uuid, 16);
-    h->sb = s->disk_sb;
+    memcpy(h->uuid, spec->uuid, 16);
+    h->sb = *spec->sb;
     init_robust(&h->lock);
     init_robust(&h->table_mu);
     init_robust(&h->summary_mu);
@@ -435,122 +460,64 @@ static l3_status build_fresh(l3_slabstore *s, const shared *hdr, size_t need, l3
     init_robust(&h->sb_mu);
     for (int p = 0; p < L3_MAX_PROCS; p++)
         init_robust(&h->procs[p].alive);
-    l3_index_format(&h->index, s->geo.max_objects);
-    set_views(s);
-    for (uint32_t c = 0; c < 2 * (h->max_payload_blocks + 1) * h->num_devices; c++)
-        s->class_open[c] = -1; /* (open and standby) */
-    for (uint32_t d = 0; d < s->ndev; d++)
-        h->dev_state[d] = s->dev[d].fd < 0 ? DEV_MISSING : DEV_OK;
-    atomic_store(&h->seq, s->disk_sb.next_seq ? s->disk_sb.next_seq : 1);
+    l3_index_format(&h->index, spec->geo->max_objects);
+    l3_shm_views v = l3_shm_views_of(h);
+    memset(v.class_open, 0xff, 2 * ((size_t)h->max_payload_blocks + 1) * h->num_devices * sizeof(int32_t)); /* -1 */
+    for (uint32_t d = 0; d < spec->ndev; d++)
+        h->dev_state[d] = spec->missing_mask & (1u << d) ? DEV_MISSING : DEV_OK;
+    atomic_store(&h->seq, spec->sb->next_seq ? spec->sb->next_seq : 1);
     return L3_OK;
 }
 
-/* Take a free process slot (reaping dead processes if none is free). */
-static l3_status take_proc_slot(l3_slabstore *s, l3_error *err)
-{
-    l3_slab_lock(s);
-    s->me = -1;
-    for (int pass = 0; pass < 2 && s->me < 0; pass++) {
-        if (pass == 1)
-            l3_shm_reap_dead(s);
-        for (int p = 0; p < L3_MAX_PROCS && s->me < 0; p++)
-            if (!s->sh->procs[p].used)
-                s->me = p;
-    }
-    if (s->me >= 0) {
-        proc_slot *me = &s->sh->procs[s->me];
-        me->used = 1;
-        me->pid = (int32_t)getpid();
-        me->reserved = 0;
-        me->attached_at = (uint64_t)time(NULL);
-        s->sh->attached++;
-    }
-    l3_slab_unlock(s);
-    if (s->me < 0)
-        return l3_fail(err, L3_EBUSY, "%s: %d processes are attached already", s->path, L3_MAX_PROCS);
-    return L3_OK;
-}
-
-/* Undo a failed attach. */
-static void attach_failed(l3_slabstore *s, bool fresh)
-{
-    if (s->alive_started)
-        stop_alive(s);
-    if (fresh) {
-        s->sh->ready = 0;
-        shm_unlink(s->shm_name);
-    } else if (s->me >= 0) {
-        l3_slab_lock(s);
-        s->sh->procs[s->me].used = 0;
-        s->sh->attached--;
-        l3_slab_unlock(s);
-    }
-    munmap(s->sh, s->sh_size);
-    s->sh = NULL;
-}
-
-l3_status l3_shm_attach(l3_slabstore *s, bool formatted, l3_status (*load)(l3_slabstore *, l3_error *),
-                        l3_error *err)
+l3_status l3_shm_map(l3_shm *m, const l3_shm_spec *spec, bool formatted, bool *fresh, l3_error *err)
 {
     /* The caller holds the open lock (l3_shm_open_locked). */
     shared hdr;
     memset(&hdr, 0, sizeof hdr);
-    size_t need = layout(&s->geo, &hdr);
+    size_t need = l3_shm_layout(spec->geo, &hdr);
     bool joined = false;
-    l3_status rc = join_existing(s, need, formatted, &joined, err);
+    l3_status rc = join_existing(m, need, spec->uuid, formatted, &joined, err);
     if (rc == L3_OK && !joined)
-        rc = build_fresh(s, &hdr, need, err);
-    else if (rc == L3_OK)
-        set_views(s);
-    for (uint32_t d = 0; rc == L3_OK && joined && d < s->ndev; d++)
-        if (s->dev[d].fd < 0 && s->sh->dev_state[d] == DEV_OK)
-            rc = l3_fail(err, L3_EIO, "store %s: device %u (%s) is missing here, but the processes already "
-                                      "attached have it", s->path, d, s->dev[d].path);
-    if (rc == L3_OK)
-        rc = take_proc_slot(s, err);
-    if (rc == L3_OK && !start_alive(s))
-        rc = l3_fail(err, L3_ENOMEM, "starting the liveness thread");
-    if (rc == L3_OK && !joined) {
-        rc = load(s, err);
-        if (rc == L3_OK)
-            s->sh->ready = 1;
-    } else if (rc == L3_OK) {
-        l3_slab_lock(s);
-        l3_shm_reap_dead(s);
-        l3_slab_unlock(s);
-    }
-    if (rc != L3_OK && s->sh)
-        attach_failed(s, !joined);
+        rc = build_fresh(m, &hdr, need, spec, err);
+    *fresh = !joined;
     return rc;
 }
 
-l3_status l3_shm_detach(l3_slabstore *s, l3_status (*last)(l3_slabstore *, l3_error *), l3_error *err)
+void l3_shm_ready(l3_shm *m) { m->sh->ready = 1; }
+
+void l3_shm_leave_lock(l3_shm *m)
 {
-    if (!s->sh)
-        return L3_OK;
-    while (flock(s->shm_fd, LOCK_EX) != 0 && errno == EINTR)
+    while (flock(m->fd, LOCK_EX) != 0 && errno == EINTR)
         ;
-    stop_alive(s);
-    l3_slab_lock(s);
-    release_proc(s, s->me);
-    int others = 0;
-    for (int p = 0; p < L3_MAX_PROCS; p++)
-        if (s->sh->procs[p].used && probe(&s->sh->procs[p]))
-            others++;
-    l3_slab_unlock(s);
-    l3_status rc = L3_OK;
-    if (!others) {
-        if (last)
-            rc = last(s, err);
-        s->sh->ready = 0;
-        shm_unlink(s->shm_name);
+}
+
+void l3_shm_abandon(l3_shm *m, bool fresh)
+{
+    if (!m->sh)
+        return;
+    if (fresh) {
+        m->sh->ready = 0;
+        shm_unlink(m->name);
     }
-    munmap(s->sh, s->sh_size);
-    s->sh = NULL;
-    flock(s->shm_fd, LOCK_UN);
-    close(s->shm_fd);
-    s->shm_fd = -1;
-    return rc;
+    munmap(m->sh, m->size);
+    m->sh = NULL;
+}
+
+void l3_shm_unmap(l3_shm *m, bool last)
+{
+    if (!m->sh)
+        return;
+    if (last) {
+        m->sh->ready = 0;
+        shm_unlink(m->name);
+    }
+    munmap(m->sh, m->size);
+    m->sh = NULL;
+    if (m->fd >= 0) {
+        flock(m->fd, LOCK_UN);
+        close(m->fd);
+    }
+    m->fd = -1;
 }
 
 int l3_slabstore_attached_at(const char *path, int32_t *pids, int max)

@@ -100,41 +100,114 @@ typedef struct shared {
     proc_slot procs[L3_MAX_PROCS];
 } shared;
 
-typedef struct l3_slabstore l3_slabstore;
+/* This process's view of a store's shared mapping: the object's name and
+ * descriptor, the mapping, this process's slot in its process table, and
+ * the liveness thread that holds the slot's `alive` mutex. */
+typedef struct l3_shm {
+    shared *sh;              /* the mapping, or NULL */
+    size_t size;
+    int fd;                  /* the shared object's descriptor, or -1 */
+    char name[96];
+    int me;                  /* this process's slot in sh->procs, or -1 */
+    const char *path;        /* the store's name in messages */
+    uint32_t mode;           /* the store's permission bits */
+    pthread_t alive_thread;
+    pthread_mutex_t alive_mu;
+    pthread_cond_t alive_cv;
+    bool alive_stop, alive_started;
+} l3_shm;
+
+/* What a fresh mapping is built from: the store's geometry and uuid, the
+ * superblock it was opened with, and which devices are present. */
+typedef struct l3_shm_spec {
+    const l3_geometry *geo;
+    const uint8_t *uuid;     /* 16 bytes */
+    const l3_superblock *sb;
+    uint32_t ndev;
+    uint32_t missing_mask;   /* devices not present at this open */
+} l3_shm_spec;
+
+/* Pointers into a mapping to its areas (they follow the header at the
+ * offsets it holds). */
+typedef struct l3_shm_views {
+    slab_info *slabs;
+    int32_t *class_open;     /* open slab, then standby chain head, per class and device */
+    uint32_t *slot_ids;
+    l3_slab_record *table;
+    l3_journal_record *journal;
+    l3_index_entry *index;
+} l3_shm_views;
+
+/* Start an empty view of the store at `path` (mode: its permission bits). */
+void l3_shm_init(l3_shm *m, const char *path, uint32_t mode);
 
 /* The bytes of the shared mapping a store of geometry `g` maps: its RAM
  * cost, in proportion to its index bound (max_objects) and slab count. */
 size_t l3_shm_bytes(const l3_geometry *g);
 
+/* Lay out a mapping's header for geometry `g` (its areas' offsets and
+ * sizes): the mapping's bytes. A test builds a mapping in memory with it. */
+size_t l3_shm_layout(const l3_geometry *g, shared *h);
+
+/* The mapping's areas. */
+l3_shm_views l3_shm_views_of(shared *h);
+
 /* Lock a robust shared mutex; a dead previous owner is logged and the
- * mutex made consistent (the state it guards is built to stay usable). */
-void l3_shm_lock(l3_slabstore *s, pthread_mutex_t *mu);
+ * mutex made consistent (the state it guards is built to stay usable).
+ * When it guards the store's state (sh->lock), repair_needed is set. */
+void l3_shm_lock(l3_shm *m, pthread_mutex_t *mu);
 void l3_shm_unlock(pthread_mutex_t *mu);
 
-/* Open the store's shared memory object (named after the file's device
- * and inode) and take its lock: opens, attaches and detaches of one store
- * take turns. l3_shm_open_unlock releases it (and on failure cleans up). */
-l3_status l3_shm_open_locked(l3_slabstore *s, l3_error *err);
-void l3_shm_open_unlock(l3_slabstore *s, bool failed);
+/* Open the shared object named after the store file open at `file_fd`
+ * (its device and inode) and take its lock: opens, attaches and detaches
+ * of one store take turns. l3_shm_open_unlock releases it (and on failure
+ * cleans up). */
+l3_status l3_shm_open_locked(l3_shm *m, int file_fd, l3_error *err);
+void l3_shm_open_unlock(l3_shm *m, bool failed);
 
-/* Attach to (or create and load) the store's shared mapping; the open path
- * in slabstore.c calls it with the file open and its geometry known.
- * `load` runs, with the mapping exclusive, when this process is the first
- * attached; `format` when the store was just formatted. */
-l3_status l3_shm_attach(l3_slabstore *s, bool formatted,
-                        l3_status (*load)(l3_slabstore *s, l3_error *err), l3_error *err);
+/* Map the store's mapping (the open lock held): join the one someone
+ * alive holds (*fresh false), or build an empty one from `spec` (*fresh
+ * true: whoever called loads it, then calls l3_shm_ready). A store just
+ * formatted (`formatted`) may not join another process's mapping. */
+l3_status l3_shm_map(l3_shm *m, const l3_shm_spec *spec, bool formatted, bool *fresh, l3_error *err);
 
-/* Detach; the last process out runs `last` (the checkpoint) first and
- * removes the mapping. Returns `last`'s status. */
-l3_status l3_shm_detach(l3_slabstore *s, l3_status (*last)(l3_slabstore *s, l3_error *err),
-                        l3_error *err);
+/* Take a free slot of the process table for this process (under
+ * sh->lock); false when all are used. */
+bool l3_shm_claim_slot(l3_shm *m);
 
-/* Release the reservations of processes that died (under the lock);
- * returns how many processes were reaped. */
-int l3_shm_reap_dead(l3_slabstore *s);
+/* The slots of processes that died attached (a bit per slot; under
+ * sh->lock): what they reserved is the allocator's to give back, then
+ * l3_shm_free_slot frees each. */
+uint64_t l3_shm_dead_slots(l3_shm *m);
+
+/* Free slot `p` of the process table (under sh->lock). */
+void l3_shm_free_slot(l3_shm *m, int p);
+
+/* How many processes besides this one are attached and alive (under
+ * sh->lock). */
+int l3_shm_others(l3_shm *m);
+
+/* Start and stop the liveness thread (it holds this slot's `alive`). */
+bool l3_shm_start_alive(l3_shm *m);
+void l3_shm_stop_alive(l3_shm *m);
+
+/* Mark a fresh mapping loaded: others may join it. */
+void l3_shm_ready(l3_shm *m);
+
+/* Take the open lock to leave (detaching takes turns with opening). */
+void l3_shm_leave_lock(l3_shm *m);
+
+/* Undo l3_shm_map after a failed attach: a fresh mapping is marked
+ * unloaded and its name removed; the open lock stays held (released by
+ * l3_shm_open_unlock). */
+void l3_shm_abandon(l3_shm *m, bool fresh);
+
+/* Unmap; with `last`, the mapping is marked unloaded and its name removed
+ * (nobody else is attached). Releases the open lock and the descriptor. */
+void l3_shm_unmap(l3_shm *m, bool last);
 
 /* The attached processes: pids into `pids` (up to max), their count. */
-int l3_shm_attached(l3_slabstore *s, int32_t *pids, int max);
+int l3_shm_attached(l3_shm *m, int32_t *pids, int max);
 
 /* Whether a shared object (`object`) may be attached for the store file
  * (`file`) with permission bits `mode`: owned by this user, or in a group

@@ -1,11 +1,6 @@
-/* l3cache: the slab store's per-process state (internal; not installed).
- *
- * The rooms of the slab store (ARCHITECTURE.md), lowest first: shm.c (the
- * shared mapping), meta.c (metadata I/O), policy.c (the eviction policy),
- * alloc.c (slots, publication, eviction), recovery.c (checkpoint and
- * crash scan), batch.c/get.c/put.c (the batch paths), remove.c (namespace
- * removal) and slabstore.c (open, close, stats). Each calls only rooms
- * below it. */
+/* l3cache: the slab store's per-process state (internal; not installed):
+ * the struct every room of the wing works on (types only; the rooms and
+ * their order are ARCHITECTURE.md's table). */
 #ifndef L3_SLAB_H
 #define L3_SLAB_H
 
@@ -44,16 +39,9 @@ struct l3_slabstore {
     l3_io_engine *engine;
     size_t wave_keys;        /* keys per I/O wave (bounce room) */
 
-    /* The shared mapping and this process's view of it. */
-    shared *sh;
-    size_t sh_size;
-    int shm_fd;
-    char shm_name[96];
-    int me;                  /* this process's slot in sh->procs */
-    pthread_t alive_thread;
-    pthread_mutex_t alive_mu;
-    pthread_cond_t alive_cv;
-    bool alive_stop, alive_started;
+    /* The shared mapping (shm.h), and views into it. */
+    l3_shm shm;
+    shared *sh;              /* shm.sh, once mapped */
     l3_index index;
     slab_info *slabs;
     int32_t *class_open;     /* per payload_blocks and device: its open slab, or -1; then as many
@@ -75,13 +63,6 @@ struct l3_slabstore {
     atomic_bool warned_unaligned, warned_too_big, warned_small_pages, warned_index_bound;
     atomic_uint host_regions; /* Host regions registered now */
     unsigned max_segments;   /* the device's DMA segments per request (0: unknown) */
-    /* Called before each put wave with the bytes it may take: the policy's
-     * hook that frees room ahead, keeping what it keeps (reinsert.c); NULL
-     * for none. A hook, not a call, so that put.c stays below it. */
-    void (*make_room)(l3_slabstore *s, uint64_t bytes);
-    /* Called under the lock when a process died holding it: rebuilds the
-     * index's consistency with the slabs (l3_alloc_repair); NULL for none. */
-    void (*repair)(l3_slabstore *s);
     atomic_ulong reinserted_objects, reinserted_bytes, over_budget, index_bound_evictions;
     double open_seconds;
 };
@@ -106,16 +87,5 @@ static inline int32_t *l3_class_next(l3_slabstore *s, uint32_t pb, uint32_t d)
     size_t classes = ((size_t)s->sh->max_payload_blocks + 1) * s->geo.num_devices;
     return &s->class_open[classes + (size_t)pb * s->geo.num_devices + d];
 }
-
-/* Take and drop the lock of the index, slabs, classes, namespaces and
- * counters. Taken after a holder died, it first repairs what that holder
- * may have left half-done (the repair hook, alloc.c). */
-static inline void l3_slab_lock(l3_slabstore *s)
-{
-    l3_shm_lock(s, &s->sh->lock);
-    if (s->sh->repair_needed && s->repair)
-        s->repair(s);
-}
-static inline void l3_slab_unlock(l3_slabstore *s) { l3_shm_unlock(&s->sh->lock); }
 
 #endif

@@ -168,10 +168,38 @@ static l3_status slab_register_hosts(l3_store *st, const l3_host_buffer *regions
     return L3_OK;
 }
 
+/* A put: checked, then run wave after wave, each after the policy made
+ * room for it (reinsert.c: the victims' kept objects moved, then freed). */
+static l3_status slab_put_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                            const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err)
+{
+    l3_slabstore *s = (l3_slabstore *)st;
+    l3_status rc = l3_batch_check_io(s, keys, n, host, ranges, k, res, err);
+    if (rc != L3_OK || !res)
+        return rc; /* (no result arrays: an empty batch) */
+    if (s->opt.read_only)
+        return l3_fail(err, L3_ECLOSED, "the store is open read-only");
+    atomic_fetch_add(&s->puts, 1);
+    l3_put_batch b;
+    uint64_t bytes;
+    rc = l3_put_open(s, &b, keys, n, host, ranges, k, NULL, res, err);
+    while (rc == L3_OK && l3_put_next(s, &b, &bytes)) {
+        l3_reinsert_make_room(s, bytes); /* keeps what the policy keeps */
+        rc = l3_put_wave(s, &b, err);
+    }
+    return l3_put_close(s, &b, rc, err);
+}
+
+static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                          const l3_range *ranges, l3_io_result *res, l3_error *err)
+{
+    return slab_put_v(st, keys, n, host, ranges, 1, res, err);
+}
+
 static const l3_store_ops slab_ops = {
     .batch_exists = l3_slab_exists,
     .batch_get_into = l3_slab_get,
-    .batch_put_from = l3_slab_put,
+    .batch_put_from = slab_put,
     .remove_by_prefix = l3_slab_remove,
     .close = slab_close_op,
     .failures_retire = slab_failures_retire,
@@ -179,7 +207,7 @@ static const l3_store_ops slab_ops = {
     .register_hosts = slab_register_hosts,
     .batch_delete = l3_slab_delete,
     .batch_get_into_v = l3_slab_get_v,
-    .batch_put_from_v = l3_slab_put_v,
+    .batch_put_from_v = slab_put_v,
     .batch_lease = l3_slab_lease,
 };
 
@@ -440,7 +468,6 @@ static l3_status read_or_format(l3_slabstore *s, l3_error *err)
 static l3_status open_engine(l3_slabstore *s, l3_error *err)
 {
     s->wave_keys = s->opt.batch_keys;
-    s->make_room = l3_reinsert_make_room;
     l3_io_options io = {
         .kind = s->opt.engine,
         .contexts = s->opt.io_contexts,
@@ -473,25 +500,117 @@ static l3_status share_devices(l3_slabstore *s, l3_error *err)
     return L3_OK;
 }
 
+/* The views into the mapping this process holds now. */
+static void set_views(l3_slabstore *s)
+{
+    s->sh = s->shm.sh;
+    l3_shm_views v = l3_shm_views_of(s->sh);
+    s->slabs = v.slabs;
+    s->class_open = v.class_open;
+    s->slot_ids = v.slot_ids;
+    s->table = v.table;
+    s->journal = v.journal;
+    s->index = (l3_index){ .table = v.index, .meta = &s->sh->index };
+    s->ns = s->sh->ns;
+}
+
+/* Take a slot of the process table (reaping dead processes if none is
+ * free). */
+static l3_status take_slot(l3_slabstore *s, l3_error *err)
+{
+    l3_slab_lock(s);
+    bool got = l3_shm_claim_slot(&s->shm) || (l3_alloc_reap_dead(s) && l3_shm_claim_slot(&s->shm));
+    l3_slab_unlock(s);
+    return got ? L3_OK : l3_fail(err, L3_EBUSY, "%s: %d processes are attached already", s->path, L3_MAX_PROCS);
+}
+
+/* Undo a failed attach. */
+static void attach_failed(l3_slabstore *s, bool fresh)
+{
+    l3_shm_stop_alive(&s->shm);
+    if (!fresh && s->shm.me >= 0) {
+        l3_slab_lock(s);
+        l3_shm_free_slot(&s->shm, s->shm.me);
+        l3_slab_unlock(s);
+    }
+    l3_shm_abandon(&s->shm, fresh);
+    s->sh = NULL;
+}
+
+/* Attach to the store's shared mapping (the open lock held): join the one
+ * someone alive holds, or build a fresh one and load it (recovery.c: the
+ * checkpoint, or else the crash scan). */
+static l3_status attach(l3_slabstore *s, l3_error *err)
+{
+    uint32_t missing = 0;
+    for (uint32_t d = 0; d < s->ndev; d++)
+        missing |= s->dev[d].fd < 0 ? 1u << d : 0;
+    l3_shm_spec spec = { .geo = &s->geo, .uuid = s->geo_uuid, .sb = &s->disk_sb, .ndev = s->ndev,
+                         .missing_mask = missing };
+    bool fresh = false;
+    l3_status rc = l3_shm_map(&s->shm, &spec, s->formatted, &fresh, err);
+    if (rc != L3_OK)
+        return rc;
+    set_views(s);
+    for (uint32_t d = 0; !fresh && d < s->ndev; d++)
+        if (s->dev[d].fd < 0 && s->sh->dev_state[d] == DEV_OK)
+            rc = l3_fail(err, L3_EIO, "store %s: device %u (%s) is missing here, but the processes already "
+                                      "attached have it", s->path, d, s->dev[d].path);
+    if (rc == L3_OK)
+        rc = take_slot(s, err);
+    if (rc == L3_OK && !l3_shm_start_alive(&s->shm))
+        rc = l3_fail(err, L3_ENOMEM, "starting the liveness thread");
+    if (rc == L3_OK && fresh) {
+        rc = l3_recovery_load(s, err);
+        if (rc == L3_OK)
+            l3_shm_ready(&s->shm);
+    } else if (rc == L3_OK) {
+        l3_slab_lock(s);
+        l3_alloc_reap_dead(s);
+        l3_slab_unlock(s);
+    }
+    if (rc != L3_OK)
+        attach_failed(s, fresh);
+    return rc;
+}
+
+/* Leave the mapping: give back this process's reservations and slot; the
+ * last process out writes the checkpoint first (with `save`), then the
+ * mapping goes. */
+static l3_status detach(l3_slabstore *s, bool save, l3_error *err)
+{
+    if (!s->sh)
+        return L3_OK;
+    l3_shm_leave_lock(&s->shm);
+    l3_shm_stop_alive(&s->shm);
+    l3_slab_lock(s);
+    l3_alloc_release_proc(s, s->shm.me);
+    int others = l3_shm_others(&s->shm);
+    l3_shm_free_slot(&s->shm, s->shm.me);
+    l3_slab_unlock(s);
+    l3_status rc = !others && save ? l3_recovery_save(s, err) : L3_OK;
+    l3_shm_unmap(&s->shm, !others);
+    s->sh = NULL;
+    return rc;
+}
+
 /* Everything after the devices are open, under the shared object's open lock. */
 static l3_status open_locked(l3_slabstore *s, l3_error *err)
 {
     l3_status st;
-    if ((st = l3_shm_open_locked(s, err)) != L3_OK || (st = share_devices(s, err)) != L3_OK ||
+    if ((st = l3_shm_open_locked(&s->shm, s->fd, err)) != L3_OK || (st = share_devices(s, err)) != L3_OK ||
         (st = read_or_format(s, err)) != L3_OK)
         return st;
     memcpy(s->geo_uuid, s->disk_sb.uuid, 16);
-    if ((st = open_engine(s, err)) != L3_OK ||
-        (st = l3_shm_attach(s, s->formatted, l3_recovery_load, err)) != L3_OK)
+    if ((st = open_engine(s, err)) != L3_OK || (st = attach(s, err)) != L3_OK)
         return st;
     bool shared_dev = false;
     for (uint32_t d = 0; d < s->ndev; d++)
         shared_dev = shared_dev || s->dev[d].shared_dev;
     if (shared_dev && s->sh->attached <= 1) {
         /* Nobody of ours held the device: someone else has it exclusively. */
-        l3_shm_open_unlock(s, false);
-        l3_shm_detach(s, NULL, NULL);
-        s->shm_fd = -1;
+        l3_shm_open_unlock(&s->shm, false);
+        detach(s, false, NULL);
         return l3_fail(err, L3_EBUSY, "opening %s: the device is mounted or opened exclusively elsewhere",
                        s->path);
     }
@@ -553,11 +672,10 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
         return l3_fail(err, L3_ENOMEM, "allocating the store");
     s->base.ops = &slab_ops;
     s->opt = opt;
-    s->repair = l3_alloc_repair;
-    s->shm_fd = -1;
-    s->me = -1;
     s->fd = -1;
+    l3_shm_init(&s->shm, NULL, s->opt.mode);
     st = name_devices(s, &opt, err);
+    s->shm.path = s->path;
     if (st == L3_OK)
         st = open_devices(s, err);
     for (uint32_t d = 0; d < s->ndev && s->fd < 0; d++)
@@ -568,13 +686,13 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
     if (st == L3_OK)
         st = open_locked(s, err);
     if (st != L3_OK) {
-        l3_shm_open_unlock(s, true);
+        l3_shm_open_unlock(&s->shm, true);
         l3_io_engine_close(s->engine);
         close_devices(s, true);
         free_store(s);
         return st;
     }
-    l3_shm_open_unlock(s, false);
+    l3_shm_open_unlock(&s->shm, false);
     s->open_seconds = l3_monotonic_seconds() - started;
     *out = s;
     return L3_OK;
@@ -597,7 +715,7 @@ l3_status l3_slabstore_close(l3_slabstore *s, l3_error *err)
     }
     l3_io_engine_close(s->engine);
     s->engine = NULL;
-    l3_status st = l3_shm_detach(s, l3_recovery_save, err);
+    l3_status st = detach(s, true, err);
     close_devices(s, false);
     return st;
 }
@@ -639,7 +757,7 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
     o->opened_from_checkpoint = s->sh->opened_from_checkpoint;
     o->epoch = s->sh->sb.epoch;
     l3_slab_unlock(s);
-    o->attached_processes = (uint32_t)l3_shm_attached(s, NULL, 0);
+    o->attached_processes = (uint32_t)l3_shm_attached(&s->shm, NULL, 0);
 }
 
 /* What this process's engine counted. */
@@ -769,7 +887,7 @@ int l3_slabstore_attached(l3_slabstore *s, int32_t *pids, int max)
     if (!s->sh)
         return 0; /* closed: not attached */
     l3_slab_lock(s);
-    l3_shm_reap_dead(s);
+    l3_alloc_reap_dead(s);
     l3_slab_unlock(s);
-    return l3_shm_attached(s, pids, max);
+    return l3_shm_attached(&s->shm, pids, max);
 }

@@ -72,7 +72,7 @@ void l3_summary_settle(l3_slabstore *s, uint32_t slab)
     if (!due)
         return;
     uint8_t *buf = l3_meta_alloc(s->geo.block_size, l3_summary_bytes(&s->geo, s->geo.max_slots));
-    l3_shm_lock(s, &s->sh->summary_mu);
+    l3_shm_lock(&s->shm, &s->sh->summary_mu);
     l3_slab_lock(s);
     bool built = false;
     uint32_t pb = sl->payload_blocks;
@@ -102,7 +102,7 @@ l3_status l3_summary_forget(l3_slabstore *s, uint32_t slab, uint32_t slot, l3_er
     if (!buf)
         return l3_fail(err, L3_ENOMEM, "allocating a summary block");
     uint64_t off = l3_summary_offset(g, slab, s->slabs[slab].payload_blocks) + first; /* (pinned: stable) */
-    l3_shm_lock(s, &s->sh->summary_mu);
+    l3_shm_lock(&s->shm, &s->sh->summary_mu);
     l3_status st = l3_meta_io(s, false, buf, (size_t)len, off, err);
     if (st == L3_OK) {
         memset(buf + (at - first), 0, sizeof(l3_summary_entry));

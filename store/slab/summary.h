@@ -9,7 +9,7 @@
 #ifndef L3_SUMMARY_H
 #define L3_SUMMARY_H
 
-#include "slab.h"
+#include "entries.h"
 
 /* Whether slab `slab`'s summary is due (under the lock): the store has
  * summaries, the slab is full or sealed, nothing is in flight in it, and

@@ -1,0 +1,128 @@
+/* The slab store's published entries and its lock (entries.h). */
+#include "entries.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void l3_slab_lock(l3_slabstore *s)
+{
+    l3_shm_lock(&s->shm, &s->sh->lock);
+    if (s->sh->repair_needed)
+        l3_entries_repair(s);
+}
+
+void l3_slab_unlock(l3_slabstore *s) { l3_shm_unlock(&s->sh->lock); }
+
+/* An entry just indexed: its slot id and its counts. */
+static void published(l3_slabstore *s, const l3_index_entry *e)
+{
+    L3_ASSERT(e->slab < s->geo.num_slabs);
+    L3_ASSERT(e->slot < s->slabs[e->slab].nslots);
+    L3_ASSERT(e->ns <= s->sh->num_ns);
+    l3_slab_slot_ids(s, e->slab)[e->slot] = l3_slot_id(e->hash);
+    l3_entry_count(s, e);
+}
+
+bool l3_entry_publish(l3_slabstore *s, const l3_index_entry *e)
+{
+    if (!l3_index_insert(&s->index, e))
+        return false;
+    published(s, e);
+    return true;
+}
+
+l3_index_put l3_entry_publish_unique(l3_slabstore *s, const l3_index_entry *e)
+{
+    l3_index_put put = l3_index_insert_unique(&s->index, e);
+    if (put == L3_INDEX_ADDED)
+        published(s, e);
+    return put;
+}
+
+void l3_entry_count(l3_slabstore *s, const l3_index_entry *e)
+{
+    slab_info *sl = &s->slabs[e->slab];
+    sl->live++;
+    sl->live_bytes += e->size;
+    if (e->ns) {
+        s->ns[e->ns - 1].objects++;
+        s->ns[e->ns - 1].bytes += e->size;
+    }
+}
+
+void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e)
+{
+    L3_ASSERT(e->slab < s->geo.num_slabs);
+    slab_info *sl = &s->slabs[e->slab];
+    if (e->slot < sl->nslots)
+        l3_slab_slot_ids(s, e->slab)[e->slot] = 0;
+    /* Counts a process that died mid-update may have left off by one:
+     * never below zero. */
+    sl->live = sl->live ? sl->live - 1 : 0;
+    sl->live_bytes = sl->live_bytes >= e->size ? sl->live_bytes - e->size : 0;
+    if (e->ns && s->ns[e->ns - 1].objects) {
+        s->ns[e->ns - 1].objects--;
+        s->ns[e->ns - 1].bytes -= e->size;
+    }
+    l3_index_remove(&s->index, e);
+}
+
+/* Whether an entry fits its slab as the slab stands (under the lock). */
+static bool entry_fits(const l3_slabstore *s, const l3_index_entry *e)
+{
+    if (e->slab >= s->geo.num_slabs)
+        return false;
+    const slab_info *sl = &s->slabs[e->slab];
+    return (sl->state == S_OPEN || sl->state == S_SEALED) && e->gen == (uint32_t)sl->gen && e->slot < sl->nslots &&
+           e->slot < sl->next_slot && e->size <= (uint64_t)sl->payload_blocks * s->geo.block_size &&
+           e->ns <= s->sh->num_ns;
+}
+
+void l3_entries_clear(l3_slabstore *s)
+{
+    l3_index_clear(&s->index);
+    memset(s->slot_ids, 0, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint32_t));
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++)
+        s->slabs[i].live = 0, s->slabs[i].live_bytes = 0;
+    for (uint32_t i = 0; i < s->sh->num_ns; i++)
+        s->ns[i].objects = s->ns[i].bytes = 0;
+}
+
+void l3_entries_repair(l3_slabstore *s)
+{
+    s->sh->repair_needed = 0;
+    uint64_t cap = l3_index_capacity(&s->index), n = 0, dropped = 0;
+    for (uint64_t i = 0; i < cap; i++)
+        n += s->index.table[i].hash != 0;
+    l3_index_entry *keep = malloc((n ? n : 1) * sizeof *keep);
+    if (!keep) {
+        l3_log("error", "%s: no memory to check the index after a process died holding its lock", s->path);
+        return;
+    }
+    size_t k = 0;
+    for (uint64_t i = 0; i < cap; i++) {
+        const l3_index_entry *e = &s->index.table[i];
+        if (e->hash && entry_fits(s, e))
+            keep[k++] = *e;
+        else
+            dropped += e->hash != 0;
+    }
+    l3_entries_clear(s);
+    for (size_t j = 0; j < k; j++) {
+        l3_key_id id = { .hash = keep[j].hash, .check = keep[j].check, .len = keep[j].key_len };
+        l3_index_entry *old = l3_index_find(&s->index, id);
+        if (old && old->seq >= keep[j].seq) {
+            dropped += old->slab != keep[j].slab || old->slot != keep[j].slot; /* (a copy of itself is not) */
+            continue;
+        }
+        if (old)
+            l3_entry_unpublish(s, old), dropped++;
+        if (!l3_entry_publish(s, &keep[j]))
+            dropped++;
+    }
+    free(keep);
+    l3_log("warning", "%s: the index checked after a process died holding its lock: %llu entries kept, %llu "
+                      "dropped (half-done or stale)", s->path, (unsigned long long)s->index.meta->count,
+           (unsigned long long)dropped);
+}
+

@@ -1,0 +1,50 @@
+/* l3cache: the slab store's published entries and its lock (internal; not
+ * installed). An object is served only through its index entry; with the
+ * entry go its slot id (the slot table names which entry a slot holds)
+ * and its counts (its slab's live objects and bytes, its namespace's).
+ * This room keeps the three in step, and owns the store's lock: taking it
+ * after a holder died repairs what that holder may have left half-done
+ * (as LMDB's lock and its mdb_mutex_failed go together). */
+#ifndef L3_ENTRIES_H
+#define L3_ENTRIES_H
+
+#include <stdbool.h>
+
+#include "slab.h"
+
+/* Take the store's lock (the index, slabs, classes, namespaces and
+ * counters); taken after a holder died, it first repairs the entries
+ * (l3_entries_repair). */
+void l3_slab_lock(l3_slabstore *s);
+
+/* Drop the store's lock. */
+void l3_slab_unlock(l3_slabstore *s);
+
+/* Publish an entry (under the lock): index, slot id, counts. False when
+ * the index is full. */
+bool l3_entry_publish(l3_slabstore *s, const l3_index_entry *e);
+
+/* Publish an entry unless its key is indexed already (one probe of the
+ * index for both): what the index did. */
+l3_index_put l3_entry_publish_unique(l3_slabstore *s, const l3_index_entry *e);
+
+/* Count an entry that is in the index and the slot table already (a
+ * checkpoint image read in place) in its slab's and namespace's tallies. */
+void l3_entry_count(l3_slabstore *s, const l3_index_entry *e);
+
+/* Drop an entry: index, slot id, counts. `e` points into the index (a
+ * backward shift may move another entry into its place). */
+void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e);
+
+/* Empty the index, the slot ids and every count (under the lock). */
+void l3_entries_clear(l3_slabstore *s);
+
+/* After a process died holding the lock (under it): rebuild the index
+ * from its own entries, keeping those that fit their slab (in range, of
+ * its generation, below its fill; one per key, the newest), and redo the
+ * slot ids and counts from them. A death between an entry and its slot id
+ * would otherwise leave an entry that eviction never finds, naming a
+ * slot reused later. */
+void l3_entries_repair(l3_slabstore *s);
+
+#endif
