@@ -2,19 +2,14 @@
  * close, stats. The batch paths are in batch.c, get.c, put.c and
  * remove.c; the rooms below them are listed in slab.h. */
 #include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "alloc.h"
+#include "devices.h"
 #include "batch.h"
 #include "l3_clock.h"
 #include "l3_pool.h"
@@ -114,29 +109,6 @@ static void slab_close_op(l3_store *st)
 
 static void slab_destroy_op(l3_store *st) { l3_slabstore_free((l3_slabstore *)st); }
 
-/* The block device's DMA segments per request (its queue's max_segments),
- * from sysfs; 0 when it cannot be told. A partition's queue is its disk's. */
-static unsigned device_max_segments(int fd, bool blockdev)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return 0;
-    dev_t dev = blockdev ? st.st_rdev : st.st_dev;
-    const char *paths[] = { "queue/max_segments", "../queue/max_segments" };
-    for (size_t i = 0; i < 2; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/%s", major(dev), minor(dev), paths[i]);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        unsigned n = 0;
-        bool ok = fscanf(f, "%u", &n) == 1;
-        fclose(f);
-        if (ok && n)
-            return n;
-    }
-    return 0;
-}
 
 /* A Host region of 4 KiB pages needs a DMA segment per page: objects over
  * max_segments pages are split into several device requests, and
@@ -215,110 +187,10 @@ l3_store *l3_slabstore_store(l3_slabstore *s) { return &s->base; }
 
 /* ---- open ---- */
 
-static int lock_file(int fd, int how, double timeout)
-{
-    double deadline = l3_monotonic_seconds() + (timeout > 0 ? timeout : 0);
-    while (flock(fd, how | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK || l3_monotonic_seconds() >= deadline)
-            return -1;
-        usleep(10000);
-    }
-    return 0;
-}
 
-/* Open (or with `create`, create) device d's file or block device,
- * O_DIRECT. A block device is opened O_EXCL (no mounts meanwhile) by its
- * first opener; the others attach without it (checked against the shared
- * mapping later). */
-static l3_status open_file(const l3_slab_options *opt, l3_device *dv, bool create, l3_error *err)
-{
-    struct stat st;
-    dv->fd = -1;
-    dv->existed = stat(dv->path, &st) == 0;
-    if (!dv->existed && (errno != ENOENT || !create || opt->read_only))
-        return l3_fail(err, errno == ENOENT ? L3_ENOTFOUND : L3_EIO, "%s: %s", dv->path, strerror(errno));
-    dv->blockdev = dv->existed && S_ISBLK(st.st_mode);
-    if (dv->existed && !dv->blockdev && !S_ISREG(st.st_mode))
-        return l3_fail(err, L3_EINVAL, "%s is neither a regular file nor a block device", dv->path);
-    int flags = (opt->read_only ? O_RDONLY : O_RDWR) | O_DIRECT | O_CLOEXEC;
-    if (!dv->existed)
-        flags |= O_CREAT | O_EXCL;
-    dv->fd = open(dv->path, flags | (dv->blockdev ? O_EXCL : 0), opt->mode);
-    if (dv->fd >= 0 && !dv->existed && fchmod(dv->fd, opt->mode) != 0) /* exactly the mode, whatever the umask */
-        l3_log("warning", "%s: setting mode %04o: %s", dv->path, opt->mode, strerror(errno));
-    if (dv->fd < 0 && errno == EEXIST && !dv->existed) {
-        dv->existed = true; /* another process created it meanwhile: open what it made */
-        flags &= ~(O_CREAT | O_EXCL);
-        dv->fd = open(dv->path, flags);
-    }
-    if (dv->fd < 0 && errno == EBUSY && dv->blockdev) {
-        dv->fd = open(dv->path, flags);
-        dv->shared_dev = dv->fd >= 0;
-    }
-    if (dv->fd >= 0)
-        return L3_OK;
-    int e = errno;
-    if (e == EINVAL)
-        return l3_fail(err, L3_EUNSUPPORTED, "%s: the file system does not support O_DIRECT (tmpfs?); put "
-                                             "the store on a disk file system or a block device", dv->path);
-    return l3_fail(err, e == EBUSY ? L3_EBUSY : L3_EIO, "opening %s: %s%s", dv->path, strerror(e),
-                   e == EBUSY ? " (mounted or opened exclusively elsewhere)" : "");
-}
 
-/* Open every device. One alone must open. Of several, the missing are
- * created only when none exists (a new store); otherwise a device that
- * does not open is missing (the store opens degraded, or is refused
- * later if it must be formatted). */
-static l3_status open_devices(l3_slabstore *s, l3_error *err)
-{
-    if (s->ndev == 1)
-        return open_file(&s->opt, &s->dev[0], s->opt.create, err);
-    bool any = false;
-    for (uint32_t d = 0; d < s->ndev; d++)
-        any = any || access(s->dev[d].path, F_OK) == 0;
-    uint32_t opened = 0;
-    for (uint32_t d = 0; d < s->ndev; d++) {
-        l3_error e;
-        l3_status st = open_file(&s->opt, &s->dev[d], s->opt.create && !any, &e);
-        if (st == L3_OK)
-            opened++;
-        else if (st != L3_ENOTFOUND && st != L3_EIO)
-            return l3_fail(err, st, "%s", e.msg);
-        else
-            l3_log("error", "store %s: device %u: %s", s->path, d, e.msg);
-    }
-    return opened ? L3_OK : l3_fail(err, L3_ENOTFOUND, "store %s: none of its %u devices opens", s->path, s->ndev);
-}
 
-/* The bytes of device d (read under the open lock: whoever created the
- * file may have formatted it meanwhile). */
-static l3_status image_size(l3_slabstore *s, l3_device *dv, l3_error *err)
-{
-    if (!dv->blockdev) {
-        struct stat st;
-        if (fstat(dv->fd, &st) != 0)
-            return l3_fail(err, L3_EIO, "%s: %s", dv->path, strerror(errno));
-        dv->size = (uint64_t)st.st_size;
-        return L3_OK;
-    }
-    int lbs = 0;
-    if (ioctl(dv->fd, BLKGETSIZE64, &dv->size) != 0 || ioctl(dv->fd, BLKSSZGET, &lbs) != 0)
-        return l3_fail(err, L3_EIO, "%s: reading the device's size: %s", dv->path, strerror(errno));
-    if (lbs <= 0 || s->opt.block_size % (uint32_t)lbs)
-        return l3_fail(err, L3_ECONFIG, "%s: block_size %u is not a multiple of the device's logical "
-                                        "block %d", dv->path, s->opt.block_size, lbs);
-    return L3_OK;
-}
 
-/* The smallest present device's bytes (what each device gives a new store). */
-static uint64_t smallest_device(const l3_slabstore *s)
-{
-    uint64_t m = UINT64_MAX;
-    for (uint32_t d = 0; d < s->ndev; d++)
-        if (s->dev[d].fd >= 0 && s->dev[d].size < m)
-            m = s->dev[d].size;
-    return m == UINT64_MAX ? 0 : m;
-}
 
 /* Whether every device may be formatted (L3_OK): present, and blank
  * unless asked to format anyway. */
@@ -349,7 +221,7 @@ static l3_status format_image(l3_slabstore *s, const char *why, l3_error *err)
     l3_status st = may_format(s, why, err);
     if (st != L3_OK)
         return st;
-    uint64_t size = smallest_device(s);
+    uint64_t size = l3_devices_smallest(s);
     uint64_t capacity = opt->capacity ? opt->capacity : size;
     for (uint32_t d = 0; d < s->ndev; d++)
         if (s->dev[d].blockdev && capacity > s->dev[d].size)
@@ -360,12 +232,12 @@ static l3_status format_image(l3_slabstore *s, const char *why, l3_error *err)
     /* Formatting needs the store to itself. */
     uint32_t locked = 0;
     for (; locked < s->ndev && st == L3_OK; locked++)
-        if (lock_file(s->dev[locked].fd, LOCK_EX, 0) != 0)
+        if (l3_devices_lock_file(s->dev[locked].fd, LOCK_EX, 0) != 0)
             st = l3_fail(err, L3_EBUSY, "%s is open in another process: cannot format it", s->dev[locked].path);
     if (st == L3_OK)
         st = l3_meta_format(s, capacity, err);
     for (uint32_t d = 0; d < locked; d++)
-        lock_file(s->dev[d].fd, LOCK_SH, 0);
+        l3_devices_lock_file(s->dev[d].fd, LOCK_SH, 0);
     s->formatted = st == L3_OK;
     return st;
 }
@@ -426,14 +298,6 @@ static l3_status read_superblocks(l3_slabstore *s, l3_sb_copies *sbs, uint32_t *
     return L3_OK;
 }
 
-/* Say loudly which devices a store opens without. */
-static void say_degraded(l3_slabstore *s)
-{
-    for (uint32_t d = 0; d < s->ndev; d++)
-        if (s->dev[d].fd < 0)
-            l3_log("error", "store %s opened DEGRADED: device %u (%s) is missing; its slabs' objects are "
-                            "unavailable until the store is opened with it again", s->path, d, s->dev[d].path);
-}
 
 /* Read the superblocks and geometry, or format the devices. */
 static l3_status read_or_format(l3_slabstore *s, l3_error *err)
@@ -454,7 +318,7 @@ static l3_status read_or_format(l3_slabstore *s, l3_error *err)
                 return l3_fail(err, L3_ECORRUPT, "%s is %llu bytes but its store needs %llu: the image is "
                                                  "truncated", s->dev[d].path, (unsigned long long)s->dev[d].size,
                                (unsigned long long)s->geo.capacity);
-        say_degraded(s);
+        l3_devices_say_degraded(s);
         return L3_OK;
     }
     if (s->ndev == 1 && s->dev[0].size)
@@ -482,23 +346,6 @@ static l3_status open_engine(l3_slabstore *s, l3_error *err)
     return l3_io_engine_open(&io, fds, s->ndev, &s->engine, err);
 }
 
-/* Share every present device (LOCK_SH); l3fsck -y and formatting take
- * them exclusively. A killed process holds them until the kernel tore its
- * rings down, so wait a little. Sizes are read under the open lock. */
-static l3_status share_devices(l3_slabstore *s, l3_error *err)
-{
-    for (uint32_t d = 0; d < s->ndev; d++) {
-        l3_device *dv = &s->dev[d];
-        if (dv->fd < 0)
-            continue;
-        l3_status st = image_size(s, dv, err);
-        if (st != L3_OK)
-            return st;
-        if (lock_file(dv->fd, LOCK_SH, s->opt.lock_timeout) != 0)
-            return l3_fail(err, L3_EBUSY, "%s is locked exclusively by another process (l3fsck -y?)", dv->path);
-    }
-    return L3_OK;
-}
 
 /* The views into the mapping this process holds now. */
 static void set_views(l3_slabstore *s)
@@ -598,7 +445,7 @@ static l3_status detach(l3_slabstore *s, bool save, l3_error *err)
 static l3_status open_locked(l3_slabstore *s, l3_error *err)
 {
     l3_status st;
-    if ((st = l3_shm_open_locked(&s->shm, s->fd, err)) != L3_OK || (st = share_devices(s, err)) != L3_OK ||
+    if ((st = l3_shm_open_locked(&s->shm, s->fd, err)) != L3_OK || (st = l3_devices_share(s, err)) != L3_OK ||
         (st = read_or_format(s, err)) != L3_OK)
         return st;
     memcpy(s->geo_uuid, s->disk_sb.uuid, 16);
@@ -617,38 +464,7 @@ static l3_status open_locked(l3_slabstore *s, l3_error *err)
     return L3_OK;
 }
 
-/* Close the devices (and remove the files this open created, on failure). */
-static void close_devices(l3_slabstore *s, bool failed)
-{
-    for (uint32_t d = 0; d < s->ndev; d++) {
-        l3_device *dv = &s->dev[d];
-        if (dv->fd >= 0) {
-            flock(dv->fd, LOCK_UN);
-            close(dv->fd);
-        }
-        dv->fd = -1;
-        if (failed && dv->path && !dv->existed && !s->opt.read_only)
-            unlink(dv->path); /* leave nothing behind for a store that never opened */
-    }
-    s->fd = -1;
-}
 
-/* The store's devices from the options: `paths`, or `path` alone. */
-static l3_status name_devices(l3_slabstore *s, const l3_slab_options *opt, l3_error *err)
-{
-    s->ndev = opt->num_paths ? opt->num_paths : 1;
-    for (uint32_t d = 0; d < s->ndev; d++) {
-        s->dev[d].fd = -1;
-        s->dev[d].path = strdup(opt->num_paths ? opt->paths[d] : opt->path);
-        if (!s->dev[d].path)
-            return l3_fail(err, L3_ENOMEM, "allocating the store");
-    }
-    s->path = s->dev[0].path;
-    s->opt.path = s->path;
-    s->opt.paths = NULL;
-    s->opt.num_paths = 0;
-    return L3_OK;
-}
 
 static void free_store(l3_slabstore *s)
 {
@@ -674,21 +490,21 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
     s->opt = opt;
     s->fd = -1;
     l3_shm_init(&s->shm, NULL, s->opt.mode);
-    st = name_devices(s, &opt, err);
+    st = l3_devices_name(s, &opt, err);
     s->shm.path = s->path;
     if (st == L3_OK)
-        st = open_devices(s, err);
+        st = l3_devices_open(s, err);
     for (uint32_t d = 0; d < s->ndev && s->fd < 0; d++)
         if (s->dev[d].fd >= 0) {
             s->fd = s->dev[d].fd; /* the first present device names the shared mapping */
-            s->max_segments = device_max_segments(s->fd, s->dev[d].blockdev);
+            s->max_segments = l3_devices_max_segments(s->fd, s->dev[d].blockdev);
         }
     if (st == L3_OK)
         st = open_locked(s, err);
     if (st != L3_OK) {
         l3_shm_open_unlock(&s->shm, true);
         l3_io_engine_close(s->engine);
-        close_devices(s, true);
+        l3_devices_close(s, true);
         free_store(s);
         return st;
     }
@@ -716,7 +532,7 @@ l3_status l3_slabstore_close(l3_slabstore *s, l3_error *err)
     l3_io_engine_close(s->engine);
     s->engine = NULL;
     l3_status st = detach(s, true, err);
-    close_devices(s, false);
+    l3_devices_close(s, false);
     return st;
 }
 
@@ -734,142 +550,10 @@ void l3_slabstore_free(l3_slabstore *s)
     free_store(s);
 }
 
-/* What the shared mapping knows: objects, slabs, processes, reservations. */
-static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
-{
-    l3_slab_lock(s);
-    o->objects = s->index.meta->count;
-    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
-        slab_info *sl = &s->slabs[i];
-        o->payload_bytes += sl->live_bytes;
-        if (sl->state == S_FREE)
-            o->slabs_free++;
-        else if (sl->state == S_OPEN)
-            o->slabs_open++;
-        else
-            o->slabs_sealed++;
-    }
-    o->index_bytes = l3_index_capacity(&s->index) * sizeof(l3_index_entry);
-    o->shared_bytes = l3_shm_bytes(&s->geo);
-    o->reserved_slots = s->sh->reserved;
-    o->recovered_objects = s->sh->recovered_objects;
-    o->recovered_summaries = s->sh->recovered_summaries;
-    o->opened_from_checkpoint = s->sh->opened_from_checkpoint;
-    o->epoch = s->sh->sb.epoch;
-    l3_slab_unlock(s);
-    o->attached_processes = (uint32_t)l3_shm_attached(&s->shm, NULL, 0);
-}
 
-/* What this process's engine counted. */
-static void engine_stats(l3_slabstore *s, l3_slab_stats *o)
-{
-    l3_io_stats *io = l3_io_engine_stats(s->engine);
-    o->bytes_written = atomic_load(&io->bytes_written);
-    o->bytes_read = atomic_load(&io->bytes_read);
-    o->io_fixed = atomic_load(&io->fixed);
-    o->io_unfixed = atomic_load(&io->unfixed);
-    o->io_short_retries = atomic_load(&io->short_retries);
-    o->io_eagain_retries = atomic_load(&io->eagain_retries);
-    o->io_errors = atomic_load(&io->errors);
-    o->io_timeouts = atomic_load(&io->timeouts);
-    o->io_faults = l3_io_engine_faults(s->engine);
-    o->engine = l3_engine_name(l3_io_engine_kind(s->engine));
-    for (uint32_t d = 0; d < s->ndev; d++)
-        l3_io_engine_dev_stats(s->engine, d, &o->device[d].io_errors, &o->device[d].bytes_read,
-                               &o->device[d].bytes_written);
-    if (s->ndev == 1) {
-        o->device[0].io_errors = o->io_errors;
-        o->device[0].bytes_read = o->bytes_read;
-        o->device[0].bytes_written = o->bytes_written;
-    }
-    o->host_fixed = l3_io_engine_host_fixed(s->engine);
-    o->host_regions = atomic_load(&s->host_regions);
-    o->broken = l3_io_engine_broken(s->engine);
-}
 
-/* Each device's path, state and slabs. */
-static void device_states(l3_slabstore *s, l3_slab_stats *o)
-{
-    static const char *const names[] = { "ok", "missing", "failed" };
-    o->num_devices = s->ndev;
-    for (uint32_t d = 0; d < s->ndev; d++) {
-        uint32_t st = s->sh ? s->sh->dev_state[d] : (uint32_t)(s->dev[d].fd < 0 ? DEV_MISSING : DEV_OK);
-        o->device[d].path = s->dev[d].path;
-        o->device[d].state = names[st <= DEV_FAILED ? st : DEV_FAILED];
-        o->device[d].slabs = s->geo.num_slabs / s->geo.num_devices + (d < s->geo.num_slabs % s->geo.num_devices);
-        o->devices_offline += st != DEV_OK;
-    }
-}
 
-void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
-{
-    memset(o, 0, sizeof *o);
-    if (s->sh)
-        shared_stats(s, o); /* (after close, only this process's counters) */
-    o->capacity_bytes = s->geo.capacity * s->geo.num_devices;
-    o->data_bytes = (uint64_t)s->geo.num_slabs * s->geo.slab_size;
-    o->block_size = s->geo.block_size;
-    o->slab_size = s->geo.slab_size;
-    o->slabs_total = s->geo.num_slabs;
-    o->max_objects = s->geo.max_objects;
-    o->puts = atomic_load(&s->puts);
-    o->put_keys_written = atomic_load(&s->put_written);
-    o->put_keys_existing = atomic_load(&s->put_existing);
-    o->put_keys_rejected = atomic_load(&s->put_rejected);
-    o->gets = atomic_load(&s->gets);
-    o->get_hits = atomic_load(&s->get_hits);
-    o->get_misses = atomic_load(&s->get_misses);
-    if (s->engine)
-        engine_stats(s, o);
-    else
-        o->engine = "closed";
-    o->evictions = atomic_load(&s->evictions);
-    o->evicted_objects = atomic_load(&s->evicted_objects);
-    o->index_bound_evictions = atomic_load(&s->index_bound_evictions);
-    o->reinserted_objects = atomic_load(&s->reinserted_objects);
-    o->reinserted_bytes = atomic_load(&s->reinserted_bytes);
-    o->put_keys_over_budget = atomic_load(&s->over_budget);
-    o->checksum_failures = atomic_load(&s->checksum_failures);
-    o->stale_reads = atomic_load(&s->stale_reads);
-    o->unaligned_ios = atomic_load(&s->unaligned_ios);
-    o->device_max_segments = s->max_segments;
-    o->open_seconds = s->open_seconds;
-    device_states(s, o);
-    o->broken = o->broken || atomic_load(&s->fatal);
-}
 
-char *l3_slab_stats_to_json(const l3_slab_stats *st)
-{
-    json_t *o = json_object();
-#define U(name) json_object_set_new(o, #name, json_integer((json_int_t)st->name))
-    U(objects); U(payload_bytes); U(capacity_bytes); U(data_bytes); U(block_size); U(slab_size);
-    U(slabs_total); U(slabs_free); U(slabs_open); U(slabs_sealed); U(max_objects); U(index_bytes); U(shared_bytes);
-    U(puts); U(put_keys_written); U(put_keys_existing); U(put_keys_rejected);
-    U(gets); U(get_hits); U(get_misses); U(bytes_written); U(bytes_read);
-    U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
-    U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
-    U(io_timeouts); U(io_faults);
-    U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments); U(host_regions);
-#undef U
-    json_object_set_new(o, "opened_from_checkpoint", json_boolean(st->opened_from_checkpoint));
-    json_object_set_new(o, "open_seconds", json_real(st->open_seconds));
-    json_object_set_new(o, "engine", json_string(st->engine ? st->engine : ""));
-    json_object_set_new(o, "host_fixed", json_boolean(st->host_fixed));
-    json_object_set_new(o, "broken", json_boolean(st->broken));
-    json_object_set_new(o, "devices_offline", json_integer(st->devices_offline));
-    json_t *devs = json_array();
-    for (uint32_t d = 0; d < st->num_devices && d < L3_SLAB_MAX_DEVICES; d++) {
-        const l3_slab_device_stats *v = &st->device[d];
-        json_array_append_new(devs, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "path", v->path ? v->path : "",
-                                              "state", v->state ? v->state : "", "slabs", (json_int_t)v->slabs,
-                                              "io_errors", (json_int_t)v->io_errors, "bytes_read",
-                                              (json_int_t)v->bytes_read, "bytes_written", (json_int_t)v->bytes_written));
-    }
-    json_object_set_new(o, "devices", devs);
-    char *text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
-    json_decref(o);
-    return text;
-}
 
 l3_status l3_slabstore_register_host(l3_slabstore *s, l3_host_buffer host, l3_error *err)
 {
