@@ -12,7 +12,4 @@ char *l3_metrics_prometheus(const l3_snapshot *snap, const l3_slab_stats *stats)
 /* Metrics of a running executor and/or store (either may be NULL). */
 char *l3_metrics_of(l3_executor *executor, l3_slabstore *store);
 
-/* The store's stats as JSON text; free() it. */
-char *l3_slabstore_stats_json(l3_slabstore *store);
-
 #endif

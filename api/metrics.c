@@ -190,9 +190,3 @@ char *l3_metrics_of(l3_executor *executor, l3_slabstore *store)
     return l3_metrics_prometheus(executor ? &snap : NULL, store ? &st : NULL);
 }
 
-char *l3_slabstore_stats_json(l3_slabstore *store)
-{
-    l3_slab_stats st;
-    l3_slabstore_stats(store, &st);
-    return l3_slab_stats_to_json(&st);
-}

@@ -153,8 +153,8 @@ int l3_slabstore_attached_at(const char *path, int32_t *pids, int max);
  * geometry (objects, slabs and processes read 0). */
 void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *out);
 
-/* Render stats as JSON text; free() it. */
-char *l3_slab_stats_to_json(const l3_slab_stats *st);
+/* The store's stats (l3_slabstore_stats) as JSON text; free() it. */
+char *l3_slabstore_stats_json(l3_slabstore *s);
 
 /* Drain, write the checkpoint and mark the store clean (the close op). A
  * store whose I/O is unproven keeps its engine open and is not marked

@@ -110,7 +110,8 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->broken = o->broken || atomic_load(&s->fatal);
 }
 
-char *l3_slab_stats_to_json(const l3_slab_stats *st)
+/* The stats' JSON text (free() it). */
+static char *stats_json(const l3_slab_stats *st)
 {
     json_t *o = json_object();
 #define U(name) json_object_set_new(o, #name, json_integer((json_int_t)st->name))
@@ -141,4 +142,11 @@ char *l3_slab_stats_to_json(const l3_slab_stats *st)
     char *text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
     json_decref(o);
     return text;
+}
+
+char *l3_slabstore_stats_json(l3_slabstore *s)
+{
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    return stats_json(&st);
 }
