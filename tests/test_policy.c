@@ -1,0 +1,174 @@
+/* The eviction policy (store/slab/policy.c) over a store's state in
+ * memory, no disk: the victim choice (FIFO by opening, LRU by access; free
+ * and empty slabs first; what it passes over), a device's slabs, which
+ * objects reinsertion keeps, the write budget's bucket, the room left. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "policy.h"
+#include "slab_mem.h"
+
+#define SLAB (1u << 20)
+
+static int setup(void **state)
+{
+    *state = slab_mem_new(8, SLAB, 0);
+    return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    slab_mem_free(*state);
+    return 0;
+}
+
+/* Slab i sealed with `live` objects, opened at `first_seq`. */
+static void sealed(l3_slabstore *s, uint32_t i, uint32_t live, uint64_t first_seq)
+{
+    s->slabs[i] = (slab_info){ .state = S_SEALED, .disk_used = 1, .payload_blocks = 16,
+                               .nslots = l3_slots_per_slab(&s->geo, 16), .live = live,
+                               .first_seq = first_seq, .standby_next = -1 };
+    s->slabs[i].next_slot = s->slabs[i].nslots;
+}
+
+/* Every slab sealed with objects, opened in order 100, 101, ... */
+static void all_sealed(l3_slabstore *s)
+{
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++)
+        sealed(s, i, 3, 100 + i);
+}
+
+static void fifo_takes_the_slab_opened_first(void **state)
+{
+    l3_slabstore *s = *state;
+    all_sealed(s);
+    s->slabs[5].first_seq = 7;
+    s->slabs[2].first_seq = 9;
+    assert_int_equal(l3_policy_victim(s, true, -1), 5);
+    assert_int_equal(l3_policy_victim(s, false, -1), 5); /* no free or empty slab either */
+}
+
+static void free_and_empty_slabs_come_first_unless_live_objects_are_needed(void **state)
+{
+    l3_slabstore *s = *state;
+    all_sealed(s);
+    s->slabs[6].live = 0; /* sealed and empty */
+    assert_int_equal(l3_policy_victim(s, false, -1), 6);
+    s->slabs[3].state = S_FREE;
+    s->slabs[3].live = 0;
+    assert_int_equal(l3_policy_victim(s, false, -1), 3);
+    assert_int_equal(l3_policy_victim(s, true, -1), 0); /* the oldest with objects */
+}
+
+static void writes_in_flight_offline_and_leased_slabs_are_passed_over(void **state)
+{
+    l3_slabstore *s = *state;
+    all_sealed(s);
+    s->slabs[0].inflight = 1;
+    s->slabs[1].state = S_OFFLINE;
+    l3_policy_lease(s, 2, l3_policy_clock_ns() + 60000000000ull);
+    assert_int_equal(l3_policy_victim(s, true, -1), 3);
+    l3_policy_lease(s, 2, 1); /* a shorter lease never shortens one */
+    assert_int_equal(l3_policy_victim(s, true, -1), 3);
+    s->slabs[2].lease_until = 1; /* run out */
+    assert_int_equal(l3_policy_victim(s, true, -1), 2);
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++)
+        s->slabs[i].inflight = 1;
+    assert_int_equal(l3_policy_victim(s, true, -1), -1);
+}
+
+static void lru_slab_takes_the_least_recently_read_or_written(void **state)
+{
+    l3_slabstore *s = *state;
+    all_sealed(s);
+    s->opt.eviction = L3_EVICT_LRU_SLAB;
+    for (uint32_t i = 0; i < s->geo.num_slabs; i++)
+        l3_policy_written(s, i);
+    l3_index_entry e = { .slab = 0, .seq = 1 };
+    l3_policy_read(s, &e); /* slab 0 is now the most recent */
+    assert_int_equal(l3_policy_victim(s, true, -1), 1);
+    s->opt.eviction = L3_EVICT_FIFO_REINSERT;
+    assert_int_equal(l3_policy_victim(s, true, -1), 0); /* FIFO ignores reads */
+}
+
+static void a_device_s_victims_are_its_own_slabs(void **state)
+{
+    l3_slabstore *s = *state;
+    all_sealed(s);
+    s->geo.num_devices = 2; /* slab i on device i % 2 */
+    assert_int_equal(l3_policy_victim(s, true, 1), 1);
+    s->slabs[1].inflight = 1;
+    assert_int_equal(l3_policy_victim(s, true, 1), 3);
+    assert_int_equal(l3_policy_victim(s, true, 0), 0);
+}
+
+static void reinsertion_keeps_what_was_read_late_in_its_time(void **state)
+{
+    l3_slabstore *s = *state;
+    atomic_store(&s->sh->seq, 190);
+    l3_index_entry late = { .slab = 0, .seq = 100 };
+    l3_policy_read(s, &late); /* read at 190 of 100..200: late */
+    l3_index_entry early = { .slab = 0, .seq = 100 };
+    atomic_store(&s->sh->seq, 110);
+    l3_policy_read(s, &early); /* read at 110: right after its write */
+    l3_index_entry never = { .slab = 0, .seq = 100 };
+    atomic_store(&s->sh->seq, 200);
+    assert_true(l3_policy_reinserts(s, &late));
+    assert_false(l3_policy_reinserts(s, &early));
+    assert_false(l3_policy_reinserts(s, &never));
+    s->opt.eviction = L3_EVICT_LRU_SLAB; /* the whole-slab policy keeps nothing */
+    assert_false(l3_policy_reinserts(s, &late));
+}
+
+static void the_write_budget_is_a_bucket_of_ten_seconds(void **state)
+{
+    l3_slabstore *s = *state;
+    assert_true(l3_policy_admit(s, 1ull << 40)); /* no budget: everything */
+    s->opt.write_budget = 1000; /* bytes a second: a bucket of 10000 */
+    assert_true(l3_policy_admit(s, 6000));
+    assert_false(l3_policy_admit(s, 6000));
+    assert_int_equal(atomic_load(&s->over_budget), 1);
+    assert_true(l3_policy_admit(s, 4000));
+    s->sh->budget_ns -= 3000000000ull; /* three seconds later: 3000 more */
+    assert_true(l3_policy_admit(s, 2900));
+    assert_false(l3_policy_admit(s, 500));
+    s->sh->budget_ns -= 100000000000ull; /* long after: a full bucket, not more */
+    assert_true(l3_policy_admit(s, 10000));
+    assert_false(l3_policy_admit(s, 1));
+}
+
+static void room_counts_free_and_empty_slabs_and_open_slots(void **state)
+{
+    l3_slabstore *s = *state;
+    assert_int_equal(l3_policy_room(s), 8ull * SLAB); /* all free */
+    all_sealed(s);
+    assert_int_equal(l3_policy_room(s), 0);
+    s->slabs[1].live = 0;
+    s->slabs[2].state = S_OPEN;
+    s->slabs[2].next_slot = s->slabs[2].nslots - 2;
+    assert_int_equal(l3_policy_room(s), SLAB + 2 * l3_slot_bytes(&s->geo, 16));
+    s->slabs[1].inflight = 1; /* an empty slab being written is no room */
+    assert_int_equal(l3_policy_room(s), 2 * l3_slot_bytes(&s->geo, 16));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+        T(fifo_takes_the_slab_opened_first),
+        T(free_and_empty_slabs_come_first_unless_live_objects_are_needed),
+        T(writes_in_flight_offline_and_leased_slabs_are_passed_over),
+        T(lru_slab_takes_the_least_recently_read_or_written),
+        T(a_device_s_victims_are_its_own_slabs),
+        T(reinsertion_keeps_what_was_read_late_in_its_time),
+        T(the_write_budget_is_a_bucket_of_ten_seconds),
+        T(room_counts_free_and_empty_slabs_and_open_slots),
+    };
+    return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
+}
