@@ -207,7 +207,7 @@ static void the_index_bound_evicts_whole_slabs(void **state)
     assert_true(max + 1 <= 64);
     reserve(s, 1, (uint32_t)max, slab, slot);
     for (uint64_t i = 0; i < max; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "b%llu", (unsigned long long)i);
         slab_mem_publish(s, name, slab[i], slot[i], 4096);
     }
