@@ -102,6 +102,8 @@ typedef struct l3_slab_stats {
     uint32_t attached_processes; /* processes attached to the shared store */
     uint64_t reserved_slots;     /* slots reserved by puts in flight, all processes */
     uint32_t device_max_segments; /* DMA segments the device takes per request (0: unknown) */
+    uint64_t device_max_request;  /* bytes the device takes per request (0: unknown); a larger one-range
+                                     object is read without its header */
     uint32_t num_devices, devices_offline; /* devices the store spans; of them missing or failed */
     l3_slab_device_stats device[L3_SLAB_MAX_DEVICES];
 } l3_slab_stats;

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "entries.h"
 #include "harness.h"
 #include "l3_slabstore.h"
 #include "store_util.h"
@@ -269,9 +270,11 @@ static void a_stall_is_unretired_and_the_executor_turns_unsafe(void **state)
     stop(v);
 }
 
-static void random_faults_never_serve_wrong_bytes(void **state)
+static void random_faults(void **state, bool payload_alone)
 {
     env *v = start(*(l3_engine_kind *)*state, 10);
+    if (payload_alone)
+        v->store->max_request = 1; /* every get reads its payload alone, checked by the index's crc */
     const l3_fault_kind kinds[] = { L3_FAULT_EIO, L3_FAULT_SHORT, L3_FAULT_EAGAIN };
     int served = 0;
     for (int round = 0; round < 24; round++) {
@@ -288,12 +291,19 @@ static void random_faults_never_serve_wrong_bytes(void **state)
     stop(v);
 }
 
+static void random_faults_never_serve_wrong_bytes(void **state) { random_faults(state, false); }
+
+static void random_faults_never_serve_wrong_bytes_read_without_headers(void **state) { random_faults(state, true); }
+
 /* A device that acknowledges writes it did not make: torn (half landed)
  * or misdirected (landed elsewhere). Every put "succeeds"; a get must
- * never serve their bytes, nor let them damage what it serves. */
-static void torn_and_misdirected_writes_are_never_served(void **state)
+ * never serve their bytes, nor let them damage what it serves; and so
+ * when it reads payloads without their headers. */
+static void lying_writes(void **state, bool payload_alone)
 {
     env *v = start(*(l3_engine_kind *)*state, 10);
+    if (payload_alone)
+        v->store->max_request = 1;
     l3_completion *c = op(v, L3_OP_PUT, 0, 8);
     for (int i = 0; i < 8; i++)
         assert_true(c->success[i]);
@@ -320,6 +330,13 @@ static void torn_and_misdirected_writes_are_never_served(void **state)
     }
     assert_true(served > 0); /* (what the misdirected writes hit is not served either) */
     stop(v);
+}
+
+static void torn_and_misdirected_writes_are_never_served(void **state) { lying_writes(state, false); }
+
+static void torn_and_misdirected_writes_are_never_served_read_without_headers(void **state)
+{
+    lying_writes(state, true);
 }
 
 /* A wait for completions that fails with I/O still in flight: the batch
@@ -353,8 +370,10 @@ int main(void)
         cmocka_unit_test_prestate(short_transfers_and_eagain_are_resubmitted_transparently, k),    \
         cmocka_unit_test_prestate(a_stall_is_unretired_and_the_executor_turns_unsafe, k),          \
         cmocka_unit_test_prestate(random_faults_never_serve_wrong_bytes, k),                       \
+        cmocka_unit_test_prestate(random_faults_never_serve_wrong_bytes_read_without_headers, k),  \
         cmocka_unit_test_prestate(a_device_failing_every_read_opens_the_breaker_and_one_probe_closes_it, k), \
         cmocka_unit_test_prestate(torn_and_misdirected_writes_are_never_served, k),                \
+        cmocka_unit_test_prestate(torn_and_misdirected_writes_are_never_served_read_without_headers, k), \
         cmocka_unit_test_prestate(a_failed_wait_with_io_in_flight_is_unretired, k),                \
     }
     const struct CMUnitTest on_uring[] = ALL(&uring);

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "entries.h"
 #include "format.h"
 #include "harness.h"
 #include "l3_slabstore.h"
@@ -272,6 +273,98 @@ static void a_get_of_another_shape_fails_and_keeps_the_object(void **state)
     unlink(path);
 }
 
+/* Engine submissions so far (headers and payloads alike). */
+static uint64_t submissions(l3_slabstore *s)
+{
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    return st.io_fixed + st.io_unfixed;
+}
+
+/* With payloads read alone (every object over the device's request
+ * size, forced here), a one-range object is one request, checked by its
+ * crc; a two-range object is still refused when asked as one range and
+ * served as two; the shape is kept by the checkpoint and found again by a
+ * crash scan; an earlier build's checkpoint (no shapes) is not used. */
+static void check_shapes(l3_slabstore *s, uint8_t *pool, size_t len, const uint8_t *want)
+{
+    l3_store *st = l3_slabstore_store(s);
+    s->max_request = 1; /* every object over it: payloads alone */
+    const char *seg[] = { "sh_seg" }, *one[] = { "sh_one" };
+    l3_range two[2] = { { 0, 8192 }, { 65536, 8192 } }, whole[1] = { { 0, 16384 } }, single[1] = { { 131072, 16384 } };
+    bool ok[1], fail[1];
+    memset(pool, 0, len);
+    assert_int_equal(get_v(st, seg, 1, pool, len, whole, 1, ok, fail), L3_OK);
+    assert_false(ok[0]); /* asked as one range: a miss, never its bytes */
+    assert_true(fail[0]);
+    assert_int_equal(get_v(st, seg, 1, pool, len, two, 2, ok, fail), L3_OK);
+    assert_true(ok[0]);
+    assert_memory_equal(pool, want, 8192);
+    assert_memory_equal(pool + 65536, want + 65536, 8192);
+    uint64_t before = submissions(s);
+    assert_int_equal(get_v(st, one, 1, pool, len, single, 1, ok, fail), L3_OK);
+    assert_true(ok[0]);
+    assert_memory_equal(pool + 131072, want + 131072, 16384);
+    assert_int_equal(submissions(s) - before, 1); /* the payload alone */
+    s->max_request = 0; /* the device's size unknown: the header is read with it */
+    before = submissions(s);
+    assert_int_equal(get_v(st, one, 1, pool, len, single, 1, ok, fail), L3_OK);
+    assert_true(ok[0]);
+    assert_int_equal(submissions(s) - before, 2);
+}
+
+static int crash_after_a_put(l3_slabstore *c, void *arg)
+{
+    (void)arg;
+    uint8_t *pool = aligned_pool(MIB);
+    const char *k[] = { "sh_later" };
+    l3_range r[1] = { { 0, 4096 } };
+    bool ok[1];
+    int rc = put_v(l3_slabstore_store(c), k, 1, pool, MIB, r, 1, ok) == L3_OK ? 0 : 6;
+    free(pool);
+    return rc;
+}
+
+static void a_page_s_shape_survives_a_reopen_and_a_crash(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "mrshape2");
+    l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
+    size_t len = MIB;
+    uint8_t *pool = aligned_pool(len), *want = aligned_pool(len);
+    fill_pattern(want, len, 31);
+    memcpy(pool, want, len);
+    l3_slabstore *s = open_test_store(&o);
+    const char *seg[] = { "sh_seg" }, *one[] = { "sh_one" };
+    l3_range two[2] = { { 0, 8192 }, { 65536, 8192 } }, single[1] = { { 131072, 16384 } };
+    bool ok[1];
+    assert_int_equal(put_v(l3_slabstore_store(s), seg, 1, pool, len, two, 2, ok), L3_OK);
+    assert_int_equal(put_v(l3_slabstore_store(s), one, 1, pool, len, single, 1, ok), L3_OK);
+    check_shapes(s, pool, len, want);
+    l3_slabstore_free(s); /* the checkpoint keeps the shapes */
+    s = open_test_store(&o);
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_true(st.opened_from_checkpoint);
+    check_shapes(s, pool, len, want);
+    l3_slabstore_free(s);
+    forge_checkpoint_version(path, L3_CKPT_PACKED_NOSHAPE); /* an earlier build's: not used */
+    s = open_test_store(&o);
+    l3_slabstore_stats(s, &st);
+    assert_false(st.opened_from_checkpoint);
+    check_shapes(s, pool, len, want);
+    l3_slabstore_free(s);
+    run_killed_writer(&o, crash_after_a_put, NULL); /* a crash scan finds them again */
+    s = open_test_store(&o);
+    l3_slabstore_stats(s, &st);
+    assert_false(st.opened_from_checkpoint);
+    check_shapes(s, pool, len, want);
+    l3_slabstore_free(s);
+    free(pool);
+    free(want);
+    unlink(path);
+}
+
 /* The pages a killed writer adds: keys, pool and their ranges. */
 struct second_half {
     const char **keys;
@@ -395,6 +488,7 @@ int main(void)
     cmocka_unit_test_prestate(pages_of_k_and_v_ranges_are_one_object_each, k),                   \
         cmocka_unit_test_prestate(ranges_of_partial_blocks_round_trip, k),                       \
         cmocka_unit_test_prestate(a_get_of_another_shape_fails_and_keeps_the_object, k),         \
+        cmocka_unit_test_prestate(a_page_s_shape_survives_a_reopen_and_a_crash, k),               \
         cmocka_unit_test_prestate(pages_survive_a_reopen_and_a_kill, k),                         \
         cmocka_unit_test_prestate(a_read_lease_holds_a_page_through_eviction, k)
     const struct CMUnitTest tests[] = {

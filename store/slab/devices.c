@@ -14,18 +14,18 @@
 
 #include "l3_clock.h"
 
-/* The block device's DMA segments per request (its queue's max_segments),
- * from sysfs; 0 when it cannot be told. A partition's queue is its disk's. */
-unsigned l3_devices_max_segments(int fd, bool blockdev)
+/* A number from the block queue's sysfs attribute `name` of the device
+ * that holds `fd` (its disk's, for a partition); 0 when it cannot be told. */
+static unsigned queue_attr(int fd, bool blockdev, const char *name)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
         return 0;
     dev_t dev = blockdev ? st.st_rdev : st.st_dev;
-    const char *paths[] = { "queue/max_segments", "../queue/max_segments" };
-    for (size_t i = 0; i < 2; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/%s", major(dev), minor(dev), paths[i]);
+    for (int up = 0; up < 2; up++) {
+        char path[160];
+        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/%squeue/%s", major(dev), minor(dev), up ? "../" : "",
+                 name);
         FILE *f = fopen(path, "r");
         if (!f)
             continue;
@@ -36,6 +36,13 @@ unsigned l3_devices_max_segments(int fd, bool blockdev)
             return n;
     }
     return 0;
+}
+
+unsigned l3_devices_max_segments(int fd, bool blockdev) { return queue_attr(fd, blockdev, "max_segments"); }
+
+uint64_t l3_devices_max_request(int fd, bool blockdev)
+{
+    return (uint64_t)queue_attr(fd, blockdev, "max_sectors_kb") * 1024;
 }
 
 int l3_devices_lock_file(int fd, int how, double timeout)

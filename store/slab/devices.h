@@ -39,4 +39,8 @@ int l3_devices_lock_file(int fd, int how, double timeout);
  * from sysfs; 0 when it cannot be told. A partition's queue is its disk's. */
 unsigned l3_devices_max_segments(int fd, bool blockdev);
 
+/* The largest request the device's queue takes (max_sectors_kb), in
+ * bytes; 0 when it cannot be told. */
+uint64_t l3_devices_max_request(int fd, bool blockdev);
+
 #endif

@@ -26,7 +26,9 @@ void l3_ckpt_record_pack(uint8_t *p, const l3_index_entry *e)
     memcpy(p + 28, &e->slot, 4);
     memcpy(p + 32, &e->size, 4);
     memcpy(p + 36, &e->ns, 2);
-    memcpy(p + 38, &e->key_len, 2);
+    _Static_assert(L3_OBJECT_KEY_MAX < L3_CKPT_SEGMENTED, "a key length leaves the shape bit free");
+    uint16_t len = (uint16_t)(e->key_len | (e->pad & L3_ENTRY_SEGMENTED ? L3_CKPT_SEGMENTED : 0));
+    memcpy(p + 38, &len, 2);
 }
 
 void l3_ckpt_record_unpack(const uint8_t *p, l3_index_entry *e)
@@ -40,7 +42,10 @@ void l3_ckpt_record_unpack(const uint8_t *p, l3_index_entry *e)
     memcpy(&e->slot, p + 28, 4);
     memcpy(&e->size, p + 32, 4);
     memcpy(&e->ns, p + 36, 2);
-    memcpy(&e->key_len, p + 38, 2);
+    uint16_t len;
+    memcpy(&len, p + 38, 2);
+    e->key_len = (uint16_t)(len & ~L3_CKPT_SEGMENTED);
+    e->pad = len & L3_CKPT_SEGMENTED ? L3_ENTRY_SEGMENTED : 0;
 }
 
 /* A slab's slots at most: what the index bound spread over the slabs
@@ -287,13 +292,14 @@ static uint32_t summary_entry_crc(const l3_summary_entry *e, uint32_t slab, uint
 
 void l3_summary_entry_seal(l3_summary_entry *e, uint32_t slab, uint32_t slot, uint64_t gen)
 {
-    e->flags = L3_SUMMARY_PRESENT;
+    e->flags = (uint8_t)(L3_SUMMARY_PRESENT | (e->flags & L3_SUMMARY_SEGMENTED));
     e->entry_crc = summary_entry_crc(e, slab, slot, gen);
 }
 
 bool l3_summary_entry_valid(const l3_summary_entry *e, uint32_t slab, uint32_t slot, uint64_t gen)
 {
-    return e->flags == L3_SUMMARY_PRESENT && e->entry_crc == summary_entry_crc(e, slab, slot, gen);
+    return (e->flags & ~L3_SUMMARY_SEGMENTED) == L3_SUMMARY_PRESENT &&
+           e->entry_crc == summary_entry_crc(e, slab, slot, gen);
 }
 
 uint64_t l3_segments_disk_len(const uint32_t *sizes, uint32_t count, uint32_t block)
@@ -385,7 +391,8 @@ void l3_checkpoint_header_seal(l3_checkpoint_header *h)
 
 bool l3_checkpoint_header_valid(const l3_checkpoint_header *h)
 {
-    if (h->magic != L3_CKPT_MAGIC || (h->version != L3_CKPT_LIST && h->version != L3_CKPT_PACKED))
+    if (h->magic != L3_CKPT_MAGIC ||
+        (h->version != L3_CKPT_LIST && h->version != L3_CKPT_PACKED_NOSHAPE && h->version != L3_CKPT_PACKED))
         return false;
     l3_checkpoint_header c = *h;
     c.header_crc = 0;

@@ -19,7 +19,8 @@
 #define L3_OBJECT_MAGIC 0x314a424f334c4c33ull /* "3LL3OBJ1" */
 #define L3_JOURNAL_MAGIC 0x4c4e524aU /* "JRNL" */
 #define L3_CKPT_MAGIC 0x54504b43334c4c33ull   /* "3LL3CKPT" */
-#define L3_SUMMARY_MAGIC 0x4d4d5553u /* "SUMM" */
+#define L3_SUMMARY_MAGIC 0x324d5553u /* "SUM2": entries carry their shape (L3_SUMMARY_SEGMENTED); an
+                                        earlier build's "SUMM" summaries are not read (scanned once) */
 
 /* Feature flags this build understands: a superblock with others is refused. */
 #define L3_INCOMPAT_DEVICES 1u     /* a store over several devices (num_devices > 1) */
@@ -186,6 +187,7 @@ typedef struct l3_summary_head {
 _Static_assert(sizeof(l3_summary_head) == 1072, "summary head size");
 
 #define L3_SUMMARY_PRESENT 1u
+#define L3_SUMMARY_SEGMENTED 2u /* the object is of several ranges (L3_ENTRY_SEGMENTED) */
 /* A slot's object, as its index entry has it; all zero for an empty or
  * deleted slot. */
 typedef struct l3_summary_entry {
@@ -267,10 +269,13 @@ uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t 
 /* The layouts of a checkpoint body, its header's `version`. Both start
  * with the namespaces and one fill word per slab. */
 #define L3_CKPT_LIST 1u    /* earlier builds: 48-byte entries; not read (the store is scanned once) */
-#define L3_CKPT_PACKED 2u  /* a bitmap of the index table's used slots (a bit each, in 64-bit words),
+#define L3_CKPT_PACKED_NOSHAPE 2u /* earlier builds: packed, without the shape bit; not read (scanned once) */
+#define L3_CKPT_PACKED 3u  /* a bitmap of the index table's used slots (a bit each, in 64-bit words),
                               one L3_CKPT_RECORD-byte record per entry in table order, then each slab's
                               slot ids below its fill (slabs not free, in order) */
-#define L3_CKPT_RECORD 40u /* an index entry without its slab's generation (the slab's own) and padding */
+#define L3_CKPT_RECORD 40u /* an index entry without its slab's generation (the slab's own) and padding;
+                              its key length's top bit is the entry's L3_ENTRY_SEGMENTED */
+#define L3_CKPT_SEGMENTED 0x8000u /* in a record's key length (keys are at most L3_OBJECT_KEY_MAX bytes) */
 
 /* Pack entry e into a record at p, and back (gen left 0). */
 struct l3_index_entry;

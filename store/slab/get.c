@@ -18,7 +18,8 @@ typedef struct get_key {
     uint32_t slab, slot, crc;
     uint64_t dev;       /* its payload's device offset */
     const l3_range *ranges; /* its k ranges */
-    uint8_t *header;    /* its header block, read with the payload */
+    uint8_t *header;    /* its header block, read with the payload (and its tail's bounce block after it) */
+    bool payload_only;  /* its payload alone is read, checked by the index's crc (l3_get_payload_only) */
 } get_key;
 
 typedef struct dev_order {
@@ -54,6 +55,17 @@ static bool header_matches(const l3_slabstore *s, const get_key *g, const char *
            h->key_len == g->id.len && memcmp(h->key, key, g->id.len) == 0;
 }
 
+/* Whether an object of one range and `size` payload bytes is read without
+ * its header: when the header and payload together would be more than the
+ * device takes in one request (a 4 MiB page and its 4 KiB header: two
+ * requests), the payload alone is one. Its crc32c (the index's) checks it,
+ * and the entry is checked current after the read, as always; with the
+ * crc check off the header is always read. */
+static bool payload_alone(const l3_slabstore *s, uint32_t size)
+{
+    return !s->opt.no_verify_checksums && s->max_request && s->geo.header_bytes + (uint64_t)size > s->max_request;
+}
+
 /* Look the wave's keys up (under the lock) and plan a read for each found
  * one of the right size; the others are object failures. */
 static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const l3_range *ranges,
@@ -70,8 +82,11 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const
             e = NULL;
         }
         const l3_range *kr = &ranges[pos * w->k];
-        if (!e || e->size != l3_ranges_disk_len(kr, w->k, b)) {
-            res->object_failures[pos] = true; /* missing or of another size */
+        bool segmented = e && (e->pad & L3_ENTRY_SEGMENTED);
+        if (!e || e->size != l3_ranges_disk_len(kr, w->k, b) || segmented != (w->k > 1)) {
+            /* Missing, of another size, or asked as another number of ranges
+             * than it was put as (a miss: the object stays). */
+            res->object_failures[pos] = true;
             atomic_fetch_add(&s->get_misses, 1);
             continue;
         }
@@ -79,7 +94,8 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const
         get_key *g = &w->keys[w->nk];
         *g = (get_key){ .pos = pos, .id = w->keys[i].id, .seq = e->seq, .gen = sl->gen, .slab = e->slab,
                         .slot = e->slot, .crc = e->crc, .ranges = kr, .header = bounce + w->nk * (hb + b),
-                        .dev = l3_slot_offset(&s->geo, e->slab, sl->payload_blocks, e->slot) + hb };
+                        .dev = l3_slot_offset(&s->geo, e->slab, sl->payload_blocks, e->slot) + hb,
+                        .payload_only = !segmented && payload_alone(s, e->size) };
         w->order[w->nk] = (dev_order){ g->dev, (uint32_t)w->nk };
         w->nk++;
     }
@@ -95,8 +111,8 @@ static int build_reads(l3_slabstore *s, get_wave *w)
     int r = 0;
     for (size_t o = 0; o < w->nk && r >= 0; o++) {
         get_key *g = &w->keys[w->order[o].k];
-        r = l3_plan_object(s, &w->plans[w->order[o].k * w->k], w->k, g->dev, w->base, g->ranges, false, g->header,
-                           g->header + s->geo.header_bytes, w->reqs, r);
+        r = l3_plan_object(s, &w->plans[w->order[o].k * w->k], w->k, g->dev, w->base, g->ranges, false,
+                           g->payload_only ? NULL : g->header, g->header + s->geo.header_bytes, w->reqs, r);
     }
     return r;
 }
@@ -115,8 +131,8 @@ static void finish_key(l3_slabstore *s, get_wave *w, get_key *g, l3_plan *plans,
             memcpy(p->host + p->direct, p->tail_buf, p->tail);
     }
     uint32_t size = (uint32_t)l3_ranges_disk_len(g->ranges, w->k, b);
-    bool header_ok = header_matches(s, g, key, size);
-    if (header_ok && !l3_header_has_shape((const l3_object_header *)g->header, g->ranges, w->k)) {
+    bool header_ok = g->payload_only || header_matches(s, g, key, size);
+    if (header_ok && !g->payload_only && !l3_header_has_shape((const l3_object_header *)g->header, g->ranges, w->k)) {
         res->object_failures[g->pos] = true; /* asked as ranges of other sizes: the object stays */
         atomic_fetch_add(&s->get_misses, 1);
         return;

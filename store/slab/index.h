@@ -27,9 +27,16 @@ typedef struct l3_index_entry {
     uint32_t gen;     /* the slab's generation (low 32 bits) when written */
     uint16_t ns;      /* namespace id, 0 for none */
     uint16_t key_len;
-    uint32_t pad;
+    uint32_t pad;     /* flags: L3_ENTRY_SEGMENTED here; the policy's (policy.h) beside it */
 } l3_index_entry;
 _Static_assert(sizeof(l3_index_entry) == 48, "index entry size");
+
+/* Index entry flag (in pad, bit 1): the object is of several ranges (its
+ * header holds its segment table). A get of one range may read its
+ * payload alone when this is clear; a get of one range of a segmented
+ * object misses (the shape must be the put's). Kept in the checkpoint and
+ * the slab summaries, and read from the header by a crash scan. */
+#define L3_ENTRY_SEGMENTED 2u
 
 /* The index's counters: they live beside the table (in shared memory). */
 typedef struct l3_index_meta {

@@ -18,15 +18,16 @@ void l3_policy_lease(l3_slabstore *s, uint32_t slab, uint64_t until)
         s->slabs[slab].lease_until = until;
 }
 
-/* An entry's flag word: bit 0 read since written, bits 1-31 the object
- * sequence (low 31 bits) when it was last read. */
-#define READ_SEQ_MASK 0x7fffffffu
+/* An entry's flag word: bit 0 read since written, bit 1 not the policy's
+ * (L3_ENTRY_SEGMENTED), bits 2-31 the object sequence (low 30 bits) when
+ * it was last read. */
+#define READ_SEQ_MASK 0x3fffffffu
 
 void l3_policy_read(l3_slabstore *s, l3_index_entry *e)
 {
     L3_ASSERT(e->slab < s->geo.num_slabs);
     uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
-    e->pad = (uint32_t)((now & READ_SEQ_MASK) << 1) | L3_ENTRY_READ;
+    e->pad = (uint32_t)((now & READ_SEQ_MASK) << 2) | (e->pad & L3_ENTRY_SEGMENTED) | L3_ENTRY_READ;
     atomic_store_explicit(&s->slabs[e->slab].last_access, atomic_fetch_add(&s->sh->tick, 1),
                           memory_order_relaxed);
 }
@@ -39,10 +40,10 @@ void l3_policy_written(l3_slabstore *s, uint32_t slab)
 }
 
 /* The object sequence at an entry's last read, from its low 31 bits and
- * the sequence now (reads more than 2^31 puts ago read as the write). */
+ * the sequence now (reads more than 2^30 puts ago read as the write). */
 static uint64_t last_read_seq(const l3_index_entry *e, uint64_t now)
 {
-    uint64_t low = e->pad >> 1, seq = (now & ~(uint64_t)READ_SEQ_MASK) | low;
+    uint64_t low = e->pad >> 2, seq = (now & ~(uint64_t)READ_SEQ_MASK) | low;
     if (seq > now)
         seq = seq >= (uint64_t)READ_SEQ_MASK + 1 ? seq - ((uint64_t)READ_SEQ_MASK + 1) : 0;
     return seq > e->seq ? seq : e->seq;

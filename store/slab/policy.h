@@ -25,8 +25,8 @@
 
 #include "entries.h"
 
-/* Index entry flag (in l3_index_entry.pad, whose other bits policy.c
- * uses): read since it was written. */
+/* Index entry flag (in l3_index_entry.pad, bit 0; policy.c keeps bits
+ * 2-31, and bit 1 is L3_ENTRY_SEGMENTED): read since it was written. */
 #define L3_ENTRY_READ 1u
 
 /* CLOCK_MONOTONIC in nanoseconds: one clock for every process. */

@@ -117,7 +117,8 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
     }
     l3_key_id id = l3_key_identity(h->key, h->key_len);
     l3_index_entry e = { .hash = id.hash, .seq = h->seq, .check = id.check, .crc = h->payload_crc,
-                         .slab = i, .slot = k, .size = h->size, .gen = (uint32_t)h->slab_gen, .key_len = id.len };
+                         .slab = i, .slot = k, .size = h->size, .gen = (uint32_t)h->slab_gen, .key_len = id.len,
+                         .pad = h->flags & L3_OBJ_SEGMENTED ? L3_ENTRY_SEGMENTED : 0 };
     offer(s, e, h->key, h->key_len, slot_off, ss);
 }
 
@@ -125,7 +126,8 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
 static l3_index_entry entry_of(const l3_summary_head *h, const l3_summary_entry *e, uint32_t i, uint32_t k)
 {
     return (l3_index_entry){ .hash = e->hash, .seq = e->seq, .check = e->check, .crc = e->crc, .slab = i,
-                             .slot = k, .size = e->size, .gen = (uint32_t)h->gen, .key_len = e->key_len };
+                             .slot = k, .size = e->size, .gen = (uint32_t)h->gen, .key_len = e->key_len,
+                             .pad = e->flags & L3_SUMMARY_SEGMENTED ? L3_ENTRY_SEGMENTED : 0 };
 }
 
 /* Summaries' live entries gathered for one sweep of the index: sorted

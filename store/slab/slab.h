@@ -63,6 +63,7 @@ struct l3_slabstore {
     atomic_bool warned_unaligned, warned_too_big, warned_small_pages, warned_index_bound;
     atomic_uint host_regions; /* Host regions registered now */
     unsigned max_segments;   /* the device's DMA segments per request (0: unknown) */
+    uint64_t max_request;    /* the device's largest request in bytes (0: unknown) */
     atomic_ulong reinserted_objects, reinserted_bytes, over_budget, index_bound_evictions;
     double open_seconds;
 };

@@ -498,6 +498,7 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
         if (s->dev[d].fd >= 0) {
             s->fd = s->dev[d].fd; /* the first present device names the shared mapping */
             s->max_segments = l3_devices_max_segments(s->fd, s->dev[d].blockdev);
+            s->max_request = l3_devices_max_request(s->fd, s->dev[d].blockdev);
         }
     if (st == L3_OK)
         st = open_locked(s, err);

@@ -105,6 +105,7 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->stale_reads = atomic_load(&s->stale_reads);
     o->unaligned_ios = atomic_load(&s->unaligned_ios);
     o->device_max_segments = s->max_segments;
+    o->device_max_request = s->max_request;
     o->open_seconds = s->open_seconds;
     device_states(s, o);
     o->broken = o->broken || atomic_load(&s->fatal);
@@ -122,7 +123,7 @@ static char *stats_json(const l3_slab_stats *st)
     U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
-    U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments); U(host_regions);
+    U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments); U(device_max_request); U(host_regions);
 #undef U
     json_object_set_new(o, "opened_from_checkpoint", json_boolean(st->opened_from_checkpoint));
     json_object_set_new(o, "open_seconds", json_real(st->open_seconds));
