@@ -35,8 +35,9 @@ static void choose_copy(const l3_sb_reads *r, uint32_t c, l3_sb_copies *out)
             }
             continue;
         }
+        /* Copy c sits at c x round_up(4096, B): copy 0 at 0 for every B. */
         uint64_t off = (uint64_t)c * (4096ull << k);
-        if (at->sb.copy != c || l3_round_up(L3_SB_BYTES, at->sb.block_size) != 4096ull << k) {
+        if (at->sb.copy != c || (uint64_t)c * l3_round_up(L3_SB_BYTES, at->sb.block_size) != off) {
             out->verdict[c] = L3_SB_MISPLACED;
             snprintf(out->why[c], sizeof out->why[c], "copy %u found at offset %llu", at->sb.copy,
                      (unsigned long long)off);

@@ -66,7 +66,8 @@ typedef struct l3_sb_copies {
 
 /* Choose from the places read (`r`): each copy is the first of its places,
  * in order, holding a valid superblock (l3_sb_valid) that names that copy
- * and whose block size puts that copy there; the valid copy with the
+ * and whose block size B puts that copy there (copy c at c x
+ * round_up(4096, B): copy 0 at 0 whatever B); the valid copy with the
  * highest sequence wins. Returns how many copies are valid. The places'
  * reads are meta.c's (l3_sb_read_copies). */
 int l3_sb_choose(const l3_sb_reads *r, l3_sb_copies *out);
