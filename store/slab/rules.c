@@ -72,9 +72,13 @@ void l3_merge_device_tables(const l3_geometry *g, uint32_t d, const l3_slab_reco
 {
     for (uint32_t i = d; i < g->num_slabs; i += g->num_devices)
         table[i] = tbl[i];
-    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++)
-        if (l3_journal_record_valid(&jr[j]) && (!l3_journal_record_valid(&journal[j]) || jr[j].seq > journal[j].seq))
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
+        bool have = l3_journal_record_valid(&journal[j]);
+        if (l3_journal_record_valid(&jr[j]) ? !have || jr[j].seq > journal[j].seq
+                                            : !have && l3_journal_record_damaged(&jr[j]) &&
+                                                  !l3_journal_record_damaged(&journal[j]))
             journal[j] = jr[j];
+    }
 }
 
 bool l3_slab_in_use(const l3_slab_record *r, uint32_t slab, uint64_t epoch)

@@ -76,7 +76,11 @@ int l3_sb_choose(const l3_sb_reads *r, l3_sb_copies *out);
  * it) into the store's images (`table`, `journal`) of geometry `g`: the
  * records of its own slabs (a slab's record is read from its own device
  * only), and each journal slot's valid record with the highest sequence
- * of any device merged so far (the first device's on a tie). */
+ * of any device merged so far (the first device's on a tie); a slot no
+ * device holds valid is damaged when one holds it damaged (the first),
+ * else blank, so that a damaged record is judged as on one device
+ * (l3_journal_lost_removal). `journal` starts all zero; merging one
+ * device leaves its journal as it is. */
 void l3_merge_device_tables(const l3_geometry *g, uint32_t d, const l3_slab_record *tbl, const l3_journal_record *jr,
                             l3_slab_record *table, l3_journal_record *journal);
 
