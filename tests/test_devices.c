@@ -443,6 +443,62 @@ static int run_fsck(char *out, size_t out_len, ...)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+/* Where device `path`'s journal holds a valid record (its first). */
+static uint64_t journal_record_at(const char *path)
+{
+    l3_superblock sb;
+    peek_file(path, 0, &sb, sizeof sb);
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
+        l3_journal_record r;
+        uint64_t at = sb.journal_off + (uint64_t)j * L3_JOURNAL_RECORD_BYTES;
+        peek_file(path, at, &r, sizeof r);
+        if (l3_journal_record_valid(&r))
+            return at;
+    }
+    fail_msg("%s: no journal record", path);
+    return 0;
+}
+
+/* A removal whose record is damaged on device 0 and blank on device 1
+ * (which never took it: it had failed, say) is a damaged record, as on
+ * one device: after a crash nothing of the epoch is served, and the
+ * removed keys above all never come back (the merge of the devices'
+ * journals once dropped the damaged record: the removal was forgotten). */
+static void a_journal_record_damaged_where_it_was_written_still_counts(void **state)
+{
+    char paths[2][512];
+    const char *ptrs[2];
+    l3_slab_options o = devices_options(paths, ptrs, 2, "jrnl", KIND(state));
+    l3_slabstore *s = open_test_store(&o);
+    batch *gone = new_batch("gone", 21), *kept = new_batch("kept", 22), *more = new_batch("more", 23);
+    put_batch(s, gone);
+    put_batch(s, kept);
+    l3_store *st = l3_slabstore_store(s);
+    assert_true(st->ops->remove_by_prefix(st, "gone_"));
+    l3_slabstore_free(s);
+    run_killed_writer(&o, put_then_die, more); /* dirty: no checkpoint proves anything */
+    uint64_t at = journal_record_at(paths[0]);
+    uint8_t byte, zero[L3_JOURNAL_RECORD_BYTES] = { 0 };
+    peek_file(paths[0], at + 40, &byte, 1);
+    byte ^= 0x10;
+    poke_file(paths[0], at + 40, &byte, 1);
+    poke_file(paths[1], at, zero, sizeof zero);
+    static char out[1 << 16];
+    assert_int_equal(run_fsck(out, sizeof out, "-n", paths[0], paths[1], NULL), 4);
+    if (!strstr(out, "journal record") || !strstr(out, "objects: 0 served"))
+        fail_msg("l3fsck said: %s", out);
+    s = open_test_store(&o);
+    assert_int_equal(get_batch(s, gone), 0);
+    assert_int_equal(get_batch(s, kept), 0);
+    assert_int_equal(get_batch(s, more), 0);
+    l3_slabstore_free(s);
+    assert_int_equal(run_fsck(out, sizeof out, "-n", paths[0], paths[1], NULL), 0); /* repaired by the open */
+    free_batch(gone);
+    free_batch(kept);
+    free_batch(more);
+    remove_files(paths, 2);
+}
+
 static void l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all(void **state)
 {
     static char out[1 << 16];
@@ -563,6 +619,7 @@ int main(void)
         cmocka_unit_test_prestate(a_missing_device_opens_degraded_and_comes_back, &uring),
         cmocka_unit_test_prestate(a_second_process_shares_the_store, &uring),
         cmocka_unit_test_prestate(a_swapped_or_foreign_device_is_refused, &uring),
+        cmocka_unit_test_prestate(a_journal_record_damaged_where_it_was_written_still_counts, &uring),
         cmocka_unit_test(the_config_takes_store_paths),
         cmocka_unit_test_prestate(l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all, &uring),
         cmocka_unit_test_prestate(two_loop_devices_round_trip_and_reopen, &uring),

@@ -237,6 +237,40 @@ static void a_broken_superblock_copy_is_rewritten_from_the_good_one(void **state
     unlink(path);
 }
 
+/* A store of 8 KiB blocks has copy 1 at 8192 and copy 0 at 0, as any
+ * store: both are valid (the rulebook once asked copy 0 to sit where its
+ * block size puts copy 1, so such a store lived on one copy), and with
+ * copy 1 broken the store opens from copy 0. */
+static void a_store_of_8_kib_blocks_has_both_superblock_copies(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "fsck-8k");
+    l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_AUTO);
+    o.block_size = 8192;
+    l3_slabstore *s;
+    assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
+    uint8_t *pool = aligned_pool(65536);
+    const char *k = "ns0_obj0|g0|o0|r0"; /* object 0, as store_serves_of reads it */
+    fill_pattern(pool, 65536, 0);
+    bool ok;
+    put_keys(l3_slabstore_store(s), &k, 1, pool, 65536, &(l3_range){ 0, 20000 }, &ok);
+    assert_true(ok);
+    free(pool);
+    l3_slabstore_free(s);
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 0);
+    assert_non_null(strstr(out, "superblock copy 0: valid"));
+    assert_non_null(strstr(out, "superblock copy 1: valid"));
+    uint8_t junk[32];
+    memset(junk, 0xa5, sizeof junk);
+    poke_file(path, 8192 + 64, junk, sizeof junk); /* copy 1 */
+    assert_int_equal(fsck(out, sizeof out, "-n", path, NULL), 4);
+    assert_non_null(strstr(out, "superblock copy 0: valid"));
+    assert_non_null(strstr(out, "superblock copy 1 is broken"));
+    assert_int_equal(store_serves_of(path, 1, NULL), 1);
+    unlink(path);
+}
+
 static void a_truncated_image_is_reported_and_extended_by_repair(void **state)
 {
     (void)state;
@@ -657,6 +691,7 @@ int main(void)
         cmocka_unit_test(a_flipped_payload_bit_is_found_by_verify_and_dropped_by_repair),
         cmocka_unit_test(a_flipped_header_bit_is_a_corrupt_header_and_repair_drops_it),
         cmocka_unit_test(a_broken_superblock_copy_is_rewritten_from_the_good_one),
+        cmocka_unit_test(a_store_of_8_kib_blocks_has_both_superblock_copies),
         cmocka_unit_test(a_truncated_image_is_reported_and_extended_by_repair),
         cmocka_unit_test(not_a_store_and_a_store_in_use_are_operational_errors),
         cmocka_unit_test(a_corrupt_journal_record_is_found_and_its_removal_kept),

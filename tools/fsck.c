@@ -15,6 +15,7 @@
 #include "index.h"
 #include "l3_crc32c.h"
 #include "l3_pool.h"
+#include "meta.h"
 #include "readahead.h"
 #include "shm.h"
 

@@ -1,6 +1,5 @@
 /* The slab store's metadata I/O (meta.h). */
 #include "meta.h"
-#include "rules.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +37,31 @@ void *l3_meta_alloc(size_t align, size_t len)
         return NULL;
     memset(p, 0, len ? len : align);
     return p;
+}
+
+int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out)
+{
+    l3_sb_reads r;
+    memset(&r, 0, sizeof r);
+    uint8_t *buf = l3_meta_alloc(4096, 4096);
+    for (uint32_t c = 0; c < L3_SB_COPIES; c++) {
+        uint64_t off;
+        for (uint32_t k = 0; l3_sb_place(c, k, size, &off); k++) {
+            l3_error err;
+            if (!buf) {
+                snprintf(r.at[c][k].why, sizeof r.at[c][k].why, "out of memory");
+                break;
+            }
+            if (l3_meta_rw(fd, "the image", false, buf, 4096, off, &err) != L3_OK) {
+                snprintf(r.at[c][k].why, sizeof r.at[c][k].why, "%.127s", err.msg);
+                break;
+            }
+            memcpy(&r.at[c][k].sb, buf, sizeof r.at[c][k].sb);
+            r.at[c][k].read = true;
+        }
+    }
+    free(buf);
+    return l3_sb_choose(&r, out);
 }
 
 bool l3_meta_dev_ok(const l3_slabstore *s, uint32_t d)

@@ -1,7 +1,8 @@
 /* l3cache: the slab store's metadata I/O (internal; not installed):
  * synchronous, aligned writes and reads of the superblock, the slab
- * table, the namespace journal, and formatting. Object I/O goes through
- * the engine (get.c, put.c, recovery.c), never through here. */
+ * table, the namespace journal, and formatting; what they hold is judged
+ * by the rulebook (rules.h), which does no I/O of its own. Object I/O
+ * goes through the engine (get.c, put.c, recovery.c), never through here. */
 #ifndef L3_META_H
 #define L3_META_H
 
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "entries.h"
+#include "rules.h"
 
 /* A zeroed buffer aligned for O_DIRECT (at least 4096); free() it. */
 void *l3_meta_alloc(size_t align, size_t len);
@@ -18,6 +20,13 @@ void *l3_meta_alloc(size_t align, size_t len);
  * file that ends first is L3_ECORRUPT, an error L3_EIO. */
 l3_status l3_meta_rw(int fd, const char *path, bool write, void *buf, size_t len, uint64_t off,
                      l3_error *err);
+
+/* Read both superblock copies' places from the image `fd` of `size`
+ * bytes (may be O_DIRECT; l3_sb_place says where), each place's first
+ * 4096 bytes until one cannot be read, and choose by the rulebook
+ * (l3_sb_choose) into `out`. Returns how many copies are valid. The store
+ * and l3fsck both read them here. */
+int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out);
 
 /* Whether device d is present and not failed. */
 bool l3_meta_dev_ok(const l3_slabstore *s, uint32_t d);

@@ -1,84 +1,69 @@
 /* The rulebook: what is live on a store image (rules.h). */
 #include "rules.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "index.h"
 
-/* Read 4096 bytes at `off` into an aligned buffer; false past the end or
- * on an error (with the reason in `why`). */
-static bool read_block(int fd, uint8_t *buf, uint64_t off, char *why, size_t why_len)
+bool l3_sb_place(uint32_t c, uint32_t k, uint64_t size, uint64_t *off)
 {
-    size_t done = 0;
-    while (done < 4096) {
-        ssize_t n = pread(fd, buf + done, 4096 - done, (off_t)(off + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            snprintf(why, why_len, "reading at %llu: %s", (unsigned long long)off,
-                     n < 0 ? strerror(errno) : "the image ends first");
-            return false;
-        }
-        done += (size_t)n;
-    }
-    return true;
+    *off = (uint64_t)c * (4096ull << k);
+    return c < L3_SB_COPIES && k < L3_SB_PLACES && (c > 0 || k == 0) && *off + 4096 <= size;
 }
 
-/* Look for copy `c` at its possible places; fills out->copy[c]. */
-static void find_copy(int fd, uint64_t size, uint8_t *buf, uint32_t c, l3_sb_copies *out)
+/* Judge copy `c` at its places, in order: the first valid one at its own
+ * place; fills out's copy, verdict and why for it. */
+static void choose_copy(const l3_sb_reads *r, uint32_t c, l3_sb_copies *out)
 {
+    out->verdict[c] = L3_SB_MISSING;
     snprintf(out->why[c], sizeof out->why[c], "not found");
-    for (uint32_t slot = 4096; slot <= 65536; slot *= 2) {
-        uint64_t off = (uint64_t)c * slot;
-        if ((c == 0 && slot > 4096) || off + 4096 > size)
-            break;
-        char why[128];
-        if (!read_block(fd, buf, off, why, sizeof why)) {
-            snprintf(out->why[c], sizeof out->why[c], "%s", why);
-            break;
+    for (uint32_t k = 0; k < (c == 0 ? 1u : L3_SB_PLACES); k++) {
+        const l3_sb_read *at = &r->at[c][k];
+        if (!at->read) {
+            if (at->why[0]) {
+                out->verdict[c] = L3_SB_UNREADABLE;
+                snprintf(out->why[c], sizeof out->why[c], "%s", at->why);
+            }
+            return;
         }
-        const l3_superblock *sb = (const l3_superblock *)buf;
-        if (!l3_sb_valid(sb, why, sizeof why)) {
-            if (slot == 4096)
+        char why[128];
+        if (!l3_sb_valid(&at->sb, why, sizeof why)) {
+            if (k == 0) {
+                out->verdict[c] = L3_SB_BROKEN;
                 snprintf(out->why[c], sizeof out->why[c], "%s", why);
+            }
             continue;
         }
-        if (sb->copy != c || l3_round_up(L3_SB_BYTES, sb->block_size) != slot) {
-            snprintf(out->why[c], sizeof out->why[c], "copy %u found at offset %llu", sb->copy,
+        /* Copy c sits at c x round_up(4096, B): copy 0 at 0 for every B. */
+        uint64_t off = (uint64_t)c * (4096ull << k);
+        if (at->sb.copy != c || (uint64_t)c * l3_round_up(L3_SB_BYTES, at->sb.block_size) != off) {
+            out->verdict[c] = L3_SB_MISPLACED;
+            snprintf(out->why[c], sizeof out->why[c], "copy %u found at offset %llu", at->sb.copy,
                      (unsigned long long)off);
             continue;
         }
-        out->copy[c] = *sb;
+        out->copy[c] = at->sb;
         out->valid[c] = true;
+        out->verdict[c] = L3_SB_VALID;
         snprintf(out->why[c], sizeof out->why[c], "valid");
         return;
     }
 }
 
-int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out)
+int l3_sb_choose(const l3_sb_reads *r, l3_sb_copies *out)
 {
     memset(out, 0, sizeof *out);
     out->best = -1;
-    uint8_t *buf = NULL;
-    if (posix_memalign((void **)&buf, 4096, 4096) != 0) {
-        for (uint32_t c = 0; c < L3_SB_COPIES; c++)
-            snprintf(out->why[c], sizeof out->why[c], "out of memory");
-        return 0;
-    }
     int valid = 0;
     for (uint32_t c = 0; c < L3_SB_COPIES; c++) {
-        find_copy(fd, size, buf, c, out);
+        choose_copy(r, c, out);
         if (!out->valid[c])
             continue;
         valid++;
         if (out->best < 0 || out->copy[c].sequence > out->copy[out->best].sequence)
             out->best = (int)c;
     }
-    free(buf);
     return valid;
 }
 
@@ -87,9 +72,13 @@ void l3_merge_device_tables(const l3_geometry *g, uint32_t d, const l3_slab_reco
 {
     for (uint32_t i = d; i < g->num_slabs; i += g->num_devices)
         table[i] = tbl[i];
-    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++)
-        if (l3_journal_record_valid(&jr[j]) && (!l3_journal_record_valid(&journal[j]) || jr[j].seq > journal[j].seq))
+    for (uint32_t j = 0; j < L3_JOURNAL_RECORDS; j++) {
+        bool have = l3_journal_record_valid(&journal[j]);
+        if (l3_journal_record_valid(&jr[j]) ? !have || jr[j].seq > journal[j].seq
+                                            : !have && l3_journal_record_damaged(&jr[j]) &&
+                                                  !l3_journal_record_damaged(&journal[j]))
             journal[j] = jr[j];
+    }
 }
 
 bool l3_slab_in_use(const l3_slab_record *r, uint32_t slab, uint64_t epoch)

@@ -1,7 +1,15 @@
 /* l3cache: the rulebook (internal; not installed). What is live on a store
  * image, decided once, here, for both the store's recovery and l3fsck,
  * so that the tool and the store can never disagree (FORMAT.md "Crash
- * recovery"). Every function reads only what it is given. */
+ * recovery").
+ *
+ * Every function here is pure: it reads only its arguments (and the
+ * format's constants), writes only what its arguments point to, and does
+ * no I/O, no allocation, no logging, and touches no global. The reads
+ * that feed it are its callers': the store's through meta.c (superblock
+ * copies, slab tables, journals) and recovery.c (headers, summaries),
+ * l3fsck's through its own reads. So every rule can be judged on bytes a
+ * test made up (tests/test_rules.c, tests/fuzz/fuzz_rules.c). */
 #ifndef L3_RULES_H
 #define L3_RULES_H
 
@@ -11,24 +19,68 @@
 
 #include "format.h"
 
+/* Where a superblock copy may sit. Copy 0 is at offset 0; copy c at
+ * c x S, S = round_up(4096, B) for the store's block size B (512 to
+ * 65536), which a reader cannot know before it holds a copy: so copy 1
+ * is looked for at every possible S, 4096 << k for k < L3_SB_PLACES
+ * (copy 0 has one place). */
+#define L3_SB_PLACES 5
+
+/* Whether an image of `size` bytes holds place k of copy c (its 4096
+ * bytes at *off, set either way): copy 0 has place 0 alone. */
+bool l3_sb_place(uint32_t c, uint32_t k, uint64_t size, uint64_t *off);
+
+/* What a reader found at one place of one copy: its first 4096 bytes'
+ * superblock, or why it read nothing. A reader reads a copy's places in
+ * order, as many as the image holds (l3_sb_place), and stops at the first
+ * it cannot read; l3_sb_choose looks no further than a place not read. */
+typedef struct l3_sb_read {
+    bool read;         /* the place was read: `sb` is its first 512 bytes */
+    l3_superblock sb;
+    char why[128];     /* not read: why ("": the image does not hold it) */
+} l3_sb_read;
+
+/* Both copies' places, as read from one image (at[0][k] for k > 0 are
+ * not looked at: copy 0 has one place). */
+typedef struct l3_sb_reads {
+    l3_sb_read at[L3_SB_COPIES][L3_SB_PLACES];
+} l3_sb_reads;
+
+/* What became of one superblock copy. */
+typedef enum l3_sb_verdict {
+    L3_SB_MISSING,    /* the image holds none of its places ("not found") */
+    L3_SB_UNREADABLE, /* a place could not be read (why: the reader's error) */
+    L3_SB_BROKEN,     /* its first place holds no superblock that checks (why: what is wrong) */
+    L3_SB_MISPLACED,  /* a valid superblock, but of the other copy or of a block size placing it elsewhere */
+    L3_SB_VALID,      /* found, valid, at its own place */
+} l3_sb_verdict;
+
 /* Both superblock copies as read from an image, and the one to trust. */
 typedef struct l3_sb_copies {
     l3_superblock copy[L3_SB_COPIES];
-    bool valid[L3_SB_COPIES];
+    bool valid[L3_SB_COPIES];    /* verdict[c] == L3_SB_VALID */
+    l3_sb_verdict verdict[L3_SB_COPIES];
     char why[L3_SB_COPIES][128]; /* "valid", or what is wrong with the copy */
-    int best;                    /* the valid copy with the highest sequence, or -1 */
+    int best;                    /* the valid copy with the highest sequence (copy 0 on a tie), or -1 */
 } l3_sb_copies;
 
-/* Read both superblock copies of the image `fd` (of `size` bytes; may be
- * O_DIRECT) and choose: the valid copy with the highest sequence wins.
- * Copy c sits at c x max(4096, block size). Returns how many are valid. */
-int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out);
+/* Choose from the places read (`r`): each copy is the first of its places,
+ * in order, holding a valid superblock (l3_sb_valid) that names that copy
+ * and whose block size B puts that copy there (copy c at c x
+ * round_up(4096, B): copy 0 at 0 whatever B); the valid copy with the
+ * highest sequence wins. Returns how many copies are valid. The places'
+ * reads are meta.c's (l3_sb_read_copies). */
+int l3_sb_choose(const l3_sb_reads *r, l3_sb_copies *out);
 
 /* Merge device `d`'s slab table and journal (`tbl`, `jr`, as read from
  * it) into the store's images (`table`, `journal`) of geometry `g`: the
  * records of its own slabs (a slab's record is read from its own device
  * only), and each journal slot's valid record with the highest sequence
- * of any device merged so far. */
+ * of any device merged so far (the first device's on a tie); a slot no
+ * device holds valid is damaged when one holds it damaged (the first),
+ * else blank, so that a damaged record is judged as on one device
+ * (l3_journal_lost_removal). `journal` starts all zero; merging one
+ * device leaves its journal as it is. */
 void l3_merge_device_tables(const l3_geometry *g, uint32_t d, const l3_slab_record *tbl, const l3_journal_record *jr,
                             l3_slab_record *table, l3_journal_record *journal);
 
