@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "aligned.h"
 #include "l3_keys.h"
 
 static pthread_mutex_t keep_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -226,9 +227,8 @@ harness *harness_start_raw(l3_store *store, l3_executor_config config, l3_host_l
     harness *h = calloc(1, sizeof *h);
     h->pool_len = l3_layout_bytes(&layout);
     /* Page-aligned, as an engine's pinned Host pool is. */
-    if (posix_memalign((void **)&h->pool, 4096, h->pool_len) != 0)
+    if (!(h->pool = l3_aligned_alloc(4096, h->pool_len, true)))
         fail_msg("allocating the pool");
-    memset(h->pool, 0, h->pool_len);
     l3_namespace ns = { .deployment_id = "deployment", .has_draft = false };
     l3_error err;
     l3_status st = l3_executor_start(store, (l3_host_buffer){ h->pool, h->pool_len }, &layout, &ns,

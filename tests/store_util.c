@@ -1,5 +1,6 @@
 #include "store_util.h"
 
+#include "aligned.h"
 #include "format.h"
 #include "l3_crc32c.h"
 
@@ -46,9 +47,8 @@ l3_slabstore *open_test_store(const l3_slab_options *o)
 
 uint8_t *aligned_pool(size_t len)
 {
-    void *p = NULL;
-    assert_int_equal(posix_memalign(&p, 4096, len), 0);
-    memset(p, 0, len);
+    uint8_t *p = l3_aligned_alloc(4096, len, true);
+    assert_non_null(p);
     return p;
 }
 

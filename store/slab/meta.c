@@ -2,6 +2,8 @@
 #include "meta.h"
 #include "rules.h"
 
+#include "aligned.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -33,11 +35,7 @@ l3_status l3_meta_rw(int fd, const char *path, bool write, void *buf, size_t len
 
 void *l3_meta_alloc(size_t align, size_t len)
 {
-    void *p = NULL;
-    if (posix_memalign(&p, align < 4096 ? 4096 : align, len ? len : align) != 0)
-        return NULL;
-    memset(p, 0, len ? len : align);
-    return p;
+    return l3_aligned_alloc(align < 4096 ? 4096 : align, len, true);
 }
 
 bool l3_meta_dev_ok(const l3_slabstore *s, uint32_t d)
