@@ -333,7 +333,8 @@ static bool segments_sane(const l3_object_header *h, size_t avail)
     if (h->flags != L3_OBJ_SEGMENTED || avail < L3_OBJ_SEGMENT_TABLE + sizeof(uint32_t))
         return false;
     const l3_segment_table *t = l3_object_segments((l3_object_header *)h);
-    if (t->count < 2 || t->count > L3_OBJ_MAX_SEGMENTS || L3_OBJ_SEGMENT_TABLE + segment_table_bytes(h) > avail)
+    if (t->count < 2 || t->count > L3_MAX_RANGES_PER_KEY ||
+        L3_OBJ_SEGMENT_TABLE + segment_table_bytes(h) > avail)
         return false;
     uint64_t sum = 0;
     for (uint32_t j = 0; j < t->count; j++)
