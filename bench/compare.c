@@ -369,12 +369,6 @@ static void *files_thread(void *arg)
     return NULL;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static bool files_phase(const char *dir, uint64_t size, size_t n, size_t threads, bool write, result *r)
 {
     double *lat = calloc(n, sizeof *lat);
@@ -405,7 +399,7 @@ static bool files_phase(const char *dir, uint64_t size, size_t n, size_t threads
         close(dfd);
     }
     double secs = l3_monotonic_seconds() - t0, cpu = cpu_now() - c0;
-    qsort(lat, n, sizeof *lat, cmp_d);
+    wl_sort(lat, n);
     double bytes = (double)n * (double)size;
     *r = (result){ .ok = ok, .gbs = bytes / secs / 1e9, .p50_ms = lat[n / 2] * 1e3,
                    .p99_ms = lat[(size_t)(0.99 * (double)(n - 1))] * 1e3, .cpu_per_gb = cpu / (bytes / 1e9) };
@@ -608,7 +602,7 @@ static void paired(const result *l3, const result *other, size_t n, ratio *out)
     *out = (ratio){ 0, 0, 0 };
     if (!m)
         return;
-    qsort(v, m, sizeof *v, cmp_d);
+    wl_sort(v, m);
     *out = (ratio){ m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2, v[0], v[m - 1] };
 }
 

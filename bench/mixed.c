@@ -57,15 +57,9 @@ static bool open_side(workload *w, l3_config *cfg, const char *text, const char 
     return true;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static double median_of(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    wl_sort(v, n);
     return n ? v[n / 2] : 0;
 }
 
