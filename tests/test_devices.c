@@ -481,28 +481,6 @@ static void l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all(void **s
     remove_files(paths, 2);
 }
 
-/* Attach a loop device to `file`; its name into dev, false if losetup fails. */
-static bool loop_attach(const char *file, char *dev, size_t len)
-{
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "losetup --find --show --direct-io=on '%s' 2>/dev/null", file);
-    FILE *p = popen(cmd, "r");
-    bool ok = p && fgets(dev, (int)len, p) != NULL;
-    if (p)
-        ok = pclose(p) == 0 && ok;
-    if (ok)
-        dev[strcspn(dev, "\n")] = '\0';
-    return ok;
-}
-
-static void loop_detach(const char *dev)
-{
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "losetup -d '%s'", dev);
-    if (system(cmd) != 0)
-        fprintf(stderr, "losetup -d %s failed\n", dev);
-}
-
 static void two_loop_devices_round_trip_and_reopen(void **state)
 {
     if (geteuid() != 0) {

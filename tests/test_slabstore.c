@@ -752,17 +752,11 @@ static void a_loop_block_device_holds_a_store(void **state)
     assert_true(fd >= 0);
     assert_int_equal(ftruncate(fd, 48 * MIB), 0);
     close(fd);
-    char cmd[600], dev[128] = "";
-    snprintf(cmd, sizeof cmd, "losetup --find --show --direct-io=on %s 2>/dev/null", path);
-    FILE *p = popen(cmd, "r");
-    if (!p || !fgets(dev, sizeof dev, p)) {
-        if (p)
-            pclose(p);
+    char dev[128] = "";
+    if (!loop_attach(path, dev, sizeof dev)) {
         unlink(path);
         skip(); /* no loop devices here */
     }
-    pclose(p);
-    dev[strcspn(dev, "\n")] = '\0';
     l3_slab_options o = test_options(dev, 0, L3_ENGINE_AUTO); /* the device's size */
     l3_slabstore *s;
     l3_error err;
@@ -781,8 +775,7 @@ static void a_loop_block_device_holds_a_store(void **state)
             l3_slabstore_free(s);
         }
     }
-    snprintf(cmd, sizeof cmd, "losetup -d %s", dev);
-    assert_int_equal(system(cmd), 0);
+    loop_detach(dev);
     unlink(path);
     if (st != L3_OK)
         fail_msg("store on %s: %s", dev, err.msg);
