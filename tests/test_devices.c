@@ -20,6 +20,7 @@
 #include "l3_config.h"
 #include "l3_metrics.h"
 #include "l3_slabstore.h"
+#include "slabstore.h"
 #include "store_util.h"
 
 #define MIB (1ull << 20)

@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "l3_slabstore.h"
+#include "slabstore.h"
 #include "store_util.h"
 
 #define MIB (1ull << 20)
