@@ -439,15 +439,3 @@ void tr_admit_defaults(tr_admit_config *c, int kind)
     *c = (tr_admit_config){ .kind = kind, .rung = tr_ladder[tr_ladder_len - 1], .ghost_gens = 5,
                             .shadow_entries = 4096, .hysteresis = 0.005, .bucket_ms = 10000 };
 }
-
-void tr_admit_name(const tr_admit_config *c, char *out, size_t len)
-{
-    static const char *const names[] = { "lru", "no-tail", "second-sight", "ghost", "tinylfu", "rung", "adaptive" };
-    const char *base = c->kind >= 0 && c->kind <= TR_ADAPTIVE ? names[c->kind] : "?";
-    if (c->kind == TR_RUNG && c->rung.single)
-        snprintf(out, len, "rung all%s", c->rung.tail ? "" : "-tail");
-    else if (c->kind == TR_RUNG)
-        snprintf(out, len, "rung d%u/p%.2f", c->rung.depth, c->rung.probation);
-    else
-        snprintf(out, len, "%s%s%s", base, c->chain_order ? "+chain" : "", c->orphans ? "+orphans" : "");
-}

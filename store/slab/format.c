@@ -296,14 +296,6 @@ bool l3_summary_entry_valid(const l3_summary_entry *e, uint32_t slab, uint32_t s
     return e->flags == L3_SUMMARY_PRESENT && e->entry_crc == summary_entry_crc(e, slab, slot, gen);
 }
 
-uint64_t l3_segments_disk_len(const uint32_t *sizes, uint32_t count, uint32_t block)
-{
-    uint64_t len = 0;
-    for (uint32_t j = 0; j < count; j++)
-        len += j + 1 < count ? l3_round_up(sizes[j], block) : sizes[j];
-    return len;
-}
-
 /* The bytes of a header's segment table (0 for a single-range object). */
 static size_t segment_table_bytes(const l3_object_header *h)
 {

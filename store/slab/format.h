@@ -137,10 +137,6 @@ static inline l3_segment_table *l3_object_segments(l3_object_header *h)
     return (l3_segment_table *)((uint8_t *)h + L3_OBJ_SEGMENT_TABLE);
 }
 
-/* The on-disk payload length of segments of `sizes`: each but the last
- * rounded up to `block`. */
-uint64_t l3_segments_disk_len(const uint32_t *sizes, uint32_t count, uint32_t block);
-
 /* A namespace deletion: objects whose key starts with `prefix` and whose
  * sequence is below `seq` are dead. */
 typedef struct l3_journal_record {
