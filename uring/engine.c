@@ -138,7 +138,7 @@ void l3_io_engine_set_hosts(l3_io_engine *e, const l3_io_region *regions, size_t
     L3_ASSERT(n <= L3_IO_MAX_REGIONS);
     pthread_mutex_lock(&e->mu);
     e->nhost = 0;
-    for (size_t i = 0; i < n && i < L3_IO_MAX_REGIONS; i++)
+    for (size_t i = 0; i < n; i++)
         if (regions[i].base && regions[i].len)
             e->host[e->nhost++] = regions[i];
     e->host_gen++;
