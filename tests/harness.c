@@ -29,6 +29,26 @@ void quiet_logs(void)
         l3_set_logger(quiet, NULL);
 }
 
+static bool skipped_for_environment;
+
+void skip_environment(const char *why)
+{
+    fprintf(stderr, "[ SKIP     ] %s\n", why);
+    skipped_for_environment = true;
+    skip();
+}
+
+int run_environment_case(const char *group, const struct CMUnitTest *cases, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(cases[i].name, name) == 0) {
+            int failed = _cmocka_run_group_tests(group, &cases[i], 1, NULL, NULL);
+            return failed ? failed : skipped_for_environment ? 77 : 0;
+        }
+    fprintf(stderr, "%s: no environment-dependent case named %s\n", group, name);
+    return 1;
+}
+
 void keep_alive(void *p)
 {
     pthread_mutex_lock(&keep_mu);

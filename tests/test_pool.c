@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "aligned.h"
+#include "harness.h"
 #include "l3_pool.h"
 
 #define MIB (1ull << 20)
@@ -60,10 +61,8 @@ static void a_pool_is_aligned_zeroed_and_whole(void **state)
 static void a_pool_is_advised_as_huge_pages_where_the_kernel_has_them(void **state)
 {
     (void)state;
-    if (!l3_pool_huge_pages() || thp_eligible(&state) < 0) {
-        print_message("transparent huge pages are off (or smaps has no THPeligible): skipped\n");
-        skip();
-    }
+    if (!l3_pool_huge_pages() || thp_eligible(&state) < 0)
+        skip_environment("transparent huge pages are off (or smaps has no THPeligible)");
     size_t len = 8 * MIB;
     uint8_t *p = l3_pool_alloc(len, NULL);
     assert_non_null(p);
@@ -110,13 +109,18 @@ static void an_aligned_buffer_is_aligned_zeroed_when_asked_and_never_empty(void 
     assert_null(l3_aligned_alloc(4095, 4096, false)); /* not a power of two */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_pool_is_aligned_zeroed_and_whole),
-        cmocka_unit_test(a_pool_is_advised_as_huge_pages_where_the_kernel_has_them),
         cmocka_unit_test(an_empty_pool_is_refused_with_a_message),
         cmocka_unit_test(an_aligned_buffer_is_aligned_zeroed_when_asked_and_never_empty),
     };
+    /* Its own ctest entry, test_pool_huge_pages (skipped without THP). */
+    const struct CMUnitTest environment[] = {
+        cmocka_unit_test(a_pool_is_advised_as_huge_pages_where_the_kernel_has_them),
+    };
+    if (argc > 1)
+        return run_environment_case("pool", environment, ARRAY_LEN(environment), argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
