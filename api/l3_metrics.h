@@ -6,7 +6,8 @@
 #include "l3_slabstore.h"
 
 /* Render the executor snapshot and/or the store's stats (either may be
- * NULL) as Prometheus text; free() it. Counters end in _total. */
+ * NULL) as Prometheus text; free() it. Counters end in _total. NULL for
+ * stats that are no store's (num_devices over L3_SLAB_MAX_DEVICES). */
 char *l3_metrics_prometheus(const l3_snapshot *snap, const l3_slab_stats *stats);
 
 /* Metrics of a running executor and/or store (either may be NULL). */

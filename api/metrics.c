@@ -40,17 +40,15 @@ static void family(buf *b, const char *name, const char *type, const char *help)
     put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* A label value: backslash, quote and newline escaped (into out). */
-static const char *label(const char *v, char *out, size_t len)
+/* A label value, whole: backslash, quote and newline escaped. */
+static void put_label(buf *b, const char *v)
 {
-    size_t n = 0;
-    for (; v && *v && n + 3 < len; v++) {
+    for (; v && *v; v++) {
         if (*v == '\\' || *v == '"' || *v == '\n')
-            out[n++] = '\\';
-        out[n++] = *v == '\n' ? 'n' : *v;
+            put(b, "\\%c", *v == '\n' ? 'n' : *v);
+        else
+            put(b, "%c", *v);
     }
-    out[n] = '\0';
-    return out;
 }
 
 /* Each device of the store: up or not, and what it moved. */
@@ -64,69 +62,76 @@ static void device_rows(buf *b, const l3_slab_stats *st)
                                         "Bytes written to the device." };
     for (int k = 0; k < 4; k++) {
         family(b, names[k], k ? "counter" : "gauge", help[k]);
-        for (uint32_t d = 0; d < st->num_devices && d < L3_SLAB_MAX_DEVICES; d++) {
+        for (uint32_t d = 0; d < st->num_devices; d++) {
             const l3_slab_device_stats *v = &st->device[d];
             uint64_t x = k == 0 ? (uint64_t)(v->state && strcmp(v->state, "ok") == 0)
                        : k == 1 ? v->io_errors : k == 2 ? v->bytes_read : v->bytes_written;
-            char path[512];
+            put(b, "%s{device=\"%u\",path=\"", names[k], d);
+            put_label(b, v->path);
             if (k == 0) /* (the state names why; counters keep one series per device) */
-                put(b, "%s{device=\"%u\",path=\"%s\",state=\"%s\"} %llu\n", names[k], d,
-                    label(v->path, path, sizeof path), v->state ? v->state : "", (unsigned long long)x);
+                put(b, "\",state=\"%s\"} %llu\n", v->state ? v->state : "", (unsigned long long)x);
             else
-                put(b, "%s{device=\"%u\",path=\"%s\"} %llu\n", names[k], d, label(v->path, path, sizeof path),
-                    (unsigned long long)x);
+                put(b, "\"} %llu\n", (unsigned long long)x);
         }
     }
 }
 
+/* The executor's snapshot: events, keys, bytes and seconds per kind,
+ * operations by phase, the breaker. */
+static void executor_rows(buf *b, const l3_snapshot *snap)
+{
+    family(b, "l3cache_executor_events_total", "counter", "Executor events per operation kind.");
+    for (int k = 0; k < 3; k++)
+        for (int e = 0; e < L3_NUM_EVENTS; e++)
+            put(b, "l3cache_executor_events_total{kind=\"%s\",event=\"%s\"} %.0f\n",
+                snap->operations[k].kind, l3_event_names[e], snap->operations[k].events[e]);
+    family(b, "l3cache_executor_keys_total", "counter", "Keys finished, by outcome.");
+    for (int k = 0; k < 3; k++) {
+        put(b, "l3cache_executor_keys_total{kind=\"%s\",result=\"success\"} %.0f\n",
+            snap->operations[k].kind, snap->operations[k].success_keys);
+        put(b, "l3cache_executor_keys_total{kind=\"%s\",result=\"failure\"} %.0f\n",
+            snap->operations[k].kind, snap->operations[k].failed_keys);
+    }
+    family(b, "l3cache_executor_success_bytes_total", "counter", "Bytes of keys that succeeded.");
+    for (int k = 0; k < 3; k++)
+        put(b, "l3cache_executor_success_bytes_total{kind=\"%s\"} %.0f\n", snap->operations[k].kind,
+            snap->operations[k].success_bytes);
+    family(b, "l3cache_executor_queue_seconds_total", "counter", "Seconds operations waited in queue.");
+    for (int k = 0; k < 3; k++)
+        put(b, "l3cache_executor_queue_seconds_total{kind=\"%s\"} %.9g\n", snap->operations[k].kind,
+            snap->operations[k].queue_seconds);
+    family(b, "l3cache_executor_backend_seconds_total", "counter", "Seconds spent in the store.");
+    for (int k = 0; k < 3; k++)
+        put(b, "l3cache_executor_backend_seconds_total{kind=\"%s\"} %.9g\n", snap->operations[k].kind,
+            snap->operations[k].backend_seconds);
+    family(b, "l3cache_executor_operations", "gauge", "Operations not yet delivered, by phase.");
+    family(b, "l3cache_executor_bytes", "gauge", "Bytes of operations not yet delivered, by phase.");
+    for (int k = 0; k < 3; k++)
+        for (int p = 0; p < L3_NUM_PHASES; p++) {
+            put(b, "l3cache_executor_operations{kind=\"%s\",phase=\"%s\"} %.0f\n",
+                snap->operations[k].kind, l3_phase_names[p], snap->operations[k].operations[p]);
+            put(b, "l3cache_executor_bytes{kind=\"%s\",phase=\"%s\"} %.0f\n",
+                snap->operations[k].kind, l3_phase_names[p], snap->operations[k].bytes[p]);
+        }
+    family(b, "l3cache_executor_health", "gauge", "1 for the backend's current breaker state.");
+    static const char *const states[] = { "healthy", "open", "half_open" };
+    for (int i = 0; i < 3; i++)
+        put(b, "l3cache_executor_health{state=\"%s\"} %d\n", states[i],
+            strcmp(snap->health_state, states[i]) == 0);
+    family(b, "l3cache_executor_health_epoch", "gauge", "The breaker's epoch.");
+    put(b, "l3cache_executor_health_epoch %llu\n", (unsigned long long)snap->health_epoch);
+    family(b, "l3cache_executor_unsafe_io", "gauge", "1 when some native I/O never proved retirement.");
+    put(b, "l3cache_executor_unsafe_io %d\n", snap->unsafe_io);
+}
+
 char *l3_metrics_prometheus(const l3_snapshot *snap, const l3_slab_stats *st)
 {
+    if (st && st->num_devices > L3_SLAB_MAX_DEVICES)
+        return NULL; /* no store's stats: l3_slabstore_stats never says so */
     buf b = { 0 };
     put(&b, "%s", "");
-    if (snap) {
-        family(&b, "l3cache_executor_events_total", "counter", "Executor events per operation kind.");
-        for (int k = 0; k < 3; k++)
-            for (int e = 0; e < L3_NUM_EVENTS; e++)
-                put(&b, "l3cache_executor_events_total{kind=\"%s\",event=\"%s\"} %.0f\n",
-                    snap->operations[k].kind, l3_event_names[e], snap->operations[k].events[e]);
-        family(&b, "l3cache_executor_keys_total", "counter", "Keys finished, by outcome.");
-        for (int k = 0; k < 3; k++) {
-            put(&b, "l3cache_executor_keys_total{kind=\"%s\",result=\"success\"} %.0f\n",
-                snap->operations[k].kind, snap->operations[k].success_keys);
-            put(&b, "l3cache_executor_keys_total{kind=\"%s\",result=\"failure\"} %.0f\n",
-                snap->operations[k].kind, snap->operations[k].failed_keys);
-        }
-        family(&b, "l3cache_executor_success_bytes_total", "counter", "Bytes of keys that succeeded.");
-        for (int k = 0; k < 3; k++)
-            put(&b, "l3cache_executor_success_bytes_total{kind=\"%s\"} %.0f\n", snap->operations[k].kind,
-                snap->operations[k].success_bytes);
-        family(&b, "l3cache_executor_queue_seconds_total", "counter", "Seconds operations waited in queue.");
-        for (int k = 0; k < 3; k++)
-            put(&b, "l3cache_executor_queue_seconds_total{kind=\"%s\"} %.9g\n", snap->operations[k].kind,
-                snap->operations[k].queue_seconds);
-        family(&b, "l3cache_executor_backend_seconds_total", "counter", "Seconds spent in the store.");
-        for (int k = 0; k < 3; k++)
-            put(&b, "l3cache_executor_backend_seconds_total{kind=\"%s\"} %.9g\n", snap->operations[k].kind,
-                snap->operations[k].backend_seconds);
-        family(&b, "l3cache_executor_operations", "gauge", "Operations not yet delivered, by phase.");
-        family(&b, "l3cache_executor_bytes", "gauge", "Bytes of operations not yet delivered, by phase.");
-        for (int k = 0; k < 3; k++)
-            for (int p = 0; p < L3_NUM_PHASES; p++) {
-                put(&b, "l3cache_executor_operations{kind=\"%s\",phase=\"%s\"} %.0f\n",
-                    snap->operations[k].kind, l3_phase_names[p], snap->operations[k].operations[p]);
-                put(&b, "l3cache_executor_bytes{kind=\"%s\",phase=\"%s\"} %.0f\n",
-                    snap->operations[k].kind, l3_phase_names[p], snap->operations[k].bytes[p]);
-            }
-        family(&b, "l3cache_executor_health", "gauge", "1 for the backend's current breaker state.");
-        static const char *const states[] = { "healthy", "open", "half_open" };
-        for (int i = 0; i < 3; i++)
-            put(&b, "l3cache_executor_health{state=\"%s\"} %d\n", states[i],
-                strcmp(snap->health_state, states[i]) == 0);
-        family(&b, "l3cache_executor_health_epoch", "gauge", "The breaker's epoch.");
-        put(&b, "l3cache_executor_health_epoch %llu\n", (unsigned long long)snap->health_epoch);
-        family(&b, "l3cache_executor_unsafe_io", "gauge", "1 when some native I/O never proved retirement.");
-        put(&b, "l3cache_executor_unsafe_io %d\n", snap->unsafe_io);
-    }
+    if (snap)
+        executor_rows(&b, snap);
     if (st) {
         struct { const char *name, *type, *help; uint64_t value; } rows[] = {
             { "l3cache_store_objects", "gauge", "Objects in the index.", st->objects },

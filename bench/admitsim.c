@@ -19,6 +19,7 @@ const tr_rung tr_ladder[] = {
 const size_t tr_ladder_len = sizeof tr_ladder / sizeof tr_ladder[0];
 
 #define MAX_SHADOWS 8
+_Static_assert(sizeof tr_ladder / sizeof tr_ladder[0] <= MAX_SHADOWS, "a sampled shadow per rung of the ladder");
 enum { ABSENT = 0, IN_P = 1, IN_M = 2 };
 
 /* A cache of probation (P: written at first sight, not read since) and
@@ -362,7 +363,7 @@ static bool sim_init(sim *s, const tr_trace *t, uint32_t cap, const tr_admit_con
         double rate = c->shadow_entries >= cap ? 1.0 : (double)c->shadow_entries / cap;
         uint32_t scap = (uint32_t)(cap * rate + 0.5);
         s->sample_below = rate >= 1.0 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551615.0);
-        s->nshadow = tr_ladder_len < MAX_SHADOWS ? tr_ladder_len : MAX_SHADOWS;
+        s->nshadow = tr_ladder_len;
         for (size_t k = 0; ok && k < s->nshadow; k++) {
             ok = seg_init(&s->shadow[k], t->num_ids, scap ? scap : 1, tr_ladder[k]);
             budget_init(s, &s->shadow[k], rate);
@@ -438,16 +439,4 @@ void tr_admit_defaults(tr_admit_config *c, int kind)
 {
     *c = (tr_admit_config){ .kind = kind, .rung = tr_ladder[tr_ladder_len - 1], .ghost_gens = 5,
                             .shadow_entries = 4096, .hysteresis = 0.005, .bucket_ms = 10000 };
-}
-
-void tr_admit_name(const tr_admit_config *c, char *out, size_t len)
-{
-    static const char *const names[] = { "lru", "no-tail", "second-sight", "ghost", "tinylfu", "rung", "adaptive" };
-    const char *base = c->kind >= 0 && c->kind <= TR_ADAPTIVE ? names[c->kind] : "?";
-    if (c->kind == TR_RUNG && c->rung.single)
-        snprintf(out, len, "rung all%s", c->rung.tail ? "" : "-tail");
-    else if (c->kind == TR_RUNG)
-        snprintf(out, len, "rung d%u/p%.2f", c->rung.depth, c->rung.probation);
-    else
-        snprintf(out, len, "%s%s%s", base, c->chain_order ? "+chain" : "", c->orphans ? "+orphans" : "");
 }

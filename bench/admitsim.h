@@ -64,7 +64,4 @@ void tr_admit_defaults(tr_admit_config *c, int kind);
 /* Replay the trace at `capacity` objects under the configured policy. */
 tr_admit_result tr_sim_admit(const tr_trace *t, uint32_t capacity, const tr_admit_config *c);
 
-/* The policy's name for tables ("adaptive", "rung d16/p0.35", ...). */
-void tr_admit_name(const tr_admit_config *c, char *out, size_t len);
-
 #endif

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "invariant.h"
 #include "l3_clock.h"
 #include "l3_crc32c.h"
 #include "l3_pool.h"
@@ -140,12 +141,13 @@ static void devstat_find(const char *dir)
 {
     struct stat st;
     char path[128];
-    if (stat(dir, &st) != 0 || num_devstats == L3_COMPARE_MAX_DIRS)
+    if (stat(dir, &st) != 0)
         return;
     snprintf(path, sizeof path, "/sys/dev/block/%u:%u/stat", major(st.st_dev), minor(st.st_dev));
     for (size_t i = 0; i < num_devstats; i++)
         if (strcmp(devstat_paths[i], path) == 0)
             return;
+    L3_ASSERT(num_devstats < L3_COMPARE_MAX_DIRS); /* a device per --dir at most */
     snprintf(devstat_paths[num_devstats++], sizeof devstat_paths[0], "%s", path);
 }
 
@@ -369,12 +371,6 @@ static void *files_thread(void *arg)
     return NULL;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static bool files_phase(const char *dir, uint64_t size, size_t n, size_t threads, bool write, result *r)
 {
     double *lat = calloc(n, sizeof *lat);
@@ -405,7 +401,7 @@ static bool files_phase(const char *dir, uint64_t size, size_t n, size_t threads
         close(dfd);
     }
     double secs = l3_monotonic_seconds() - t0, cpu = cpu_now() - c0;
-    qsort(lat, n, sizeof *lat, cmp_d);
+    wl_sort(lat, n);
     double bytes = (double)n * (double)size;
     *r = (result){ .ok = ok, .gbs = bytes / secs / 1e9, .p50_ms = lat[n / 2] * 1e3,
                    .p99_ms = lat[(size_t)(0.99 * (double)(n - 1))] * 1e3, .cpu_per_gb = cpu / (bytes / 1e9) };
@@ -570,7 +566,6 @@ static bool run_steady(const char *file, size_t keys, size_t qd, steady *r)
 /* ---- the report ---- */
 
 enum { SYS_FIO, SYS_FIO_JOBS, SYS_L3, SYS_L3_NOCRC, SYS_FILES, NSYS };
-#define MAX_ROUNDS 16
 
 /* l3cache's throughput over another system's, round by round: the median
  * of the per-round ratios, and the lowest and highest. */
@@ -600,7 +595,7 @@ static result median(result *runs, size_t n)
 
 static void paired(const result *l3, const result *other, size_t n, ratio *out)
 {
-    double v[MAX_ROUNDS];
+    double v[L3_COMPARE_MAX_ROUNDS];
     size_t m = 0;
     for (size_t k = 0; k < n; k++)
         if (l3[k].ok && other[k].ok && other[k].gbs > 0)
@@ -608,7 +603,7 @@ static void paired(const result *l3, const result *other, size_t n, ratio *out)
     *out = (ratio){ 0, 0, 0 };
     if (!m)
         return;
-    qsort(v, m, sizeof *v, cmp_d);
+    wl_sort(v, m);
     *out = (ratio){ m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2, v[0], v[m - 1] };
 }
 
@@ -710,7 +705,7 @@ static void run_turn(compare *cx, const row *r, int sys, int op, result *res)
 }
 
 /* Every round's GB/s, device queue and request size, on stderr. */
-static void print_rounds(const compare *cx, const row *r, int op, result (*runs)[2][MAX_ROUNDS])
+static void print_rounds(const compare *cx, const row *r, int op, result (*runs)[2][L3_COMPARE_MAX_ROUNDS])
 {
     for (size_t k = 0; k < cx->reps && !cx->o->json; k++) {
         char line[512];
@@ -726,7 +721,7 @@ static void print_rounds(const compare *cx, const row *r, int op, result (*runs)
 }
 
 /* Reduce one size's rounds to its row: paired ratios, then medians. */
-static void reduce(compare *cx, row *r, result (*runs)[2][MAX_ROUNDS])
+static void reduce(compare *cx, row *r, result (*runs)[2][L3_COMPARE_MAX_ROUNDS])
 {
     result *cells[NSYS][2] = {
         { &r->fio_put, &r->fio_get }, { &r->fiow_put, &r->fiow_get }, { &r->l3_put, &r->l3_get },
@@ -748,7 +743,7 @@ static void reduce(compare *cx, row *r, result (*runs)[2][MAX_ROUNDS])
  * then all get rounds. */
 static void run_size(compare *cx, row *r)
 {
-    static result runs[NSYS][2][MAX_ROUNDS];
+    static result runs[NSYS][2][L3_COMPARE_MAX_ROUNDS];
     memset(runs, 0, sizeof runs);
     for (int op = 0; op < 2; op++) {
         for (size_t k = 0; k < cx->reps; k++)
@@ -973,9 +968,8 @@ static void compare_init(compare *cx, const l3_compare_options *o)
     if (!cx->have_fio)
         fprintf(stderr, "l3bench: fio not found (apt-get install fio): no device limit, no ratios\n");
     cx->depth = o->keys * o->qd;
-    cx->reps = o->repeat ? o->repeat : 1;
-    if (cx->reps > MAX_ROUNDS)
-        cx->reps = MAX_ROUNDS;
+    L3_ASSERT(o->repeat >= 1 && o->repeat <= L3_COMPARE_MAX_ROUNDS); /* l3bench refuses others */
+    cx->reps = o->repeat;
 }
 
 int l3_compare_run(const l3_compare_options *o)

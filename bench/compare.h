@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #define L3_COMPARE_MAX_DIRS 16
+#define L3_COMPARE_MAX_ROUNDS 16 /* --repeat: 1 to this */
 
 typedef struct l3_compare_options {
     const char *dir;        /* where the store file and the baseline live */
@@ -19,7 +20,7 @@ typedef struct l3_compare_options {
     size_t num_sizes;
     size_t keys, qd;        /* keys per operation, operations in flight */
     size_t recovery_objects;
-    size_t repeat;          /* rounds per size; each cell is the median */
+    size_t repeat;          /* rounds per size (1 to L3_COMPARE_MAX_ROUNDS); each cell is the median */
     const char *plot;       /* PNG to draw (gnuplot), or NULL */
     bool no_mixed;          /* skip the mixed phase (gets under a put stream) */
     bool json;

@@ -94,6 +94,40 @@ static bool size_arg(const char *name, const char *text, uint64_t min, uint64_t 
     return true;
 }
 
+/* --budget: 1 to L3_TRACE_MAX_BUDGETS drive writes per day, comma-separated;
+ * false (said on stderr) otherwise. */
+static bool budget_arg(args *a, const char *v)
+{
+    size_t m = 0;
+    bool ok = strlen(v) < sizeof a->tr.budget;
+    for (const char *p = v; ok && *p; m++) {
+        char *end;
+        double d = strtod(p, &end);
+        ok = end != p && d > 0 && (*end == ',' || *end == '\0') && m < L3_TRACE_MAX_BUDGETS;
+        p = *end ? end + 1 : end;
+    }
+    if (!ok || m == 0) {
+        fprintf(stderr, "l3bench: --budget: expected 1 to %d drive writes per day, like 0.5,1,3\n",
+                L3_TRACE_MAX_BUDGETS);
+        return false;
+    }
+    snprintf(a->tr.budget, sizeof a->tr.budget, "%s", v);
+    return true;
+}
+
+/* --repeat: 1 to L3_COMPARE_MAX_ROUNDS; false (said on stderr) otherwise. */
+static bool repeat_arg(args *a, const char *v)
+{
+    char *end;
+    unsigned long r = strtoul(v, &end, 10);
+    if (end == v || *end || r < 1 || r > L3_COMPARE_MAX_ROUNDS) {
+        fprintf(stderr, "l3bench: --repeat: expected 1 to %d rounds\n", L3_COMPARE_MAX_ROUNDS);
+        return false;
+    }
+    a->co.repeat = r;
+    return true;
+}
+
 /* The --trace options; false on a usage error. */
 static bool parse_trace_arg(args *a, int c, const char *v)
 {
@@ -114,9 +148,7 @@ static bool parse_trace_arg(args *a, int c, const char *v)
         if (a->tr.ranks < 1 || a->tr.ranks > 64)
             fprintf(stderr, "l3bench: --ranks: expected 1 to 64\n");
         return a->tr.ranks >= 1 && a->tr.ranks <= 64;
-    case 'B':
-        snprintf(a->tr.budget, sizeof a->tr.budget, "%s", v);
-        return strtod(v, NULL) > 0;
+    case 'B': return budget_arg(a, v);
     case 'A':
         a->tr.admit = strcmp(v, "all") == 0 ? L3_ADMIT_ALL : strcmp(v, "no-tail") == 0 ? L3_ADMIT_NO_TAIL
                     : strcmp(v, "second-sight") == 0 ? L3_ADMIT_SECOND_SIGHT : -1;
@@ -183,11 +215,14 @@ static bool parse_args(args *a, int argc, char **argv)
             break;
         case 'R': a->co.recovery_objects = strtoul(optarg, NULL, 10); break;
         case 'P': a->co.plot = a->tr.plot = optarg[0] ? optarg : NULL; break;
-        case 'r': a->co.repeat = strtoul(optarg, NULL, 10); break;
+        case 'r': ok = repeat_arg(a, optarg); break;
         default: ok = parse_trace_arg(a, c, optarg);
         }
     }
-    if (ok && a->capacity_text && a->tr.trace)
+    if (ok && a->capacity_text && a->tr.trace && strlen(a->capacity_text) >= sizeof a->tr.capacity) {
+        fprintf(stderr, "l3bench: --capacity: a list of at most %zu characters\n", sizeof a->tr.capacity - 1);
+        ok = false;
+    } else if (ok && a->capacity_text && a->tr.trace)
         snprintf(a->tr.capacity, sizeof a->tr.capacity, "%s", a->capacity_text);
     else if (ok && a->capacity_text)
         ok = size_arg("capacity", a->capacity_text, 0, &a->capacity);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "invariant.h"
 #include "l3_clock.h"
 #include "workload.h"
 
@@ -57,15 +58,9 @@ static bool open_side(workload *w, l3_config *cfg, const char *text, const char 
     return true;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static double median_of(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    wl_sort(v, n);
     return n ? v[n / 2] : 0;
 }
 
@@ -84,10 +79,12 @@ static bool get_pass(workload *w, size_t n, double *gbs, double *p99)
 static bool run_rounds(workload *reader, workload *writer, size_t n, size_t stream_pages, size_t rounds,
                        l3_mixed_result *out)
 {
-    double ag[16], ap[16], mg[16], mp[16], pg[16], rg[16], rp[16];
+    double ag[L3_MIXED_MAX_ROUNDS], ap[L3_MIXED_MAX_ROUNDS], mg[L3_MIXED_MAX_ROUNDS], mp[L3_MIXED_MAX_ROUNDS],
+        pg[L3_MIXED_MAX_ROUNDS], rg[L3_MIXED_MAX_ROUNDS], rp[L3_MIXED_MAX_ROUNDS];
+    L3_ASSERT(rounds >= 1 && rounds <= L3_MIXED_MAX_ROUNDS); /* the caller's constant */
     bool ok = true;
     size_t r = 0, per_round = stream_pages / rounds;
-    for (; r < rounds && r < 16 && ok; r++) {
+    for (; r < rounds && ok; r++) {
         ok = get_pass(reader, n, &ag[r], &ap[r]);
         stream st = { .w = writer, .first = r * per_round, .pages = per_round, .chunk = writer->keys * writer->qd };
         pthread_t t;

@@ -18,9 +18,13 @@ typedef struct l3_mixed_result {
     bool ok;
 } l3_mixed_result;
 
-/* Run `rounds` pairs (alone, under the stream) of gets of `total` bytes of
- * `page`-byte pages in a store file under `dir`, `keys` keys per
- * operation and `qd` in flight for each side. */
+/* The most rounds l3_mixed_run takes. */
+#define L3_MIXED_MAX_ROUNDS 16
+
+/* Run `rounds` (1 to L3_MIXED_MAX_ROUNDS) pairs (alone, under the
+ * stream) of gets of `total` bytes of `page`-byte pages in a store file
+ * under `dir`, `keys` keys per operation and `qd` in flight for each
+ * side. */
 bool l3_mixed_run(const char *dir, uint64_t total, uint64_t page, size_t keys, size_t qd, size_t rounds,
                   l3_mixed_result *out);
 

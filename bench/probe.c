@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "aligned.h"
 #include "l3_clock.h"
 #include "l3_pool.h"
 
@@ -126,12 +127,12 @@ bool l3_probe_lay_out(const char *path, uint64_t len)
 bool l3_probe_fill(l3_slabstore *s, uint64_t n, uint32_t obj_bytes, size_t batch, const char *prefix)
 {
     size_t pool_len = batch * obj_bytes;
-    uint8_t *pool = NULL;
     const char **ptrs = calloc(batch, sizeof *ptrs);
     char *names = calloc(batch, 32);
     l3_range *ranges = calloc(batch, sizeof *ranges);
     bool *ok = calloc(batch, sizeof *ok), *fail = calloc(batch, sizeof *fail);
-    bool good = ptrs && names && ranges && ok && fail && posix_memalign((void **)&pool, 4096, pool_len) == 0;
+    uint8_t *pool = l3_aligned_alloc(4096, pool_len, false);
+    bool good = ptrs && names && ranges && ok && fail && pool;
     l3_host_buffer host = { pool, pool_len };
     if (good) {
         memset(pool, 0x5a, pool_len);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "aligned.h"
 #include "l3_clock.h"
 #include "l3_slabstore.h"
 #include "format.h"
@@ -88,9 +89,9 @@ static void time_checkpoint_read(const char *file, scale_row *r)
 {
     l3_superblock sb;
     int fd = open(file, O_RDONLY | O_DIRECT | O_CLOEXEC);
-    uint8_t *buf = NULL;
     const size_t chunk = 8u << 20;
-    if (fd < 0 || posix_memalign((void **)&buf, 4096, chunk) != 0 || pread(fd, buf, 4096, 0) != 4096) {
+    uint8_t *buf = fd < 0 ? NULL : l3_aligned_alloc(4096, chunk, false);
+    if (!buf || pread(fd, buf, 4096, 0) != 4096) {
         free(buf);
         if (fd >= 0)
             close(fd);

@@ -44,19 +44,6 @@ static inline void sl_push(sl_links *k, sl_list *l, uint32_t x)
     l->size++;
 }
 
-/* Put `x` at the tail (the next to go). */
-static inline void sl_push_tail(sl_links *k, sl_list *l, uint32_t x)
-{
-    k->next[x] = SL_NIL;
-    k->prev[x] = l->tail;
-    if (l->tail != SL_NIL)
-        k->next[l->tail] = x;
-    l->tail = x;
-    if (l->head == SL_NIL)
-        l->head = x;
-    l->size++;
-}
-
 /* Take the tail off (the least recent); SL_NIL when empty. */
 static inline uint32_t sl_pop_tail(sl_links *k, sl_list *l)
 {

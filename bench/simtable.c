@@ -9,8 +9,7 @@
 
 #include "admitsim.h"
 #include "groupsim.h"
-
-#define MAX_CAPS 16
+#include "invariant.h"
 
 /* One capacity's main row. */
 typedef struct sim_row {
@@ -312,12 +311,14 @@ static void budget_row(simctx *x, const sim_row *base, double d)
 
 static void budget_table(simctx *x, const sim_row *rows, size_t n)
 {
-    double list[16];
+    double list[L3_TRACE_MAX_BUDGETS];
     size_t m = 0;
-    char text[256];
+    char text[sizeof x->o->budget];
     snprintf(text, sizeof text, "%s", x->o->budget);
-    for (char *save = NULL, *tok = strtok_r(text, ",", &save); tok && m < 16; tok = strtok_r(NULL, ",", &save))
+    for (char *save = NULL, *tok = strtok_r(text, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        L3_ASSERT(m < L3_TRACE_MAX_BUDGETS); /* l3bench refuses a longer list */
         list[m++] = atof(tok);
+    }
     if (!x->rows)
         printf("\nhit rate against a write budget (drive writes per day of the capacity, by the trace's clock)\n"
                "capacity      DWPD  of LRU  policy               hit      vs LRU  DWPD written\n");
@@ -329,7 +330,7 @@ static void budget_table(simctx *x, const sim_row *rows, size_t n)
 
 int l3_trace_sim(const l3_trace_options *o, const tr_trace *t, const uint64_t *caps, size_t ncaps)
 {
-    sim_row rows[MAX_CAPS];
+    sim_row rows[L3_TRACE_MAX_CAPACITIES];
     simctx x = { .o = o, .t = t, .rows = o->json ? json_array() : NULL, .progress = !o->json && isatty(2) };
     if (t->num_requests)
         x.hours = (double)(t->time[t->num_requests - 1] - t->time[0]) / 3600000.0;
@@ -338,7 +339,7 @@ int l3_trace_sim(const l3_trace_options *o, const tr_trace *t, const uint64_t *c
             fprintf(stderr, "l3bench: --capacity: %llu blocks is out of range\n", (unsigned long long)caps[i]);
             return 2;
         }
-    ncaps = ncaps < MAX_CAPS ? ncaps : MAX_CAPS;
+    L3_ASSERT(ncaps <= L3_TRACE_MAX_CAPACITIES); /* trace.c's list refuses more */
     trace_summary(&x);
     print_main_header(&x);
     for (size_t i = 0; i < ncaps; i++) {

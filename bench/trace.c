@@ -215,7 +215,9 @@ static size_t parse_capacities(const l3_trace_options *o, uint64_t *out, size_t 
     char text[256];
     snprintf(text, sizeof text, "%s", o->capacity);
     size_t n = 0;
-    for (char *save = NULL, *tok = strtok_r(text, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) {
+    for (char *save = NULL, *tok = strtok_r(text, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == max)
+            return 0; /* more than the list may hold */
         char *end;
         errno = 0;
         unsigned long long v = strtoull(tok, &end, 10);
@@ -282,10 +284,11 @@ static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t 
 
 int l3_trace_run(const l3_trace_options *o)
 {
-    uint64_t caps[16];
-    size_t ncaps = parse_capacities(o, caps, 16);
+    uint64_t caps[L3_TRACE_MAX_CAPACITIES];
+    size_t ncaps = parse_capacities(o, caps, L3_TRACE_MAX_CAPACITIES);
     if (!ncaps || caps[0] > UINT32_MAX) {
-        fprintf(stderr, "l3bench: --capacity: expected blocks (1000,5859) or a size (1GiB), a list\n");
+        fprintf(stderr, "l3bench: --capacity: expected blocks (1000,5859) or a size (1GiB), a list of at most %d\n",
+                L3_TRACE_MAX_CAPACITIES);
         return 2;
     }
     tr_trace t;

@@ -7,6 +7,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The longest lists --capacity and --budget take (l3bench refuses more). */
+#define L3_TRACE_MAX_CAPACITIES 16
+#define L3_TRACE_MAX_BUDGETS 16
+
 typedef struct l3_trace_options {
     const char *trace;        /* JSONL, Mooncake's format */
     const char *dir;          /* where the store file goes */

@@ -23,6 +23,8 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+void wl_sort(double *v, size_t n) { qsort(v, n, sizeof *v, cmp_double); }
+
 double wl_pct(const wl_phase *p, double q)
 {
     if (!p->nlat)
@@ -188,7 +190,7 @@ bool wl_run(workload *w, l3_op_kind kind, size_t count, uint64_t base, wl_phase 
     }
     p->seconds = l3_monotonic_seconds() - t0;
     p->cpu = wl_cpu_seconds() - c0;
-    qsort(p->lat, p->nlat, sizeof *p->lat, cmp_double);
+    wl_sort(p->lat, p->nlat);
     free(slots);
     return ok;
 }

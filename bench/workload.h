@@ -44,6 +44,10 @@ l3_status wl_start(workload *w, l3_config *cfg, size_t page, size_t keys, size_t
  * or wrong bytes. */
 bool wl_run(workload *w, l3_op_kind kind, size_t count, uint64_t base, wl_phase *p);
 
+/* Sort `n` doubles ascending (latencies, throughputs, ratios): the one
+ * order l3bench's percentiles and medians use. */
+void wl_sort(double *v, size_t n);
+
 /* The q-quantile of a phase's latencies (sorted by wl_run). */
 double wl_pct(const wl_phase *p, double q);
 

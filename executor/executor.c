@@ -114,14 +114,12 @@ static void job_free(job *j)
     free(j);
 }
 
-static bool ring_push(id_ring *r, uint64_t id)
+/* Queue an id; the caller has checked that the ring has room. */
+static void ring_push(id_ring *r, uint64_t id)
 {
-    if (r->len == r->cap)
-        return false;
-    L3_ASSERT(r->head < r->cap);
+    L3_ASSERT(r->len < r->cap && r->head < r->cap);
     r->ids[(r->head + r->len) % r->cap] = id;
     r->len++;
-    return true;
 }
 
 static bool ring_pop(id_ring *r, uint64_t *id)
@@ -197,6 +195,7 @@ static void finish(l3_executor *e, uint64_t op_id, facts result)
         c->events[EV_UNRETIRED]++;
         e->unsafe_io = true;
     }
+    L3_ASSERT(e->results_len < e->config.max_operations); /* a completion per job, a job per slot */
     l3_completion *out = &e->results[(e->results_head + e->results_len) % e->config.max_operations];
     e->results_len++;
     pthread_cond_broadcast(&e->finished);

@@ -139,9 +139,6 @@ l3_store *l3_slabstore_store(l3_slabstore *s);
  * l3_store.h); a NULL base unregisters it. */
 l3_status l3_slabstore_register_host(l3_slabstore *s, l3_host_buffer host, l3_error *err);
 
-/* Inject I/O faults (tests): see l3_io_fault in l3_io.h; NULL clears. */
-void l3_slabstore_set_fault(l3_slabstore *s, const l3_io_fault *fault);
-
 /* The pids of the processes attached to the store (up to `max`); returns
  * how many are attached (0 once closed). A process that died is reaped
  * first. */

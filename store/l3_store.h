@@ -90,7 +90,9 @@ typedef struct l3_store_ops {
                              bool *flags, l3_error *err);
 } l3_store_ops;
 
-/* The most ranges one object may have. */
+/* The most ranges one object may have. The slab store's on-disk segment
+ * table is sized by it (store/slab/format.h, FORMAT.md: 2 to 64 sizes), so
+ * raising it changes that format. */
 #define L3_MAX_RANGES_PER_KEY 64u
 
 /* A store: embed this as the first member of a concrete store. */

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "aligned.h"
 #include "l3_keys.h"
 
 static pthread_mutex_t keep_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -26,6 +27,26 @@ void quiet_logs(void)
 {
     if (!getenv("L3_TEST_VERBOSE"))
         l3_set_logger(quiet, NULL);
+}
+
+static bool skipped_for_environment;
+
+void skip_environment(const char *why)
+{
+    fprintf(stderr, "[ SKIP     ] %s\n", why);
+    skipped_for_environment = true;
+    skip();
+}
+
+int run_environment_case(const char *group, const struct CMUnitTest *cases, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(cases[i].name, name) == 0) {
+            int failed = _cmocka_run_group_tests(group, &cases[i], 1, NULL, NULL);
+            return failed ? failed : skipped_for_environment ? 77 : 0;
+        }
+    fprintf(stderr, "%s: no environment-dependent case named %s\n", group, name);
+    return 1;
 }
 
 void keep_alive(void *p)
@@ -226,9 +247,8 @@ harness *harness_start_raw(l3_store *store, l3_executor_config config, l3_host_l
     harness *h = calloc(1, sizeof *h);
     h->pool_len = l3_layout_bytes(&layout);
     /* Page-aligned, as an engine's pinned Host pool is. */
-    if (posix_memalign((void **)&h->pool, 4096, h->pool_len) != 0)
+    if (!(h->pool = l3_aligned_alloc(4096, h->pool_len, true)))
         fail_msg("allocating the pool");
-    memset(h->pool, 0, h->pool_len);
     l3_namespace ns = { .deployment_id = "deployment", .has_draft = false };
     l3_error err;
     l3_status st = l3_executor_start(store, (l3_host_buffer){ h->pool, h->pool_len }, &layout, &ns,

@@ -133,4 +133,17 @@ void keep_alive(void *p);
 /* Object key of (hash, group 0, offset 0, rank 0) under deployment/version. */
 void ref_key(const char *version, const char *hash, char *out, size_t size);
 
+/* Environment-dependent cases (root, loop devices, transparent huge
+ * pages). One that cannot run here calls skip_environment: it says why on
+ * stderr and skips the case (cmocka's skip(): it does not return). Each
+ * such case is its own ctest entry (l3_environment_test in
+ * tests/CMakeLists.txt), which runs its binary with the case's name:
+ * main() hands it to run_environment_case, which runs that case alone and
+ * returns 77 when it was skipped so, ctest's SKIP_RETURN_CODE: the entry
+ * shows as skipped, not passed. Without an argument a binary runs its
+ * other cases. */
+void skip_environment(const char *why);
+struct CMUnitTest;
+int run_environment_case(const char *group, const struct CMUnitTest *cases, size_t n, const char *name);
+
 #endif

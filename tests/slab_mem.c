@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aligned.h"
 #include "alloc.h"
 #include "l3_keys.h"
 
@@ -29,8 +30,11 @@ l3_slabstore *slab_mem_new(uint32_t num_slabs, uint64_t slab_size, uint64_t max_
     shared hdr;
     memset(&hdr, 0, sizeof hdr);
     size_t size = l3_shm_layout(&s->geo, &hdr);
-    shared *sh = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
-    memset(sh, 0, size);
+    shared *sh = l3_aligned_alloc(4096, size, true);
+    if (!sh) {
+        free(s);
+        return NULL;
+    }
     *sh = hdr;
     pthread_mutex_init(&sh->lock, NULL);
     l3_index_format(&sh->index, s->geo.max_objects);

@@ -1,5 +1,6 @@
 #include "store_util.h"
 
+#include "aligned.h"
 #include "format.h"
 #include "l3_crc32c.h"
 
@@ -44,11 +45,31 @@ l3_slabstore *open_test_store(const l3_slab_options *o)
     return s;
 }
 
+bool loop_attach(const char *file, char *dev, size_t len)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "losetup --find --show --direct-io=on '%s' 2>/dev/null", file);
+    FILE *p = popen(cmd, "r");
+    bool ok = p && fgets(dev, (int)len, p) != NULL;
+    if (p)
+        ok = pclose(p) == 0 && ok;
+    if (ok)
+        dev[strcspn(dev, "\n")] = '\0';
+    return ok;
+}
+
+void loop_detach(const char *dev)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "losetup -d '%s'", dev);
+    if (system(cmd) != 0)
+        fail_msg("losetup -d %s failed", dev);
+}
+
 uint8_t *aligned_pool(size_t len)
 {
-    void *p = NULL;
-    assert_int_equal(posix_memalign(&p, 4096, len), 0);
-    memset(p, 0, len);
+    uint8_t *p = l3_aligned_alloc(4096, len, true);
+    assert_non_null(p);
     return p;
 }
 

@@ -1,5 +1,5 @@
 /* Helpers for the disk store tests: temporary store paths, aligned pools,
- * and one-call batch wrappers. */
+ * loop devices, and one-call batch wrappers. */
 #ifndef L3_TEST_STORE_UTIL_H
 #define L3_TEST_STORE_UTIL_H
 
@@ -27,6 +27,14 @@ void run_killed_writer(const l3_slab_options *o, int (*work)(l3_slabstore *s, vo
 
 /* Open the store of `o`; a failure fails the test with its message. */
 l3_slabstore *open_test_store(const l3_slab_options *o);
+
+/* Attach a loop device (direct I/O) to the file at `file` (losetup, as
+ * root); its path into `dev` (`len` bytes). False where losetup fails (not
+ * root, no loop devices). */
+bool loop_attach(const char *file, char *dev, size_t len);
+
+/* Detach a loop device from loop_attach; a failure fails the test. */
+void loop_detach(const char *dev);
 
 /* A 4096-aligned, zeroed buffer. */
 uint8_t *aligned_pool(size_t len);

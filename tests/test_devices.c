@@ -20,6 +20,7 @@
 #include "l3_config.h"
 #include "l3_metrics.h"
 #include "l3_slabstore.h"
+#include "slabstore.h"
 #include "store_util.h"
 
 #define MIB (1ull << 20)
@@ -537,34 +538,10 @@ static void l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all(void **s
     remove_files(paths, 2);
 }
 
-/* Attach a loop device to `file`; its name into dev, false if losetup fails. */
-static bool loop_attach(const char *file, char *dev, size_t len)
-{
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "losetup --find --show --direct-io=on '%s' 2>/dev/null", file);
-    FILE *p = popen(cmd, "r");
-    bool ok = p && fgets(dev, (int)len, p) != NULL;
-    if (p)
-        ok = pclose(p) == 0 && ok;
-    if (ok)
-        dev[strcspn(dev, "\n")] = '\0';
-    return ok;
-}
-
-static void loop_detach(const char *dev)
-{
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "losetup -d '%s'", dev);
-    if (system(cmd) != 0)
-        fprintf(stderr, "losetup -d %s failed\n", dev);
-}
-
 static void two_loop_devices_round_trip_and_reopen(void **state)
 {
-    if (geteuid() != 0) {
-        fprintf(stderr, "[ note ] not root: the loop-device case needs losetup (CI runs it as root)\n");
-        return;
-    }
+    if (geteuid() != 0)
+        skip_environment("not root: the loop-device case needs losetup (CI runs it as root)");
     char files[2][512], devs[2][128];
     const char *ptrs[2];
     bool attached[2] = { false, false };
@@ -579,9 +556,8 @@ static void two_loop_devices_round_trip_and_reopen(void **state)
         attached[d] = loop_attach(files[d], devs[d], sizeof devs[d]);
         ptrs[d] = devs[d];
     }
-    if (!attached[0] || !attached[1]) {
-        fprintf(stderr, "[ note ] losetup does not work here: the loop-device case did not run\n");
-    } else {
+    bool both = attached[0] && attached[1];
+    if (both) {
         l3_slab_options o = test_options(ptrs[0], 0, KIND(state));
         o.paths = ptrs;
         o.num_paths = 2;
@@ -603,9 +579,11 @@ static void two_loop_devices_round_trip_and_reopen(void **state)
             loop_detach(devs[d]);
         unlink(files[d]);
     }
+    if (!both)
+        skip_environment("losetup does not work here: the loop-device case did not run");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
 #define ENGINE_TESTS(k)                                                                                 \
@@ -622,7 +600,12 @@ int main(void)
         cmocka_unit_test_prestate(a_journal_record_damaged_where_it_was_written_still_counts, &uring),
         cmocka_unit_test(the_config_takes_store_paths),
         cmocka_unit_test_prestate(l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all, &uring),
+    };
+    /* Its own ctest entry, test_devices_loop (skipped where it cannot run). */
+    const struct CMUnitTest environment[] = {
         cmocka_unit_test_prestate(two_loop_devices_round_trip_and_reopen, &uring),
     };
+    if (argc > 1)
+        return run_environment_case("devices", environment, ARRAY_LEN(environment), argv[1]);
     return cmocka_run_group_tests_name("devices", tests, NULL, NULL);
 }

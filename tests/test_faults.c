@@ -13,6 +13,7 @@
 #include "entries.h"
 #include "harness.h"
 #include "l3_slabstore.h"
+#include "slabstore.h"
 #include "store_util.h"
 
 #define MIB (1ull << 20)

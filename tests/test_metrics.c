@@ -104,10 +104,40 @@ static void metrics_render_the_executor_and_the_store(void **state)
     unlink(path);
 }
 
+/* A device's path is one label value, whole however long, its quote,
+ * backslash and newline escaped; stats that are no store's (more devices
+ * than a store has) render as NULL, not as some of them. */
+static void device_labels_are_whole_and_escaped(void **state)
+{
+    (void)state;
+    l3_slab_stats st;
+    memset(&st, 0, sizeof st);
+    st.engine = "io_uring";
+    st.num_devices = 1;
+    char path[1200];
+    memset(path, 'p', sizeof path - 1);
+    path[sizeof path - 1] = '\0';
+    memcpy(path + 1000, "a\"b\\c\nd", 7);
+    st.device[0].path = path;
+    st.device[0].state = "ok";
+    char *text = l3_metrics_prometheus(NULL, &st);
+    assert_non_null(text);
+    assert_exposition(text);
+    char want[1400];
+    snprintf(want, sizeof want,
+             "l3cache_store_device_up{device=\"0\",path=\"%.1000sa\\\"b\\\\c\\nd%s\",state=\"ok\"} 1\n", path,
+             path + 1007);
+    assert_non_null(strstr(text, want));
+    free(text);
+    st.num_devices = L3_SLAB_MAX_DEVICES + 1;
+    assert_null(l3_metrics_prometheus(NULL, &st));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(metrics_render_the_executor_and_the_store),
+        cmocka_unit_test(device_labels_are_whole_and_escaped),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }

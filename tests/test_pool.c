@@ -1,4 +1,5 @@
-/* l3_pool_alloc: 2 MiB-aligned, zeroed, whole, advised as huge pages. */
+/* l3_pool_alloc: 2 MiB-aligned, zeroed, whole, advised as huge pages; and
+ * l3_aligned_alloc, the small aligned buffers' allocator. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aligned.h"
+#include "harness.h"
 #include "l3_pool.h"
 
 #define MIB (1ull << 20)
@@ -58,10 +61,8 @@ static void a_pool_is_aligned_zeroed_and_whole(void **state)
 static void a_pool_is_advised_as_huge_pages_where_the_kernel_has_them(void **state)
 {
     (void)state;
-    if (!l3_pool_huge_pages() || thp_eligible(&state) < 0) {
-        print_message("transparent huge pages are off (or smaps has no THPeligible): skipped\n");
-        skip();
-    }
+    if (!l3_pool_huge_pages() || thp_eligible(&state) < 0)
+        skip_environment("transparent huge pages are off (or smaps has no THPeligible)");
     size_t len = 8 * MIB;
     uint8_t *p = l3_pool_alloc(len, NULL);
     assert_non_null(p);
@@ -82,12 +83,44 @@ static void an_empty_pool_is_refused_with_a_message(void **state)
     l3_pool_free(NULL, 0); /* a no-op */
 }
 
-int main(void)
+static void an_aligned_buffer_is_aligned_zeroed_when_asked_and_never_empty(void **state)
+{
+    (void)state;
+    size_t aligns[] = { 4096, 8192, 1u << 20 };
+    for (size_t a = 0; a < sizeof aligns / sizeof aligns[0]; a++) {
+        uint8_t *p = l3_aligned_alloc(aligns[a], 3 * aligns[a] + 1, true);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % aligns[a], 0);
+        for (size_t i = 0; i < 3 * aligns[a] + 1; i++)
+            assert_int_equal(p[i], 0);
+        free(p);
+    }
+    uint8_t *raw = l3_aligned_alloc(4096, 12345, false);
+    assert_non_null(raw);
+    assert_int_equal((uintptr_t)raw % 4096, 0);
+    memset(raw, 0xa5, 12345); /* all of it is ours */
+    free(raw);
+    uint8_t *one = l3_aligned_alloc(4096, 0, true); /* a zero length is one block */
+    assert_non_null(one);
+    assert_int_equal((uintptr_t)one % 4096, 0);
+    for (size_t i = 0; i < 4096; i++)
+        assert_int_equal(one[i], 0);
+    free(one);
+    assert_null(l3_aligned_alloc(4095, 4096, false)); /* not a power of two */
+}
+
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_pool_is_aligned_zeroed_and_whole),
-        cmocka_unit_test(a_pool_is_advised_as_huge_pages_where_the_kernel_has_them),
         cmocka_unit_test(an_empty_pool_is_refused_with_a_message),
+        cmocka_unit_test(an_aligned_buffer_is_aligned_zeroed_when_asked_and_never_empty),
     };
+    /* Its own ctest entry, test_pool_huge_pages (skipped without THP). */
+    const struct CMUnitTest environment[] = {
+        cmocka_unit_test(a_pool_is_advised_as_huge_pages_where_the_kernel_has_them),
+    };
+    if (argc > 1)
+        return run_environment_case("pool", environment, ARRAY_LEN(environment), argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

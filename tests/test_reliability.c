@@ -21,6 +21,7 @@
 #include "format.h"
 #include "harness.h"
 #include "l3_slabstore.h"
+#include "slabstore.h"
 #include "store_util.h"
 
 #define MIB (1ull << 20)

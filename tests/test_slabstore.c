@@ -745,24 +745,18 @@ static void a_loop_block_device_holds_a_store(void **state)
 {
     (void)state;
     if (geteuid() != 0)
-        skip();
+        skip_environment("not root: a loop device needs losetup (CI runs it as root)");
     char path[512];
     temp_store_path(path, sizeof path, "loopback");
     int fd = open(path, O_CREAT | O_RDWR, 0644);
     assert_true(fd >= 0);
     assert_int_equal(ftruncate(fd, 48 * MIB), 0);
     close(fd);
-    char cmd[600], dev[128] = "";
-    snprintf(cmd, sizeof cmd, "losetup --find --show --direct-io=on %s 2>/dev/null", path);
-    FILE *p = popen(cmd, "r");
-    if (!p || !fgets(dev, sizeof dev, p)) {
-        if (p)
-            pclose(p);
+    char dev[128] = "";
+    if (!loop_attach(path, dev, sizeof dev)) {
         unlink(path);
-        skip(); /* no loop devices here */
+        skip_environment("losetup does not work here: no loop device");
     }
-    pclose(p);
-    dev[strcspn(dev, "\n")] = '\0';
     l3_slab_options o = test_options(dev, 0, L3_ENGINE_AUTO); /* the device's size */
     l3_slabstore *s;
     l3_error err;
@@ -781,8 +775,7 @@ static void a_loop_block_device_holds_a_store(void **state)
             l3_slabstore_free(s);
         }
     }
-    snprintf(cmd, sizeof cmd, "losetup -d %s", dev);
-    assert_int_equal(system(cmd), 0);
+    loop_detach(dev);
     unlink(path);
     if (st != L3_OK)
         fail_msg("store on %s: %s", dev, err.msg);
@@ -896,10 +889,8 @@ static void capture_small_pages(const char *level, const char *message, void *ct
 static void a_host_pool_on_small_pages_is_reported_once(void **state)
 {
     (void)state;
-    if (!l3_pool_huge_pages()) {
-        print_message("transparent huge pages are off: skipped\n");
-        skip();
-    }
+    if (!l3_pool_huge_pages())
+        skip_environment("transparent huge pages are off");
     char path[512];
     temp_store_path(path, sizeof path, "pages");
     l3_slab_options o = test_options(path, 16 * MIB, L3_ENGINE_IO_URING);
@@ -909,8 +900,7 @@ static void a_host_pool_on_small_pages_is_reported_once(void **state)
     if (stats.device_max_segments == 0 || l3_pool_is_huge(&s, sizeof s) < 0) {
         l3_slabstore_free(s);
         unlink(path);
-        print_message("the device's segment limit or /proc/self/smaps is unknown here: skipped\n");
-        skip();
+        skip_environment("the device's segment limit or /proc/self/smaps is unknown here");
     }
     small_pages_warnings = 0;
     l3_set_logger(capture_small_pages, NULL);
@@ -923,14 +913,14 @@ static void a_host_pool_on_small_pages_is_reported_once(void **state)
     uint8_t *small = aligned_pool(len);
     if (l3_pool_is_huge(small, len) != 0) {
         /* THP "always": even malloc'd memory is on huge pages here. */
-        print_message("malloc'd memory is huge-page eligible here: the rest is skipped\n");
         quiet_logs();
         l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
         l3_slabstore_free(s);
         free(small);
         l3_pool_free(huge, len);
         unlink(path);
-        skip();
+        skip_environment("malloc'd memory is huge-page eligible here (THP \"always\"): "
+                         "no small pages to report");
     }
     assert_int_equal(l3_slabstore_register_host(s, (l3_host_buffer){ small, len }, NULL), L3_OK);
     assert_int_equal(small_pages_warnings, 1);
@@ -1041,7 +1031,7 @@ static void a_batch_deeper_than_the_queue_is_refilled_as_completions_arrive(void
     unlink(path);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     quiet_logs();
     static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
@@ -1072,10 +1062,16 @@ int main(void)
         cmocka_unit_test(bad_options_create_nothing_on_disk),
         cmocka_unit_test(a_foreign_file_is_never_overwritten),
         cmocka_unit_test(two_opens_share_one_store_and_the_last_close_checkpoints),
-        cmocka_unit_test(a_loop_block_device_holds_a_store),
         cmocka_unit_test(a_memlock_limit_falls_back_visibly),
+    };
+    /* Each its own ctest entry (test_slabstore_loop, test_slabstore_small_pages):
+     * skipped where the machine cannot run it. */
+    const struct CMUnitTest environment[] = {
+        cmocka_unit_test(a_loop_block_device_holds_a_store),
         cmocka_unit_test(a_host_pool_on_small_pages_is_reported_once),
     };
+    if (argc > 1)
+        return run_environment_case("slabstore", environment, ARRAY_LEN(environment), argv[1]);
     int failed = cmocka_run_group_tests_name("slabstore_io_uring", on_uring, NULL, NULL);
     failed += cmocka_run_group_tests_name("slabstore_libaio", on_aio, NULL, NULL);
     failed += cmocka_run_group_tests_name("slabstore", common, NULL, NULL);

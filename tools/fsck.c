@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "aligned.h"
 #include "hash.h"
 #include "index.h"
 #include "l3_crc32c.h"
@@ -89,13 +90,6 @@ int fsck_read_bulk(fsck *f, void *buf, size_t len, uint64_t off)
 {
     int fd = fd_of(f, &off, true);
     return read_fd(fd, buf, len, off);
-}
-
-/* A 4096-aligned buffer (for O_DIRECT reads); free() it. */
-static void *aligned(size_t len)
-{
-    void *p = NULL;
-    return posix_memalign(&p, 4096, len ? len : 4096) == 0 ? p : NULL;
 }
 
 int fsck_write(fsck *f, const void *buf, size_t len, uint64_t off)
@@ -519,7 +513,7 @@ static uint8_t *usable_summary(fsck *f, uint32_t i, const uint8_t **verdicts)
     const l3_geometry *g = &f->geo;
     uint32_t pb = f->table[i].payload_blocks;
     size_t len = l3_summary_len(g, pb);
-    uint8_t *buf = g->summaries ? aligned(summary_room(f)) : NULL;
+    uint8_t *buf = g->summaries ? l3_aligned_alloc(4096, summary_room(f), false) : NULL;
     if (!buf || fsck_read_bulk(f, buf, len, l3_summary_offset(g, i, pb)) < 0 || !summary_usable(f, i, buf)) {
         free(buf);
         return NULL;
@@ -794,7 +788,7 @@ void fsck_objects(fsck *f)
             f->dev[d].dfd = open(f->dev[d].path, O_RDONLY | O_DIRECT | O_CLOEXEC);
     size_t n;
     uint32_t *slabs = slabs_to_check(f, &n);
-    slab_view v = { .hdr = aligned(g->header_bytes) };
+    slab_view v = { .hdr = l3_aligned_alloc(4096, g->header_bytes, false) };
     summary_reads reads = { .f = f, .slabs = slabs };
     size_t room = summary_room(f);
     l3_readahead_spec spec = { .items = n, .buf_bytes = room ? room : 4096, .ring = 2, .threads = 1,

@@ -23,6 +23,7 @@
 
 #include "fsck.h"
 #include "fsck_checkpoint.h"
+#include "invariant.h"
 #include "l3_config.h"
 #include "l3_slabstore.h"
 #include "shm.h"
@@ -104,13 +105,14 @@ static bool parse_args(fsck *f, int argc, char **argv)
 /* Note the attached processes (a repair needs the store to itself). */
 static int note_attached(fsck *f)
 {
-    int32_t pids[64];
-    int attached = l3_slabstore_attached_at(f->path, pids, 64);
+    int32_t pids[L3_MAX_PROCS];
+    int attached = l3_slabstore_attached_at(f->path, pids, L3_MAX_PROCS);
     if (attached <= 0)
         return attached;
+    L3_ASSERT(attached <= L3_MAX_PROCS); /* a slot of the process table each */
     f->attached = json_array();
-    char list[512] = "";
-    for (int i = 0; i < attached && i < 64; i++) {
+    char list[L3_MAX_PROCS * 12] = ""; /* " " and an int32 each */
+    for (int i = 0; i < attached; i++) {
         json_array_append_new(f->attached, json_integer(pids[i]));
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? " " : "", pids[i]);
     }

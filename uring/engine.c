@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "aligned.h"
 #include "backend.h"
 #include "l3_clock.h"
 
@@ -46,12 +47,8 @@ static l3_status ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
 {
     memset(c, 0, sizeof *c);
     c->bounce_len = e->options.bounce_bytes;
-    if (c->bounce_len && posix_memalign(&c->bounce, 4096, c->bounce_len) != 0) {
-        c->bounce = NULL;
+    if (c->bounce_len && !(c->bounce = l3_aligned_alloc(4096, c->bounce_len, true)))
         return l3_fail(err, L3_ENOMEM, "allocating a %zu-byte bounce buffer", c->bounce_len);
-    }
-    if (c->bounce)
-        memset(c->bounce, 0, c->bounce_len);
     if (e->kind == L3_ENGINE_IO_URING)
         return l3_uring_ctx_init(e, c, err);
     return l3_aio_ctx_init(e, c, err);
@@ -141,7 +138,7 @@ void l3_io_engine_set_hosts(l3_io_engine *e, const l3_io_region *regions, size_t
     L3_ASSERT(n <= L3_IO_MAX_REGIONS);
     pthread_mutex_lock(&e->mu);
     e->nhost = 0;
-    for (size_t i = 0; i < n && i < L3_IO_MAX_REGIONS; i++)
+    for (size_t i = 0; i < n; i++)
         if (regions[i].base && regions[i].len)
             e->host[e->nhost++] = regions[i];
     e->host_gen++;

@@ -1,6 +1,6 @@
 /* l3cache: fault injection into the I/O engine, for tests (internal to
- * the library; not installed). A test installs a fault (l3_io.h) through
- * the store; the backends ask, at each request's first submission, whether
+ * the library; not installed). A test installs a fault (io_types.h)
+ * through the store (store/slab/slabstore.h); the backends ask, at each request's first submission, whether
  * it is hit. Nothing here runs unless a fault is installed (the backends'
  * check in backend.h costs one relaxed atomic load). */
 #ifndef L3_FAULT_H
@@ -8,7 +8,7 @@
 
 #include "io_types.h"
 
-/* Install (or with NULL, remove) a fault (l3_io.h); resets its counters.
+/* Install (or with NULL, remove) a fault (io_types.h); resets its counters.
  * With none installed, submissions never look at the fault state. */
 void l3_io_engine_set_fault(l3_io_engine *engine, const l3_io_fault *fault);
 

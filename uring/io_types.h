@@ -1,8 +1,10 @@
 /* l3cache: the I/O engine's types (internal to the library; not
- * installed): how to build an engine, a request and its offset (which
- * names the device), the counters, the Host regions. Types only, so that
- * every room of uring/ (and the store's on-disk format) can use them
- * without depending on the engine itself (engine.h). */
+ * installed): the faults a test can inject (fault.h installs them; tests
+ * reach them through the store, store/slab/slabstore.h), how to build an
+ * engine, a request and its offset (which names the device), the
+ * counters, the Host regions. Types only, so that every room of uring/
+ * (and the store's on-disk format) can use them without depending on the
+ * engine itself (engine.h). */
 #ifndef L3_IO_TYPES_H
 #define L3_IO_TYPES_H
 
@@ -12,6 +14,36 @@
 #include <stdint.h>
 
 #include "l3_io.h"
+
+/* Fault injection, for tests: which requests fail and how. A request is
+ * considered once, at its first submission; L3_FAULT_WAIT_ERROR counts the
+ * engine's waits for completions instead. TORN and MISDIRECT apply to
+ * writes only, as a device that acknowledges what it did not do. */
+typedef enum l3_fault_kind {
+    L3_FAULT_NONE = 0,
+    L3_FAULT_EIO,    /* completes with -EIO without touching the device */
+    L3_FAULT_SHORT,  /* submitted for half its length: a genuine short transfer */
+    L3_FAULT_EAGAIN, /* completes with -EAGAIN once, then is resubmitted */
+    L3_FAULT_STALL,  /* never completes: its batch times out, unretired */
+    L3_FAULT_TORN,   /* a write that lands only its first half but reports success */
+    L3_FAULT_MISDIRECT, /* a write that lands `shift` bytes away but reports success */
+    L3_FAULT_WAIT_ERROR, /* the wait for completions fails with EIO, I/O still in flight */
+} l3_fault_kind;
+
+typedef struct l3_io_fault {
+    l3_fault_kind kind;
+    int ops;           /* 0 reads and writes, 1 reads only, 2 writes only, 3 the
+                          store's metadata writes only (superblock, slab
+                          records, journal; L3_FAULT_EIO) */
+    uint64_t after;    /* let this many matching requests through first */
+    uint64_t count;    /* then fault this many (0: every one) */
+    uint32_t permille; /* if not 0: fault each matching request with this
+                          probability instead, from a seeded generator */
+    uint64_t seed;
+    uint64_t shift;    /* L3_FAULT_MISDIRECT: how far from its offset a write lands */
+    uint32_t device;   /* 0: requests to every device; d + 1: only device d's (a
+                          store over several devices, store.paths) */
+} l3_io_fault;
 
 /* How to build an engine. */
 typedef struct l3_io_options {

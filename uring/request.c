@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "invariant.h"
 #include "io_internal.h"
 
 bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
@@ -26,7 +27,8 @@ bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
         atomic_fetch_add(&e->stats.requests, 1);
         atomic_fetch_add(r->write ? &e->stats.bytes_written : &e->stats.bytes_read, r->len);
         if (e->nfds > 1) {
-            unsigned d = l3_io_dev_of(r->offset) % L3_IO_MAX_DEVICES;
+            unsigned d = l3_io_dev_of(r->offset);
+            L3_ASSERT(d < e->nfds);
             atomic_fetch_add(r->write ? &e->dev_written[d] : &e->dev_read[d], r->len);
         }
         return false;
@@ -36,7 +38,9 @@ bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
     }
     r->res = (int32_t)res;
     atomic_fetch_add(&e->stats.errors, 1);
-    atomic_fetch_add(&e->dev_errors[l3_io_dev_of(r->offset) % L3_IO_MAX_DEVICES], 1);
+    unsigned d = l3_io_dev_of(r->offset);
+    L3_ASSERT(d < e->nfds);
+    atomic_fetch_add(&e->dev_errors[d], 1);
     atomic_fetch_add(&e->stats.requests, 1);
     return false;
 }

@@ -47,8 +47,8 @@ l3_status l3_batch_check_io(l3_slabstore *s, const char *const *keys, size_t n, 
                             const l3_range *ranges, size_t k, const l3_io_result *res, l3_error *err)
 {
     const void *arrays = res && res->success && res->object_failures ? res->success : NULL;
-    if (k == 0 || k > L3_OBJ_MAX_SEGMENTS)
-        return l3_fail(err, L3_EINVAL, "%zu ranges per key: 1 to %u are allowed", k, L3_OBJ_MAX_SEGMENTS);
+    if (k == 0 || k > L3_MAX_RANGES_PER_KEY)
+        return l3_fail(err, L3_EINVAL, "%zu ranges per key: 1 to %u are allowed", k, L3_MAX_RANGES_PER_KEY);
     return l3_batch_check(s, keys, n, host, ranges, k, arrays, true, err);
 }
 

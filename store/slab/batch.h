@@ -18,7 +18,7 @@ l3_status l3_batch_check(l3_slabstore *s, const char *const *keys, size_t n, l3_
                          l3_error *err);
 
 /* The same for a get or put of `k` ranges per key (1 to
- * L3_OBJ_MAX_SEGMENTS): its ranges and both result arrays are required
+ * L3_MAX_RANGES_PER_KEY): its ranges and both result arrays are required
  * (none for an empty batch). */
 l3_status l3_batch_check_io(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
                             const l3_range *ranges, size_t k, const l3_io_result *res, l3_error *err);

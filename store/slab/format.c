@@ -302,14 +302,6 @@ bool l3_summary_entry_valid(const l3_summary_entry *e, uint32_t slab, uint32_t s
            e->entry_crc == summary_entry_crc(e, slab, slot, gen);
 }
 
-uint64_t l3_segments_disk_len(const uint32_t *sizes, uint32_t count, uint32_t block)
-{
-    uint64_t len = 0;
-    for (uint32_t j = 0; j < count; j++)
-        len += j + 1 < count ? l3_round_up(sizes[j], block) : sizes[j];
-    return len;
-}
-
 /* The bytes of a header's segment table (0 for a single-range object). */
 static size_t segment_table_bytes(const l3_object_header *h)
 {
@@ -339,7 +331,8 @@ static bool segments_sane(const l3_object_header *h, size_t avail)
     if (h->flags != L3_OBJ_SEGMENTED || avail < L3_OBJ_SEGMENT_TABLE + sizeof(uint32_t))
         return false;
     const l3_segment_table *t = l3_object_segments((l3_object_header *)h);
-    if (t->count < 2 || t->count > L3_OBJ_MAX_SEGMENTS || L3_OBJ_SEGMENT_TABLE + segment_table_bytes(h) > avail)
+    if (t->count < 2 || t->count > L3_MAX_RANGES_PER_KEY ||
+        L3_OBJ_SEGMENT_TABLE + segment_table_bytes(h) > avail)
         return false;
     uint64_t sum = 0;
     for (uint32_t j = 0; j < t->count; j++)

@@ -12,6 +12,7 @@
 
 #include "io_types.h"
 #include "l3_keys.h"
+#include "l3_store.h"
 
 #define L3_FORMAT_VERSION 1u
 #define L3_SB_MAGIC "L3CACHE"        /* 8 bytes with the NUL */
@@ -111,26 +112,31 @@ _Static_assert(sizeof(l3_object_header) == L3_OBJ_HEADER_FIXED, "object header s
 #define L3_OBJ_SEGMENTED 1u   /* a multi-range object: its segment table follows */
 
 /* A multi-range object's segment table, at L3_OBJ_SEGMENT_TABLE in its
- * header: `count` sizes (2 to L3_OBJ_MAX_SEGMENTS). On disk each segment
- * but the last is padded with zeros to the block size, so that every
- * segment starts on a block; the header's `size` is the padded length
- * and `payload_crc` covers it, padding included. */
+ * header: `count` sizes (2 to L3_MAX_RANGES_PER_KEY, the public limit of
+ * ranges per key, l3_store.h). On disk each segment but the last is padded
+ * with zeros to the block size, so that every segment starts on a block;
+ * the header's `size` is the padded length and `payload_crc` covers it,
+ * padding included. */
 #define L3_OBJ_SEGMENT_TABLE (L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX)
-#define L3_OBJ_MAX_SEGMENTS 64u
 typedef struct l3_segment_table {
     uint32_t count;
-    uint32_t size[L3_OBJ_MAX_SEGMENTS];
+    uint32_t size[L3_MAX_RANGES_PER_KEY];
 } l3_segment_table;
+/* The limit is on disk: a table of more than 64 sizes does not check in
+ * this format version (FORMAT.md), and the largest table must fit in the
+ * header's blocks at the smallest block size (512: header_bytes rounds
+ * L3_OBJ_SEGMENT_TABLE up to it). Raising L3_MAX_RANGES_PER_KEY is a
+ * format change. */
+_Static_assert(L3_MAX_RANGES_PER_KEY == 64u, "L3_MAX_RANGES_PER_KEY is the on-disk segment table's bound");
+_Static_assert(sizeof(l3_segment_table) == 4u * (1u + L3_MAX_RANGES_PER_KEY), "segment table size");
+_Static_assert(L3_OBJ_SEGMENT_TABLE + sizeof(l3_segment_table) <= (L3_OBJ_SEGMENT_TABLE + 511u) / 512u * 512u,
+               "a full segment table fits in the smallest header");
 
 /* The segment table of a header (valid only with L3_OBJ_SEGMENTED set). */
 static inline l3_segment_table *l3_object_segments(l3_object_header *h)
 {
     return (l3_segment_table *)((uint8_t *)h + L3_OBJ_SEGMENT_TABLE);
 }
-
-/* The on-disk payload length of segments of `sizes`: each but the last
- * rounded up to `block`. */
-uint64_t l3_segments_disk_len(const uint32_t *sizes, uint32_t count, uint32_t block);
 
 /* A namespace deletion: objects whose key starts with `prefix` and whose
  * sequence is below `seq` are dead. */

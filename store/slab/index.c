@@ -129,7 +129,7 @@ bool l3_index_adopt(l3_index *ix, uint64_t count)
     if (count > ix->meta->max)
         return false;
     ix->meta->count = count;
-#ifndef NDEBUG
+#if L3_ASSERT_ON
     /* Every entry is where a probe for its key finds it. */
     uint64_t seen = 0;
     for (uint64_t i = 0; i <= ix->meta->mask; i++) {

@@ -1,6 +1,8 @@
 /* The slab store's metadata I/O (meta.h). */
 #include "meta.h"
 
+#include "aligned.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -32,11 +34,7 @@ l3_status l3_meta_rw(int fd, const char *path, bool write, void *buf, size_t len
 
 void *l3_meta_alloc(size_t align, size_t len)
 {
-    void *p = NULL;
-    if (posix_memalign(&p, align < 4096 ? 4096 : align, len ? len : align) != 0)
-        return NULL;
-    memset(p, 0, len ? len : align);
-    return p;
+    return l3_aligned_alloc(align < 4096 ? 4096 : align, len, true);
 }
 
 int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out)

@@ -13,7 +13,8 @@
 #include "entries.h"
 #include "rules.h"
 
-/* A zeroed buffer aligned for O_DIRECT (at least 4096); free() it. */
+/* A zeroed buffer aligned for O_DIRECT (to `align`, at least 4096; a `len`
+ * of 0 is one such block): l3_aligned_alloc's; free() it. */
 void *l3_meta_alloc(size_t align, size_t len);
 
 /* Read or write all `len` bytes at `off` of `fd` (O_DIRECT aligned); a

@@ -17,6 +17,7 @@
 #include "recovery.h"
 #include "reinsert.h"
 #include "rules.h"
+#include "slabstore.h"
 
 #define MIB (1ull << 20)
 

@@ -132,7 +132,8 @@ static char *stats_json(const l3_slab_stats *st)
     json_object_set_new(o, "broken", json_boolean(st->broken));
     json_object_set_new(o, "devices_offline", json_integer(st->devices_offline));
     json_t *devs = json_array();
-    for (uint32_t d = 0; d < st->num_devices && d < L3_SLAB_MAX_DEVICES; d++) {
+    L3_ASSERT(st->num_devices <= L3_SLAB_MAX_DEVICES); /* l3_slabstore_stats' own, just filled */
+    for (uint32_t d = 0; d < st->num_devices; d++) {
         const l3_slab_device_stats *v = &st->device[d];
         json_array_append_new(devs, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "path", v->path ? v->path : "",
                                               "state", v->state ? v->state : "", "slabs", (json_int_t)v->slabs,

@@ -46,7 +46,8 @@ static bool build(l3_slabstore *s, uint32_t i, uint8_t *buf)
     h->gen = sl->gen;
     h->epoch = s->table[i].epoch;
     h->nslots = sl->nslots;
-    for (uint32_t k = 0; k < sl->next_slot && k < sl->nslots; k++) {
+    L3_ASSERT(sl->next_slot <= sl->nslots); /* the allocator's (l3_alloc_restore_fill, reservations) */
+    for (uint32_t k = 0; k < sl->next_slot; k++) {
         const l3_index_entry *e = ids[k] ? l3_index_find_at(&s->index, ids[k], i, k) : NULL;
         if (!e)
             continue;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "aligned.h"
 #include "format.h"
 #include "fuzz.h"
 #include "l3_slabstore.h"
@@ -62,7 +63,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         fprintf(stderr, "fuzz_image: %s (set L3_FUZZ_DIR to a disk file system)\n", err.msg);
         exit(1);
     }
-    if (posix_memalign((void **)&pool, 4096, 65536) != 0)
+    if (!(pool = l3_aligned_alloc(4096, 65536, false)))
         exit(1);
     l3_store *st = l3_slabstore_store(s);
     for (int i = 0; i < OBJECTS; i++) {
