@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "l3_slabstore.h"
 #include "trace.h"
 #include "l3_clock.h"
 #include "scale.h"
@@ -63,7 +64,7 @@ static int usage(void)
             "               times of a sparse store of N small objects)\n"
             "       l3bench --trace FILE.jsonl [--capacity 1000,5859|1GiB] [--block-bytes 64K]\n"
             "               [--slab-size SIZE] [--eviction fifo-reinsert|lru-slab|both]\n"
-            "               [--admit all|no-tail|second-sight] [--dir DIR] [--json]\n"
+            "               [--admit all|no-tail|second-sight|adaptive|rung:N] [--dir DIR] [--json]\n"
             "       l3bench --trace FILE.jsonl --sim|--sim-all [--capacity ...] [--ranks R] [--pools]\n"
             "               [--budget DWPD[,DWPD...]] [--plot PNG] [--json]   (the simulators alone)\n"
             "  default: l3cache.store (1 GiB) in the working directory, 1024 pages of 256 KiB,\n"
@@ -152,8 +153,17 @@ static bool parse_trace_arg(args *a, int c, const char *v)
     case 'A':
         a->tr.admit = strcmp(v, "all") == 0 ? L3_ADMIT_ALL : strcmp(v, "no-tail") == 0 ? L3_ADMIT_NO_TAIL
                     : strcmp(v, "second-sight") == 0 ? L3_ADMIT_SECOND_SIGHT : -1;
+        if (strcmp(v, "adaptive") == 0) {
+            a->tr.admit = L3_ADMIT_ALL; /* the engine offers every absent block; the store decides */
+            a->tr.store_admission = L3_ADMISSION_ADAPTIVE;
+        } else if (strncmp(v, "rung:", 5) == 0 && v[5] >= '0' && v[5] <= '6' && !v[6]) {
+            a->tr.admit = L3_ADMIT_ALL;
+            a->tr.store_admission = L3_ADMISSION_RUNG;
+            a->tr.store_rung = (uint32_t)(v[5] - '0');
+        }
         if (a->tr.admit < 0)
-            fprintf(stderr, "l3bench: --admit: expected all, no-tail or second-sight\n");
+            fprintf(stderr, "l3bench: --admit: expected all, no-tail, second-sight (the engine's rules), "
+                            "adaptive or rung:0 to rung:6 (the store's)\n");
         return a->tr.admit >= 0;
     default: return false;
     }

@@ -13,12 +13,13 @@
 #include "l3_config.h"
 #include "l3_pool.h"
 #include "l3_slabstore.h"
+#include "admitsim.h"
 #include "simtable.h"
 #include "tracesim.h"
 
 /* One replay's outcome. */
 typedef struct replay {
-    uint64_t hits, accesses, admitted, failed_puts, bad_bytes;
+    uint64_t hits, accesses, admitted, declined, failed_puts, bad_bytes;
     uint64_t dev_bytes, reinserted, slab_size;
     uint32_t slabs;
     double seconds;
@@ -44,6 +45,8 @@ static bool store_options(const l3_trace_options *o, uint64_t objects, const cha
     so->capacity = g.data_off + slabs * slab;
     so->slab_size = slab;
     so->format = true;
+    so->admission = (l3_admission)o->store_admission;
+    so->admission_rung = o->store_rung;
     return true;
 }
 
@@ -102,6 +105,7 @@ static size_t read_prefix(l3_store *st, req_io *io, const uint32_t *ids, size_t 
 static void store_rest(l3_store *st, req_io *io, const uint32_t *ids, size_t n, size_t hit, replay *r)
 {
     size_t m = 0;
+    bool tail = false; /* the request's last block is offered: a prompt's partial page */
     for (size_t j = hit; j < n; j++) {
         if (j > hit && io->flags[j])
             continue; /* present after the first miss: left alone */
@@ -110,16 +114,19 @@ static void store_rest(l3_store *st, req_io *io, const uint32_t *ids, size_t n, 
         stamp(io->pool + io->ranges[m].offset, ids[j]);
         io->keys[m] = io->kbuf[j];
         m++;
+        tail = j + 1 == n;
     }
     if (!m)
         return;
     l3_io_result res = { .success = io->ok, .object_failures = io->fail };
-    if (l3_store_batch_put_from(st, io->keys, m, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, &res,
-                                NULL) != L3_OK)
+    l3_put_hints hints = { .last_is_partial = tail };
+    if (l3_store_batch_put_hinted(st, io->keys, m, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, 1,
+                                  &hints, &res, NULL) != L3_OK)
         r->failed_puts += m;
     for (size_t k = 0; k < m; k++) {
         r->admitted += io->ok[k];
-        r->failed_puts += !io->ok[k];
+        r->declined += !io->ok[k]; /* (a store's admission declines; a failure is an object failure) */
+        r->failed_puts += io->fail[k];
     }
 }
 
@@ -256,6 +263,32 @@ static void print_row(const l3_trace_options *o, uint64_t cap, const char *polic
     fflush(stdout);
 }
 
+/* Beside a store replay with admission: the simulator's figure for the
+ * same policy over the object LRU (admitsim.c), and the store's writes
+ * against the LRU's (every miss once). */
+static void print_sim(const l3_trace_options *o, const tr_trace *t, uint64_t cap, const tr_sim_result *lru,
+                      const replay *r, json_t *rows)
+{
+    tr_admit_config c;
+    tr_admit_defaults(&c, o->store_admission == L3_ADMISSION_ADAPTIVE ? TR_ADAPTIVE : TR_RUNG);
+    if (o->store_admission == L3_ADMISSION_RUNG)
+        c.rung = tr_ladder[o->store_rung];
+    tr_admit_result a = tr_sim_admit(t, (uint32_t)cap, &c);
+    double hs = ratio(a.hits, a.accesses), h = ratio(r->hits, r->accesses), hl = ratio(lru->hits, lru->accesses);
+    uint64_t lru_writes = lru->admitted;
+    if (rows) {
+        json_t *last = json_array_get(rows, json_array_size(rows) - 1);
+        json_object_set_new(last, "sim", json_real(hs));
+        json_object_set_new(last, "vs_sim", json_real(hs > 0 ? h / hs : 0));
+        json_object_set_new(last, "writes_vs_lru", json_real(ratio(r->admitted, lru_writes)));
+        return;
+    }
+    printf("%8s  simulated: %.4f (%.3f x LRU); the store %.3f x of it; writes %.3f x the LRU's, the simulator's %.3f\n",
+           "", hs, hl > 0 ? hs / hl : 0, hs > 0 ? h / hs : 0, ratio(r->admitted, lru_writes),
+           ratio(a.written, lru_writes));
+    fflush(stdout);
+}
+
 /* Every policy asked for, at one capacity; false when a replay failed or
  * served wrong bytes. */
 static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t cap, json_t *rows)
@@ -268,6 +301,8 @@ static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t 
             continue;
         replay r = { 0 };
         ok = run_store(o, t, cap, (l3_eviction)ev, &r);
+        if (o->store_admission == L3_ADMISSION_ALL)
+            r.failed_puts += r.declined; /* a store that admits everything declines nothing */
         if (ok && (r.bad_bytes || r.failed_puts)) {
             fprintf(stderr, "l3bench: --trace: %llu reads served wrong bytes, %llu puts failed\n",
                     (unsigned long long)r.bad_bytes, (unsigned long long)r.failed_puts);
@@ -275,9 +310,16 @@ static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t 
         }
         static const char *const admits[] = { "", "+no-tail", "+2nd-sight" };
         char name[48];
-        snprintf(name, sizeof name, "%s%s", names[ev], admits[o->admit]);
+        if (o->store_admission == L3_ADMISSION_ADAPTIVE)
+            snprintf(name, sizeof name, "%s+adaptive", names[ev]);
+        else if (o->store_admission == L3_ADMISSION_RUNG)
+            snprintf(name, sizeof name, "%s+rung:%u", names[ev], o->store_rung);
+        else
+            snprintf(name, sizeof name, "%s%s", names[ev], admits[o->admit]);
         if (ok)
             print_row(o, cap, name, &lru, &bel, &r, rows);
+        if (ok && o->store_admission != L3_ADMISSION_ALL)
+            print_sim(o, t, cap, &lru, &r, rows);
     }
     return ok;
 }

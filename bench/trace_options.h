@@ -19,6 +19,8 @@ typedef struct l3_trace_options {
     uint64_t slab_size;       /* 0: the store's default for the capacity */
     int eviction;             /* -1: both policies; else an l3_eviction */
     int admit;                /* which absent blocks the engine stores: L3_ADMIT_* */
+    int store_admission;      /* the store's admission (l3_admission; 0: all) */
+    uint32_t store_rung;      /* its rung, for L3_ADMISSION_RUNG */
     bool json;
     /* The simulators alone (simtable.c): no store is opened. */
     bool sim;                 /* --sim: LRU, Belady and the adaptive admission per capacity */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #define MIB (1ull << 20)
@@ -90,6 +91,46 @@ static l3_status parse_eviction(const json_t *v, l3_eviction *out, l3_error *err
     return L3_OK;
 }
 
+/* "admission": "all", "adaptive" or "rung:N" (0 to 6, for tests). */
+static l3_status parse_admission(const json_t *v, l3_slab_options *o, l3_error *err)
+{
+    const char *t = json_is_string(v) ? json_string_value(v) : "";
+    bool rung = strncmp(t, "rung:", 5) == 0 && t[5] >= '0' && t[5] <= '6' && t[6] == '\0';
+    if (strcmp(t, "all") == 0) {
+        o->admission = L3_ADMISSION_ALL;
+    } else if (strcmp(t, "adaptive") == 0) {
+        o->admission = L3_ADMISSION_ADAPTIVE;
+    } else if (rung) {
+        o->admission = L3_ADMISSION_RUNG;
+        o->admission_rung = (uint32_t)(t[5] - '0');
+    } else
+        return l3_fail(err, L3_ECONFIG, "$.store.admission: expected \"all\", \"adaptive\" or \"rung:0\" to \"rung:6\", "
+                       "got %s%s%s", json_is_string(v) ? "\"" : l3_json_type_name(v), t, json_is_string(v) ? "\"" : "");
+    return L3_OK;
+}
+
+/* "write_budget": device bytes per second (a number or a size), or drive
+ * writes per day of the store's capacity ("3DWPD", "0.5 DWPD"). */
+static l3_status parse_write_budget(const json_t *v, l3_slab_options *o, l3_error *err)
+{
+    const char *t = json_is_string(v) ? json_string_value(v) : NULL;
+    size_t len = t ? strlen(t) : 0;
+    if (len > 4 && strcasecmp(t + len - 4, "DWPD") == 0) {
+        char *end;
+        double d = strtod(t, &end);
+        while (end && *end == ' ')
+            end++;
+        if (end != t + len - 4 || !(d > 0) || d > 1e6)
+            return l3_fail(err, L3_ECONFIG, "$.store.write_budget: \"%s\": drive writes per day must be more than "
+                           "0 and at most 1000000, e.g. \"3DWPD\"", t);
+        o->write_budget = 0;
+        o->write_budget_dwpd = d;
+        return L3_OK;
+    }
+    o->write_budget_dwpd = 0;
+    return l3_json_size(v, "$.store.write_budget", 0, 1ull << 40, false, &o->write_budget, err);
+}
+
 /* store.paths: the store's devices, 1 to 16 distinct files or block
  * devices, in the store's order (store.path must not be given too). */
 static l3_status parse_paths(const json_t *v, l3_config *c, l3_error *err)
@@ -119,7 +160,7 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
 {
     static const char *const known[] = { "path", "paths", "capacity", "slab_size", "block_size", "max_objects",
                                          "engine", "io_timeout", "verify_checksums",
-                                         "register_buffers", "lock_timeout", "mode", "eviction",
+                                         "register_buffers", "lock_timeout", "mode", "eviction", "admission",
                                          "write_budget", "expected_object_size", "preallocate", NULL };
     l3_status st = l3_json_section(o, "$.store", known, err);
     if (st != L3_OK)
@@ -173,8 +214,9 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
         (st = l3_json_size(v, "$.store.expected_object_size", 512, 4ull << 30, false, &c->store.expected_object_size,
                            err)) != L3_OK)
         return st;
-    if ((v = json_object_get(o, "write_budget")) &&
-        (st = l3_json_size(v, "$.store.write_budget", 0, 1ull << 40, false, &c->store.write_budget, err)) != L3_OK)
+    if ((v = json_object_get(o, "write_budget")) && (st = parse_write_budget(v, &c->store, err)) != L3_OK)
+        return st;
+    if ((v = json_object_get(o, "admission")) && (st = parse_admission(v, &c->store, err)) != L3_OK)
         return st;
     if ((v = json_object_get(o, "preallocate"))) {
         if ((st = l3_json_bool(v, "$.store.preallocate", &b, err)) != L3_OK)
@@ -425,7 +467,19 @@ char *l3_config_to_json(const l3_config *c)
     if (c->store.expected_object_size)
         json_object_set_new(s, "expected_object_size", json_integer((json_int_t)c->store.expected_object_size));
     json_object_set_new(s, "preallocate", json_boolean(!c->store.no_preallocate));
-    json_object_set_new(s, "write_budget", json_integer((json_int_t)c->store.write_budget));
+    if (c->store.write_budget_dwpd > 0) {
+        char dwpd[64];
+        snprintf(dwpd, sizeof dwpd, "%gDWPD", c->store.write_budget_dwpd);
+        json_object_set_new(s, "write_budget", json_string(dwpd));
+    } else {
+        json_object_set_new(s, "write_budget", json_integer((json_int_t)c->store.write_budget));
+    }
+    char admission[16];
+    if (c->store.admission == L3_ADMISSION_RUNG)
+        snprintf(admission, sizeof admission, "rung:%u", c->store.admission_rung);
+    else
+        snprintf(admission, sizeof admission, "%s", c->store.admission == L3_ADMISSION_ADAPTIVE ? "adaptive" : "all");
+    json_object_set_new(s, "admission", json_string(admission));
     json_object_set_new(s, "eviction",
                         json_string(c->store.eviction == L3_EVICT_LRU_SLAB ? "lru-slab" : "fifo-reinsert"));
     json_object_set_new(x, "max_operations", json_integer((json_int_t)c->executor.max_operations));

@@ -23,6 +23,13 @@ typedef enum l3_eviction {
     L3_EVICT_LRU_SLAB = 1       /* the least recently used slab goes whole */
 } l3_eviction;
 
+/* Which absent keys a put writes (docs/admission.md). */
+typedef enum l3_admission {
+    L3_ADMISSION_ALL = 0,      /* every one: the object LRU's rule (rung 6 of the ladder) */
+    L3_ADMISSION_RUNG = 1,     /* one fixed rung of the ladder (`admission_rung`), for tests */
+    L3_ADMISSION_ADAPTIVE = 2  /* the rung whose shadow cache hits most, chosen every epoch */
+} l3_admission;
+
 /* How to open (or create) a store. Zero fields take the defaults. */
 typedef struct l3_slab_options {
     const char *path;          /* file or block device (required unless `paths` is set) */
@@ -54,6 +61,11 @@ typedef struct l3_slab_options {
     l3_eviction eviction;      /* default L3_EVICT_FIFO_REINSERT */
     uint64_t write_budget;     /* device bytes per second, averaged (a bucket of 10 s of
                                   it); over it puts are declined, retired; 0: none */
+    double write_budget_dwpd;  /* or drive writes per day of the store's capacity (used when
+                                  write_budget is 0); 0: none */
+    l3_admission admission;    /* default L3_ADMISSION_ALL; the process that builds the shared
+                                  mapping sets it for every process of the store */
+    uint32_t admission_rung;   /* L3_ADMISSION_RUNG's rung, 0 to 6 */
 } l3_slab_options;
 
 /* The most devices a store spans. */
@@ -81,6 +93,16 @@ typedef struct l3_slab_stats {
     uint64_t shared_bytes;     /* the shared mapping (index, slot table, slab states): the store's RAM */
     uint64_t puts, put_keys_written, put_keys_existing, put_keys_rejected;
     uint64_t put_keys_over_budget; /* declined by store.write_budget (in put_keys_rejected too) */
+    uint64_t put_keys_not_admitted; /* declined by admission (in put_keys_rejected too) */
+    uint64_t admitted_probation, admitted_main; /* written at first sight (probation), or seen before */
+    uint64_t group_followed;     /* keys that followed their group's earlier decision */
+    uint64_t group_dropped;      /* objects dropped because a member of their group was evicted */
+    const char *admission;       /* "all", "rung" or "adaptive" (the mapping's) */
+    uint32_t admission_rung;     /* the ladder's rung in force */
+    uint32_t admission_switches; /* rung changes since the mapping was built */
+    uint64_t admission_capacity; /* objects the shadows are sized for (0: not yet) */
+    uint32_t slabs_probation;    /* slabs of the probation log */
+    uint64_t groups_live;        /* entries of the group table */
     uint64_t gets, get_hits, get_misses;
     uint64_t bytes_written, bytes_read;
     uint64_t evictions, evicted_objects;

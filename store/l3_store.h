@@ -33,6 +33,22 @@ typedef struct l3_io_result {
 
 typedef struct l3_store l3_store;
 
+/* What an engine knows about a put batch that a cache can use
+ * (docs/admission.md). Zero: nothing known. */
+typedef struct l3_put_hints {
+    /* Per key, or NULL: the id of its page's group, the objects that are
+     * of use only together (every tensor-parallel rank's shard of a page,
+     * every pool's object of it: KV, an indexer's sidecar, a state); 0 for
+     * a key of no group. A group is admitted, kept and evicted whole. */
+    const uint64_t *groups;
+    /* Objects in a whole group (ranks x pools), so that the write budget
+     * charges a group once, whole; 0: unknown (each object is charged). */
+    uint32_t group_objects;
+    /* The batch's last key is a prompt's partial last page (rarely read
+     * again; written only on admission's top rung). */
+    bool last_is_partial;
+} l3_put_hints;
+
 /* The operations of a store. A non-L3_OK return is a backend failure of
  * the whole call (with a message in *err); per-key facts go in the result. */
 typedef struct l3_store_ops {
@@ -88,6 +104,12 @@ typedef struct l3_store_ops {
      * is simply gone). */
     l3_status (*batch_lease)(l3_store *store, const char *const *keys, size_t n, double seconds,
                              bool *flags, l3_error *err);
+    /* Optional (may be NULL): batch_put_from_v with what the engine knows
+     * of the batch (`hints` may be NULL). Keys are in chain order, a
+     * prefix's head first. */
+    l3_status (*batch_put_hinted)(l3_store *store, const char *const *keys, size_t n, l3_host_buffer host,
+                                  const l3_range *ranges, size_t per_key, const l3_put_hints *hints,
+                                  l3_io_result *result, l3_error *err);
 } l3_store_ops;
 
 /* The most ranges one object may have. The slab store's on-disk segment
@@ -122,6 +144,11 @@ l3_status l3_store_batch_get_into_v(l3_store *store, const char *const *keys, si
                                     l3_io_result *result, l3_error *err);
 l3_status l3_store_batch_put_from_v(l3_store *store, const char *const *keys, size_t n,
                                     l3_host_buffer host, const l3_range *ranges, size_t per_key,
+                                    l3_io_result *result, l3_error *err);
+/* batch_put_from_v with hints (see batch_put_hinted); a store without
+ * them stores the batch as batch_put_from_v does. */
+l3_status l3_store_batch_put_hinted(l3_store *store, const char *const *keys, size_t n, l3_host_buffer host,
+                                    const l3_range *ranges, size_t per_key, const l3_put_hints *hints,
                                     l3_io_result *result, l3_error *err);
 /* batch_exists that leases what it finds for `seconds` (see batch_lease);
  * a store without leases answers as batch_exists. */

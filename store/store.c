@@ -102,6 +102,18 @@ l3_status l3_store_batch_put_from_v(l3_store *s, const char *const *keys, size_t
                                     : s->ops->batch_put_from(s, keys, n, host, ranges, result, err);
 }
 
+l3_status l3_store_batch_put_hinted(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
+                                    const l3_range *ranges, size_t per_key, const l3_put_hints *hints,
+                                    l3_io_result *result, l3_error *err)
+{
+    if (!s->ops->batch_put_hinted)
+        return l3_store_batch_put_from_v(s, keys, n, host, ranges, per_key, result, err);
+    l3_status st = check_v(keys, n, ranges, per_key, result, s->ops->batch_put_from_v != NULL, err);
+    if (st != L3_OK)
+        return st;
+    return s->ops->batch_put_hinted(s, keys, n, host, ranges, per_key, hints, result, err);
+}
+
 l3_status l3_store_batch_lease(l3_store *s, const char *const *keys, size_t n, double seconds, bool *flags,
                                l3_error *err)
 {

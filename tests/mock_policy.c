@@ -20,10 +20,11 @@ bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e)
     (void)s;
     return (e->pad & L3_ENTRY_READ) != 0;
 }
-bool l3_policy_admit(l3_slabstore *s, uint64_t bytes)
+bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight)
 {
     (void)s;
     (void)bytes;
+    (void)first_sight;
     return true;
 }
 uint64_t l3_policy_room(const l3_slabstore *s)

@@ -21,6 +21,7 @@
 #include "format.h"
 #include "entries.h"
 #include "l3_slabstore.h"
+#include "slabstore.h"
 #include "store_util.h"
 
 #define MIB (1ull << 20)
@@ -442,6 +443,10 @@ static void mover(const char *path, int to_parent, int from_parent)
         _exit(4);
     if (write(to_parent, "r", 1) != 1 || read(from_parent, &go, 1) != 1)
         _exit(5);
+    /* A slow device from here: each write waits 5 ms, so that the move
+     * wave's writes stay in flight long enough for the deleter to see them
+     * on a loaded machine. */
+    l3_slabstore_set_fault(s, &(l3_io_fault){ .kind = L3_FAULT_DELAY, .ops = 2, .shift = 5000 });
     l3_slab_stats stats = { 0 };
     for (size_t next = 3 * MV_PER_SLAB; stats.evictions == 0 && next < 16 * MV_PER_SLAB; next++) {
         if (!mv_batch(st, next, 1, false))

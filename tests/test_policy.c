@@ -129,18 +129,32 @@ static void reinsertion_keeps_what_was_read_late_in_its_time(void **state)
 static void the_write_budget_is_a_bucket_of_ten_seconds(void **state)
 {
     l3_slabstore *s = *state;
-    assert_true(l3_policy_admit(s, 1ull << 40)); /* no budget: everything */
+    assert_true(l3_policy_admit(s, 1ull << 40, false)); /* no budget: everything */
     s->opt.write_budget = 1000; /* bytes a second: a bucket of 10000 */
-    assert_true(l3_policy_admit(s, 6000));
-    assert_false(l3_policy_admit(s, 6000));
+    assert_true(l3_policy_admit(s, 6000, false));
+    assert_false(l3_policy_admit(s, 6000, false));
     assert_int_equal(atomic_load(&s->over_budget), 1);
-    assert_true(l3_policy_admit(s, 4000));
+    assert_true(l3_policy_admit(s, 4000, false));
     s->sh->budget_ns -= 3000000000ull; /* three seconds later: 3000 more */
-    assert_true(l3_policy_admit(s, 2900));
-    assert_false(l3_policy_admit(s, 500));
+    assert_true(l3_policy_admit(s, 2900, false));
+    assert_false(l3_policy_admit(s, 500, false));
     s->sh->budget_ns -= 100000000000ull; /* long after: a full bucket, not more */
-    assert_true(l3_policy_admit(s, 10000));
-    assert_false(l3_policy_admit(s, 1));
+    assert_true(l3_policy_admit(s, 10000, false));
+    assert_false(l3_policy_admit(s, 1, false));
+}
+
+static void a_first_sighting_needs_the_bucket_half_full(void **state)
+{
+    l3_slabstore *s = *state;
+    s->opt.write_budget = 1000; /* a bucket of 10000 */
+    assert_true(l3_policy_admit(s, 4000, true));  /* a full bucket: 6000 left */
+    assert_true(l3_policy_admit(s, 1000, true));  /* 6000: 5000 left */
+    assert_true(l3_policy_admit(s, 1000, true));  /* 5000 is half full: 4000 left */
+    assert_false(l3_policy_admit(s, 10, true));   /* 4000: a first sighting waits */
+    assert_int_equal(atomic_load(&s->over_budget), 1);
+    assert_true(l3_policy_admit(s, 1000, false)); /* a second sighting needs its bytes only: 3000 */
+    s->sh->budget_ns -= 2000000000ull;            /* two seconds later: 5000 */
+    assert_true(l3_policy_admit(s, 10, true));
 }
 
 static void room_counts_free_and_empty_slabs_and_open_slots(void **state)
@@ -168,6 +182,7 @@ int main(void)
         T(a_device_s_victims_are_its_own_slabs),
         T(reinsertion_keeps_what_was_read_late_in_its_time),
         T(the_write_budget_is_a_bucket_of_ten_seconds),
+        T(a_first_sighting_needs_the_bucket_half_full),
         T(room_counts_free_and_empty_slabs_and_open_slots),
     };
     return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

@@ -63,7 +63,12 @@ l3_fault_kind l3_io_fault_decide(l3_io_engine *e, const l3_io_req *r)
             e->fault_applied++;
         }
     }
+    uint64_t delay = f->shift;
     pthread_mutex_unlock(&e->fault_mu);
+    if (kind == L3_FAULT_DELAY) {
+        usleep((useconds_t)delay); /* a slow device: then submitted as usual */
+        kind = L3_FAULT_NONE;
+    }
     return kind;
 }
 

@@ -28,6 +28,7 @@ typedef enum l3_fault_kind {
     L3_FAULT_TORN,   /* a write that lands only its first half but reports success */
     L3_FAULT_MISDIRECT, /* a write that lands `shift` bytes away but reports success */
     L3_FAULT_WAIT_ERROR, /* the wait for completions fails with EIO, I/O still in flight */
+    L3_FAULT_DELAY,  /* submitted `shift` microseconds late, then as usual (a slow device) */
 } l3_fault_kind;
 
 typedef struct l3_io_fault {
@@ -40,7 +41,8 @@ typedef struct l3_io_fault {
     uint32_t permille; /* if not 0: fault each matching request with this
                           probability instead, from a seeded generator */
     uint64_t seed;
-    uint64_t shift;    /* L3_FAULT_MISDIRECT: how far from its offset a write lands */
+    uint64_t shift;    /* L3_FAULT_MISDIRECT: how far from its offset a write lands;
+                          L3_FAULT_DELAY: how many microseconds its submission waits */
     uint32_t device;   /* 0: requests to every device; d + 1: only device d's (a
                           store over several devices, store.paths) */
 } l3_io_fault;

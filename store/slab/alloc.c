@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
 #include "policy.h"
 #include "rules.h"
 
@@ -44,6 +45,7 @@ l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l
         return l3_fail(err, L3_ECORRUPT, "slab %u: %u slots", i, nslots);
     memset(l3_slab_slot_ids(s, i), 0, (size_t)nslots * sizeof(uint32_t));
     sl->state = S_SEALED;
+    sl->segment = SEG_MAIN;
     sl->disk_used = 1;
     sl->payload_blocks = r->payload_blocks;
     sl->gen = r->gen;
@@ -91,7 +93,7 @@ l3_status l3_alloc_adopt_slabs(l3_slabstore *s, uint32_t mask, l3_error *err)
 /* Take slab v out of its class's standby chain, if it is in it. */
 static void standby_unlink(l3_slabstore *s, uint32_t v)
 {
-    int32_t *at = l3_class_next(s, s->slabs[v].payload_blocks, l3_slab_device(&s->geo, v));
+    int32_t *at = l3_class_next(s, s->slabs[v].segment, s->slabs[v].payload_blocks, l3_slab_device(&s->geo, v));
     for (uint32_t hops = 0; *at >= 0 && hops < s->geo.num_slabs; hops++) {
         if (*at == (int32_t)v) {
             *at = s->slabs[v].standby_next;
@@ -109,10 +111,15 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
     L3_ASSERT(sl->inflight == 0);
     /* Every published slot (not trusting `live`, which a process that died
      * mid-update may have left off by one). */
+    uint32_t *groups = l3_slab_slot_groups(s, v);
+    uint64_t seq = atomic_load(&s->sh->seq);
     for (uint32_t k = 0; k < sl->next_slot && k < sl->nslots; k++) {
         if (!ids[k])
             continue;
         l3_index_entry *e = l3_index_find_at(&s->index, ids[k], v, k);
+        l3_group *g = e ? l3_groups_find(&s->groups, groups[k]) : NULL;
+        if (g && !l3_group_dead_for(g, e->seq))
+            g->verdict = seq << 1 | 1; /* its group is dead: every older member goes as it is found */
         if (e) {
             l3_entry_unpublish(s, e);
             dropped++;
@@ -121,7 +128,9 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
     }
     sl->live = 0;
     sl->live_bytes = 0;
-    int32_t *open = l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, v));
+    if (dropped && sl->state != S_OFFLINE)
+        l3_admit_note_full(s);
+    int32_t *open = l3_class_open(s, sl->segment, sl->payload_blocks, l3_slab_device(&s->geo, v));
     if (sl->state == S_OPEN && *open == (int32_t)v)
         *open = -1;
     if (sl->state == S_OPEN)
@@ -137,7 +146,7 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
 /* Reopen slab v for `payload_blocks` with a new generation, and set its
  * record in the table's image (its first writer writes it to the disk);
  * the caller makes it its class's open or standby slab. */
-static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
+static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks, uint32_t seg)
 {
     slab_info *sl = &s->slabs[v];
     uint32_t nslots = l3_slots_per_slab(&s->geo, payload_blocks);
@@ -148,6 +157,7 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks)
     sl->gen++;
     sl->record_gen = 0; /* the first writer into it writes its record */
     sl->payload_blocks = payload_blocks;
+    sl->segment = seg;
     sl->first_seq = atomic_load(&s->sh->seq);
     sl->next_slot = 0;
     sl->nslots = nslots;
@@ -172,7 +182,7 @@ int32_t l3_alloc_take_victim(l3_slabstore *s)
     if (v < 0)
         return -1;
     slab_info *sl = &s->slabs[v];
-    int32_t *open = l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, (uint32_t)v));
+    int32_t *open = l3_class_open(s, sl->segment, sl->payload_blocks, l3_slab_device(&s->geo, (uint32_t)v));
     if (sl->state == S_OPEN && *open == v)
         *open = -1;
     sl->state = S_SEALED;
@@ -185,7 +195,8 @@ void l3_alloc_restore_fill(l3_slabstore *s, uint32_t i, uint32_t next, bool free
     slab_info *sl = &s->slabs[i];
     L3_ASSERT(next <= sl->nslots);
     sl->next_slot = next;
-    int32_t *cls = l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, i));
+    sl->segment = SEG_MAIN; /* (the logs are soft state: a load puts everything in main's) */
+    int32_t *cls = l3_class_open(s, SEG_MAIN, sl->payload_blocks, l3_slab_device(&s->geo, i));
     if (free_slab) {
         sl->state = S_FREE;
     } else if (open && next > 0 && *cls < 0) {
@@ -277,8 +288,9 @@ static int32_t victim_near(l3_slabstore *s, int32_t d)
     return v;
 }
 
-bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot)
+bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t seg, uint32_t *out_slab, uint32_t *out_slot)
 {
+    L3_ASSERT(seg < L3_SEGMENTS);
     if (l3_alloc_sweep_due(s))
         l3_alloc_sweep_failed(s);
     /* The index has a bound: make room by evicting whole slabs. */
@@ -293,7 +305,7 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *o
     int32_t d = next_device(s, l3_slot_bytes(&s->geo, pb));
     if (d < 0)
         return false;
-    int32_t *open = l3_class_open(s, pb, (uint32_t)d);
+    int32_t *open = l3_class_open(s, seg, pb, (uint32_t)d);
     int32_t cur = *open;
     if (cur >= 0 && s->slabs[cur].next_slot < s->slabs[cur].nslots) {
         reserve(s, (uint32_t)cur, out_slab, out_slot);
@@ -303,15 +315,16 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *o
         s->slabs[cur].state = S_SEALED;
         *open = -1;
     }
-    int32_t *next = l3_class_next(s, pb, (uint32_t)d);
+    int32_t *next = l3_class_next(s, seg, pb, (uint32_t)d);
     int32_t v = *next;
     if (v >= 0)
         *next = s->slabs[v].standby_next;
-    if (v < 0 || s->slabs[v].state != S_OPEN || s->slabs[v].payload_blocks != pb || s->slabs[v].next_slot) {
+    if (v < 0 || s->slabs[v].state != S_OPEN || s->slabs[v].payload_blocks != pb || s->slabs[v].next_slot ||
+        s->slabs[v].segment != seg) {
         v = victim_near(s, d);
         if (v < 0 && l3_alloc_reap_dead(s))
             v = victim_near(s, d); /* a dead process held them */
-        if (v < 0 || !open_slab(s, (uint32_t)v, pb))
+        if (v < 0 || !open_slab(s, (uint32_t)v, pb, seg))
             return false;
     }
     *open = v;
@@ -334,10 +347,10 @@ static uint32_t standby_target(const l3_slabstore *s, uint32_t pb)
 uint32_t l3_alloc_standby(l3_slabstore *s, uint32_t cur, int32_t *out, uint64_t *gens, uint32_t max)
 {
     slab_info *sl = &s->slabs[cur];
-    uint32_t pb = sl->payload_blocks, d = l3_slab_device(&s->geo, cur);
-    if (sl->state != S_OPEN || *l3_class_open(s, pb, d) != (int32_t)cur)
+    uint32_t pb = sl->payload_blocks, d = l3_slab_device(&s->geo, cur), seg = sl->segment;
+    if (sl->state != S_OPEN || *l3_class_open(s, seg, pb, d) != (int32_t)cur)
         return 0;
-    int32_t *tail = l3_class_next(s, pb, d);
+    int32_t *tail = l3_class_next(s, seg, pb, d);
     uint32_t have = 0;
     while (*tail >= 0 && have < s->geo.num_slabs) {
         tail = &s->slabs[*tail].standby_next;
@@ -351,7 +364,7 @@ uint32_t l3_alloc_standby(l3_slabstore *s, uint32_t cur, int32_t *out, uint64_t 
         slab_info *vs = &s->slabs[v];
         if (vs->state != S_FREE && !(vs->state == S_SEALED && vs->live == 0))
             break; /* only empty slabs: evicting stays the full slab's job */
-        if (!open_slab(s, (uint32_t)v, pb))
+        if (!open_slab(s, (uint32_t)v, pb, seg))
             break;
         vs->standby_next = -1;
         *tail = v;
@@ -391,7 +404,7 @@ void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
         s->sh->procs[s->shm.me].reserved--;
     }
     if (sl->state == S_OPEN && sl->next_slot >= sl->nslots &&
-        *l3_class_open(s, sl->payload_blocks, l3_slab_device(&s->geo, slab_id)) != (int32_t)slab_id)
+        *l3_class_open(s, sl->segment, sl->payload_blocks, l3_slab_device(&s->geo, slab_id)) != (int32_t)slab_id)
         sl->state = S_SEALED;
     if (sl->state == S_OFFLINE && sl->inflight == 0 && (sl->live || sl->next_slot))
         l3_alloc_evict(s, slab_id); /* its device failed while writes were in flight */
@@ -432,7 +445,8 @@ void l3_alloc_reset(l3_slabstore *s)
         sl->state = sl->state == S_OFFLINE ? S_OFFLINE : S_FREE;
         sl->disk_used = 0;
         sl->record_gen = 0;
+        sl->segment = SEG_MAIN;
     }
-    for (uint32_t c = 0; c < 2 * (s->sh->max_payload_blocks + 1) * s->geo.num_devices; c++)
+    for (uint32_t c = 0; c < 2 * L3_SEGMENTS * (s->sh->max_payload_blocks + 1) * s->geo.num_devices; c++)
         s->class_open[c] = -1; /* (open and standby) */
 }

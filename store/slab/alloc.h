@@ -32,11 +32,11 @@ l3_status l3_alloc_adopt_slabs(l3_slabstore *s, uint32_t mask, l3_error *err);
 /* Drop every object of slab `v` (no writes in flight) and free it. */
 void l3_alloc_evict(l3_slabstore *s, uint32_t v);
 
-/* Reserve a slot of class `pb`: *out_slab, *out_slot. False when none can
- * be had. A slab it reopens gets a new generation whose record is set in
+/* Reserve a slot of class `pb` in log `seg` (SEG_MAIN or SEG_PROBATION):
+ * *out_slab, *out_slot. False when none can be had. A slab it reopens gets a new generation whose record is set in
  * the table's image only: whoever writes into a slab first makes sure its
  * record is on disk (slab.record_gen), whichever process opened it. */
-bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t *out_slab, uint32_t *out_slot);
+bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t seg, uint32_t *out_slab, uint32_t *out_slot);
 
 /* The most standby slabs a class keeps. */
 #define L3_STANDBY_MAX 8u

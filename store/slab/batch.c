@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
 #include "l3_keys.h"
 #include "l3_crc32c.h"
 #include "meta.h"
@@ -121,21 +122,29 @@ l3_status l3_slab_lease(l3_store *st, const char *const *keys, size_t n, double 
     l3_status rc = l3_batch_check(s, keys, n, (l3_host_buffer){ 0 }, NULL, 1, flags, false, err);
     if (rc != L3_OK)
         return rc;
-    l3_key_id ids[64];
+    l3_key_id stack[64] = { 0 };
+    l3_key_id *ids = n <= 64 ? stack : malloc(n * sizeof *ids);
+    if (!ids)
+        return l3_fail(err, L3_ENOMEM, "allocating an exists batch");
+    for (size_t i = 0; i < n; i++)
+        ids[i] = l3_key_identity(keys[i], strlen(keys[i]));
+    uint64_t until = seconds > 0 ? l3_policy_clock_ns() + (uint64_t)(seconds * 1e9) : 0;
     for (size_t base = 0; base < n; base += 64) {
         size_t m = n - base < 64 ? n - base : 64;
-        for (size_t i = 0; i < m; i++)
-            ids[i] = l3_key_identity(keys[base + i], strlen(keys[base + i]));
-        uint64_t until = seconds > 0 ? l3_policy_clock_ns() + (uint64_t)(seconds * 1e9) : 0;
-        l3_slab_lock(s);
-        for (size_t i = 0; i < m; i++) {
-            l3_index_entry *e = l3_index_find(&s->index, ids[i]);
-            flags[base + i] = e != NULL;
-            if (e && until)
+        l3_slab_lock(s); /* (64 keys a hold: puts and gets get their turns) */
+        for (size_t i = base; i < base + m; i++) {
+            l3_index_entry *e = l3_entry_find_live(s, ids[i]);
+            flags[i] = e != NULL;
+            if (e && until) {
                 l3_policy_lease(s, e->slab, until);
+                l3_entry_lease_group(s, e, until);
+            }
         }
         l3_slab_unlock(s);
     }
+    l3_admit_exists(s, ids, flags, n);
+    if (n > 64)
+        free(ids);
     return L3_OK;
 }
 

@@ -107,10 +107,12 @@ typedef struct l3_put_batch {
     struct put_wave *w;      /* a wave's scratch */
 } l3_put_batch;
 
-/* Open a put batch of n keys (its result cleared); L3_ENOMEM when its
- * scratch cannot be had (close it all the same). */
+/* Open a put batch of n keys (its result cleared), with what the engine
+ * said of it (`hints`, NULL: nothing; it must outlive the batch);
+ * L3_ENOMEM when its scratch cannot be had (close it all the same). */
 l3_status l3_put_open(l3_slabstore *s, l3_put_batch *b, const char *const *keys, size_t n, l3_host_buffer host,
-                      const l3_range *ranges, size_t k, const l3_move *moves, l3_io_result *res, l3_error *err);
+                      const l3_range *ranges, size_t k, const l3_move *moves, const l3_put_hints *hints,
+                      l3_io_result *res, l3_error *err);
 
 /* Whether a wave is left to run (and the batch still retired): the device
  * bytes it may take into *bytes. */

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "monotonic.h"
+
 void l3_slab_lock(l3_slabstore *s)
 {
     l3_shm_lock(&s->shm, &s->sh->lock);
@@ -21,6 +23,14 @@ static void published(l3_slabstore *s, const l3_index_entry *e)
     L3_ASSERT(e->ns <= s->sh->num_ns);
     l3_slab_slot_ids(s, e->slab)[e->slot] = l3_slot_id(e->hash);
     l3_entry_count(s, e);
+    uint32_t *group = &l3_slab_slot_groups(s, e->slab)[e->slot];
+    if (*group) {
+        l3_group *g = l3_groups_get(&s->groups, *group, l3_now_ns());
+        if (g)
+            g->members++;
+        else
+            *group = 0; /* the table is full: the object goes untracked, alone */
+    }
 }
 
 bool l3_entry_publish(l3_slabstore *s, const l3_index_entry *e)
@@ -54,8 +64,13 @@ void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e)
 {
     L3_ASSERT(e->slab < s->geo.num_slabs);
     slab_info *sl = &s->slabs[e->slab];
-    if (e->slot < sl->nslots)
+    if (e->slot < sl->nslots) {
         l3_slab_slot_ids(s, e->slab)[e->slot] = 0;
+        uint32_t *group = &l3_slab_slot_groups(s, e->slab)[e->slot];
+        if (*group)
+            l3_groups_release(&s->groups, *group, l3_now_ns());
+        *group = 0;
+    }
     /* Counts a process that died mid-update may have left off by one:
      * never below zero. */
     sl->live = sl->live ? sl->live - 1 : 0;
@@ -65,6 +80,28 @@ void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e)
         s->ns[e->ns - 1].bytes -= e->size;
     }
     l3_index_remove(&s->index, e);
+}
+
+l3_index_entry *l3_entry_find_live(l3_slabstore *s, l3_key_id id)
+{
+    l3_index_entry *e = l3_index_find(&s->index, id);
+    if (!e)
+        return NULL;
+    uint32_t group = l3_slab_slot_groups(s, e->slab)[e->slot];
+    if (group && l3_group_dead_for(l3_groups_find(&s->groups, group), e->seq)) {
+        l3_entry_unpublish(s, e); /* a member of its page was evicted: it is of no use alone */
+        atomic_fetch_add(&s->group_dropped, 1);
+        return NULL;
+    }
+    return e;
+}
+
+void l3_entry_lease_group(l3_slabstore *s, const l3_index_entry *e, uint64_t until)
+{
+    l3_group *g = l3_groups_find(&s->groups, l3_slab_slot_groups(s, e->slab)[e->slot]);
+    uint32_t seconds = (uint32_t)((until + 999999999u) / 1000000000u);
+    if (g && g->lease < seconds)
+        g->lease = seconds;
 }
 
 /* Whether an entry fits its slab as the slab stands (under the lock). */
@@ -82,6 +119,9 @@ void l3_entries_clear(l3_slabstore *s)
 {
     l3_index_clear(&s->index);
     memset(s->slot_ids, 0, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint32_t));
+    memset(s->slot_groups, 0, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint32_t));
+    memset(s->groups.table, 0, s->groups.meta->slots * sizeof(l3_group));
+    s->groups.meta->count = 0;
     for (uint32_t i = 0; i < s->geo.num_slabs; i++)
         s->slabs[i].live = 0, s->slabs[i].live_bytes = 0;
     for (uint32_t i = 0; i < s->sh->num_ns; i++)
@@ -95,16 +135,20 @@ void l3_entries_repair(l3_slabstore *s)
     for (uint64_t i = 0; i < cap; i++)
         n += s->index.table[i].hash != 0;
     l3_index_entry *keep = malloc((n ? n : 1) * sizeof *keep);
-    if (!keep) {
+    uint32_t *groups = malloc((n ? n : 1) * sizeof *groups); /* (soft state, but kept where it can be) */
+    if (!keep || !groups) {
+        free(keep);
+        free(groups);
         l3_log("error", "%s: no memory to check the index after a process died holding its lock", s->path);
         return;
     }
     size_t k = 0;
     for (uint64_t i = 0; i < cap; i++) {
         const l3_index_entry *e = &s->index.table[i];
-        if (e->hash && entry_fits(s, e))
+        if (e->hash && entry_fits(s, e)) {
+            groups[k] = l3_slab_slot_groups(s, e->slab)[e->slot];
             keep[k++] = *e;
-        else
+        } else
             dropped += e->hash != 0;
     }
     l3_entries_clear(s);
@@ -117,10 +161,14 @@ void l3_entries_repair(l3_slabstore *s)
         }
         if (old)
             l3_entry_unpublish(s, old), dropped++;
-        if (!l3_entry_publish(s, &keep[j]))
+        l3_slab_slot_groups(s, keep[j].slab)[keep[j].slot] = groups[j];
+        if (!l3_entry_publish(s, &keep[j])) {
+            l3_slab_slot_groups(s, keep[j].slab)[keep[j].slot] = 0;
             dropped++;
+        }
     }
     free(keep);
+    free(groups);
     l3_log("warning", "%s: the index checked after a process died holding its lock: %llu entries kept, %llu "
                       "dropped (half-done or stale)", s->path, (unsigned long long)s->index.meta->count,
            (unsigned long long)dropped);

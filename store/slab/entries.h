@@ -32,6 +32,15 @@ l3_index_put l3_entry_publish_unique(l3_slabstore *s, const l3_index_entry *e);
  * checkpoint image read in place) in its slab's and namespace's tallies. */
 void l3_entry_count(l3_slabstore *s, const l3_index_entry *e);
 
+/* The entry of key `id` as it may be served (under the lock), or NULL: an
+ * object whose group is dead (a member of its page was evicted) leaves the
+ * index here, as it is found. */
+l3_index_entry *l3_entry_find_live(l3_slabstore *s, l3_key_id id);
+
+/* Lease the group of entry `e` (if it has one) until `until`
+ * (CLOCK_MONOTONIC ns): every member is then kept, wherever it is. */
+void l3_entry_lease_group(l3_slabstore *s, const l3_index_entry *e, uint64_t until);
+
 /* Drop an entry: index, slot id, counts. `e` points into the index (a
  * backward shift may move another entry into its place). */
 void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e);

@@ -76,7 +76,7 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const
     l3_slab_lock(s);
     for (size_t i = 0; i < m; i++) {
         size_t pos = base + i;
-        l3_index_entry *e = l3_index_find(&s->index, w->keys[i].id);
+        l3_index_entry *e = l3_entry_find_live(s, w->keys[i].id);
         if (e && e->gen != (uint32_t)s->slabs[e->slab].gen) {
             l3_entry_unpublish(s, e); /* left behind by a process that died mid-update */
             e = NULL;

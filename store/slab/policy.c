@@ -2,14 +2,10 @@
  * read (the default), or least recently used whole slabs. */
 #include "policy.h"
 
-#include <time.h>
+#include "admit.h"
+#include "monotonic.h"
 
-uint64_t l3_policy_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+uint64_t l3_policy_clock_ns(void) { return l3_now_ns(); }
 
 void l3_policy_lease(l3_slabstore *s, uint32_t slab, uint64_t until)
 {
@@ -53,6 +49,8 @@ bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e)
 {
     if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || !(e->pad & L3_ENTRY_READ))
         return false;
+    if (s->slabs[e->slab].segment == SEG_PROBATION)
+        return true; /* written at first sight and read since: it moves to main */
     /* Read in the last three quarters of its time here: a read right after
      * the write and none since says little (bench/results: the write cost
      * falls by a third, the hits stay). */
@@ -70,13 +68,26 @@ static uint64_t age_key(const l3_slabstore *s, const slab_info *sl)
     return sl->first_seq;
 }
 
+/* Whether the victim comes from probation's log: while probation's slabs
+ * are at least its share of the store's (or main has none), or always
+ * under a rung without probation (it drains). */
+static bool from_probation(const l3_slabstore *s, uint32_t probation, uint32_t main)
+{
+    const l3_rung *r = l3_admit_rung(s);
+    return probation > 0 &&
+           (r->single || main == 0 || (double)probation >= (double)r->probation * s->geo.num_slabs);
+}
+
 int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device)
 {
-    int32_t best = -1;
-    uint64_t best_key = UINT64_MAX, now = l3_policy_clock_ns();
-    uint32_t nd = s->geo.num_devices;
+    int32_t best[L3_SEGMENTS] = { -1, -1 };
+    uint64_t best_key[L3_SEGMENTS] = { UINT64_MAX, UINT64_MAX }, now = l3_policy_clock_ns();
+    uint32_t nd = s->geo.num_devices, used[L3_SEGMENTS] = { 0, 0 };
     for (uint32_t i = device < 0 ? 0 : (uint32_t)device; i < s->geo.num_slabs; i += device < 0 ? 1 : nd) {
         slab_info *sl = &s->slabs[i];
+        L3_ASSERT(sl->segment < L3_SEGMENTS);
+        if (sl->live)
+            used[sl->segment]++;
         if (sl->inflight || sl->state == S_OFFLINE)
             continue;
         if (!need_live && sl->state == S_FREE)
@@ -86,15 +97,16 @@ int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device)
         if ((need_live && sl->live == 0) || sl->lease_until > now)
             continue; /* nothing to evict, or leased to a reader */
         uint64_t key = age_key(s, sl);
-        if (key < best_key) {
-            best_key = key;
-            best = (int32_t)i;
+        if (key < best_key[sl->segment]) {
+            best_key[sl->segment] = key;
+            best[sl->segment] = (int32_t)i;
         }
     }
-    return best;
+    int seg = from_probation(s, used[SEG_PROBATION], used[SEG_MAIN]) ? SEG_PROBATION : SEG_MAIN;
+    return best[seg] >= 0 ? best[seg] : best[1 - seg];
 }
 
-bool l3_policy_admit(l3_slabstore *s, uint64_t bytes)
+bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight)
 {
     uint64_t rate = s->opt.write_budget;
     if (!rate)
@@ -108,7 +120,9 @@ bool l3_policy_admit(l3_slabstore *s, uint64_t bytes)
         sh->budget_bytes = add >= (double)(cap - sh->budget_bytes) ? cap : sh->budget_bytes + (uint64_t)add;
     }
     sh->budget_ns = now;
-    if (sh->budget_bytes < bytes) {
+    /* A first sighting waits for a bucket at least half full: as the
+     * budget tightens, what was seen twice is still written. */
+    if (sh->budget_bytes < bytes || (first_sight && sh->budget_bytes < cap / 2)) {
         atomic_fetch_add(&s->over_budget, 1);
         return false;
     }

@@ -16,7 +16,10 @@
  *   whole, nothing is kept (the policy before; for comparison).
  *
  * Both use free slabs first, then empty ones, and pass over slabs with
- * writes in flight or under a read lease. */
+ * writes in flight or under a read lease. With admission (admit.h) the
+ * slabs form two logs, probation (keys written at first sight) and main:
+ * the victim is probation's oldest while probation holds its rung's
+ * share of the slabs, else main's oldest. */
 #ifndef L3_POLICY_H
 #define L3_POLICY_H
 
@@ -42,7 +45,9 @@ void l3_policy_read(l3_slabstore *s, l3_index_entry *e);
 /* Note a write into slab `slab` (any lock, or none). */
 void l3_policy_written(l3_slabstore *s, uint32_t slab);
 
-/* Whether the object of `e` is to be kept when its slab is reused. */
+/* Whether the object of `e` is to be kept when its slab is reused: in
+ * probation's log, read since it was written (it moves to main); in
+ * main's, read in the last three quarters of its time here. */
 bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e);
 
 /* The slab to reuse, under the lock: with `need_live` false a free or
@@ -53,8 +58,9 @@ int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device);
 
 /* Whether a write of `bytes` fits the store's write budget (under the
  * lock): a bucket of `write_budget` bytes per second, 10 s deep, shared
- * by every process; a write it does not fit is declined. */
-bool l3_policy_admit(l3_slabstore *s, uint64_t bytes);
+ * by every process; a write it does not fit is declined. A key written
+ * at first sight (`first_sight`) needs the bucket at least half full. */
+bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight);
 
 /* The bytes writable without evicting anything: free or empty slabs and
  * the open slabs' free slots (under the lock). */

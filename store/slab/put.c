@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
 #include "alloc.h"
 #include "batch.h"
 #include "l3_crc32c.h"
 #include "meta.h"
+#include "monotonic.h"
 #include "policy.h"
 #include "summary.h"
 
@@ -19,6 +21,8 @@ typedef struct put_key {
     l3_key_id id;
     int state;          /* PUT_SKIP (exists or failed), PUT_WRITE, PUT_TWIN (a key twice) */
     int ns;
+    uint32_t seg;       /* the log it goes to: SEG_MAIN or SEG_PROBATION */
+    uint32_t group;     /* its group's tag (l3_put_hints), 0: none */
     uint32_t slab, slot, crc;
     uint64_t seq, gen;
     size_t plan;        /* its plans' index (plans[plan * k ...]), or SIZE_MAX before it is planned */
@@ -40,6 +44,11 @@ typedef struct put_wave {
     uint64_t *orphans;  /* offsets of written headers a move could not publish: one per key at most */
     size_t num_orphans;
     const uint64_t *disk_len; /* every key's on-disk payload length, by its place in the batch */
+    l3_key_id *ids;     /* the wave's keys' identities (admission's ghost) */
+    const l3_put_hints *hints; /* what the engine said of the batch (NULL: nothing) */
+    size_t batch_n;     /* the batch's keys */
+    bool refused;       /* a key was declined (the rest of the batch is declined too), */
+    int refused_why;    /* by admission (L3_VERDICT_REFUSED) or the budget (OVER_BUDGET) */
 } put_wave;
 
 static bool same_key(const put_key *a, const put_key *b)
@@ -47,10 +56,41 @@ static bool same_key(const put_key *a, const put_key *b)
     return a->id.hash == b->id.hash && a->id.check == b->id.check && a->id.len == b->id.len;
 }
 
-/* Decide one key (under the lock): already there, a twin of an earlier
- * key, too big, no room, or a reserved slot and sequence to write. */
-static void reserve_key(l3_slabstore *s, put_wave *w, size_t i, const char *key, uint64_t size,
-                        l3_io_result *res)
+/* A verdict beside admit.h's: refused by the write budget. */
+#define OVER_BUDGET (-1)
+
+/* The admission verdict on put key p (under the lock), as its group's
+ * earlier decision has it (the other ranks' and pools' objects of one
+ * page follow the first), or else as the rung and the budget decide
+ * (the first object of a group is charged for all of it). */
+static int admit_key(l3_slabstore *s, put_wave *w, put_key *p, uint64_t bytes)
+{
+    const l3_put_hints *h = w->hints;
+    uint64_t now = l3_now_ns();
+    l3_group *g = p->group ? l3_groups_get(&s->groups, p->group, now) : NULL;
+    uint32_t decision = l3_group_decision(g, now);
+    if (decision) {
+        atomic_fetch_add(&s->group_followed, 1);
+        return (int)decision - 1;
+    }
+    bool tail = h && h->last_is_partial && p->pos + 1 == w->batch_n;
+    bool first_sight;
+    int v = l3_admit_decide(s, p->id.hash, p->pos, tail, &first_sight);
+    if (g && h->group_objects > 1)
+        bytes *= h->group_objects;
+    if (v != L3_VERDICT_REFUSED && !l3_policy_admit(s, bytes, first_sight))
+        v = OVER_BUDGET; /* (counted by the policy) */
+    else if (v == L3_VERDICT_REFUSED)
+        atomic_fetch_add(&s->not_admitted, 1);
+    if (g)
+        l3_group_decide(g, v == OVER_BUDGET ? L3_VERDICT_REFUSED : (uint32_t)v, now);
+    return v;
+}
+
+/* Decide key i (under the lock): already there, a twin of an earlier key,
+ * too big, refused by admission or the budget, or to be written (into
+ * which log). */
+static void decide_key(l3_slabstore *s, put_wave *w, size_t i, uint64_t size, l3_io_result *res)
 {
     put_key *p = &w->keys[i];
     uint32_t b = s->geo.block_size;
@@ -76,19 +116,46 @@ static void reserve_key(l3_slabstore *s, put_wave *w, size_t i, const char *key,
         atomic_fetch_add(&s->put_rejected, 1);
         return;
     }
-    if (!l3_policy_admit(s, s->geo.header_bytes + (uint64_t)pb * b)) {
-        atomic_fetch_add(&s->put_rejected, 1); /* over the write budget: declined, retired */
+    uint64_t bytes = s->geo.header_bytes + (uint64_t)pb * b;
+    int v;
+    if (p->move)
+        v = l3_policy_admit(s, bytes, false) ? L3_VERDICT_MAIN : OVER_BUDGET;
+    else if (w->refused)
+        v = w->refused_why;
+    else
+        v = admit_key(s, w, p, bytes);
+    if (v == L3_VERDICT_REFUSED || v == OVER_BUDGET) {
+        /* Declined, retired: over the budget or not admitted, and then so
+         * is the rest of the batch (it could not be a prefix hit). */
+        if (!p->move && w->refused)
+            atomic_fetch_add(v == OVER_BUDGET ? &s->over_budget : &s->not_admitted, 1);
+        else if (!p->move) {
+            w->refused = true;
+            w->refused_why = v;
+        }
+        atomic_fetch_add(&s->put_rejected, 1);
         return;
     }
+    if (!p->move)
+        atomic_fetch_add(v == L3_VERDICT_MAIN ? &s->admitted_main : &s->admitted_probation, 1);
+    p->seg = v == L3_VERDICT_PROBATION ? SEG_PROBATION : SEG_MAIN;
+    p->state = PUT_WRITE;
+}
+
+/* Reserve a slot and a sequence for key p, decided to be written (under
+ * the lock); a full store refuses it. */
+static void reserve_slot(l3_slabstore *s, put_wave *w, put_key *p, const char *key, uint64_t size)
+{
+    uint32_t b = s->geo.block_size, pb = (uint32_t)((size + b - 1) / b);
     int ns = l3_alloc_ns_intern(s, key, p->id.len);
-    if (ns < 0 || !l3_alloc_slot(s, pb, &p->slab, &p->slot)) {
+    if (ns < 0 || !l3_alloc_slot(s, pb, p->seg, &p->slab, &p->slot)) {
+        p->state = PUT_SKIP;
         atomic_fetch_add(&s->put_rejected, 1); /* full: a retired failure of this key */
         return;
     }
     if (ns > 0)
         s->ns[ns - 1].reserved++; /* its slot is not reused while this put is in flight */
     p->ns = ns;
-    p->state = PUT_WRITE;
     p->gen = s->slabs[p->slab].gen; /* stable: a slab with reservations is never reopened */
     p->seq = atomic_fetch_add(&s->sh->seq, 1);
     bool known = false;
@@ -141,13 +208,25 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
     l3_index_entry *cur = l3_index_find(&s->index, p->id);
     if (cur && cur->seq == p->move->old_seq) {
         l3_index_entry e = *cur;
+        /* The copy stays in its group: held across the swap, so that the
+         * group's entry (its decisions) does not go in between. */
+        uint32_t group = l3_slab_slot_groups(s, e.slab)[e.slot];
+        l3_group *g = l3_groups_find(&s->groups, group);
+        if (g)
+            g->members++;
         l3_entry_unpublish(s, cur);
         e.seq = p->seq;
         e.slab = p->slab;
         e.slot = p->slot;
         e.gen = (uint32_t)p->gen;
         e.pad &= L3_ENTRY_SEGMENTED; /* not read since this write; the same shape */
-        if (l3_entry_publish(s, &e)) {
+        l3_slab_slot_groups(s, e.slab)[e.slot] = g ? group : 0;
+        bool published = l3_entry_publish(s, &e);
+        if (!published)
+            l3_slab_slot_groups(s, e.slab)[e.slot] = 0;
+        if (g)
+            l3_groups_release(&s->groups, group, l3_now_ns());
+        if (published) {
             atomic_fetch_add(&s->reinserted_objects, 1);
             atomic_fetch_add(&s->reinserted_bytes, e.size);
             return true;
@@ -172,11 +251,14 @@ static void publish_wave(l3_slabstore *s, put_wave *w, bool ran, l3_io_result *r
         if (written && p->move)
             written = replace_moved(s, w, p, pl);
         else if (written && !l3_index_find(&s->index, p->id)) {
+            l3_slab_slot_groups(s, p->slab)[p->slot] = p->group;
             l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .check = p->id.check, .crc = p->crc,
                                  .slab = p->slab, .slot = p->slot, .size = (uint32_t)w->disk_len[p->pos],
                                  .gen = (uint32_t)p->gen, .ns = (uint16_t)p->ns, .key_len = p->id.len,
                                  .pad = w->k > 1 ? L3_ENTRY_SEGMENTED : 0 };
             written = l3_entry_publish(s, &e);
+            if (!written)
+                l3_slab_slot_groups(s, p->slab)[p->slot] = 0;
             l3_policy_written(s, p->slab);
         }
         if (written) {
@@ -266,22 +348,47 @@ static void zero_orphans(l3_slabstore *s, put_wave *w)
 }
 
 
+/* Decide the wave's keys in order (a refusal refuses the rest), then
+ * reserve slots for those to be written; a hinted batch (its keys in
+ * chain order, l3_put_hints) tail first, so that its head lands last in
+ * the log and is reclaimed last (a prefix's tail is of no use without its
+ * head). Standby slabs are opened for the classes written. Under the
+ * lock. */
+static void reserve_wave(l3_slabstore *s, put_wave *w, const char *const *keys, size_t base, l3_io_result *res)
+{
+    w->num_slabs = 0;
+    w->num_standby = 0;
+    l3_slab_lock(s);
+    for (size_t i = 0; i < w->m; i++)
+        decide_key(s, w, i, w->disk_len[base + i], res);
+    bool chain = w->hints != NULL; /* (keys in chain order, as the hints' caller declares) */
+    for (size_t j = 0; j < w->m; j++) {
+        size_t i = chain ? w->m - 1 - j : j;
+        if (w->keys[i].state == PUT_WRITE)
+            reserve_slot(s, w, &w->keys[i], keys[base + i], w->disk_len[base + i]);
+    }
+    for (size_t k = 0; k < w->num_slabs && !w->num_standby; k++)
+        w->num_standby = l3_alloc_standby(s, w->slabs[k], w->standby, w->standby_gen, L3_STANDBY_MAX);
+    l3_slab_unlock(s);
+}
+
 /* Run one wave of keys [base, base + m). */
 static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *keys, size_t base,
                               l3_host_buffer host, const l3_range *ranges, l3_io_result *res,
                               int *io_error, l3_error *err)
 {
-    for (size_t i = 0; i < w->m; i++)
+    const uint64_t *groups = w->hints && !w->moves ? w->hints->groups : NULL;
+    for (size_t i = 0; i < w->m; i++) {
         w->keys[i] = (put_key){ .pos = base + i, .move = w->moves ? &w->moves[base + i] : NULL,
-                                .id = l3_key_identity(keys[base + i], strlen(keys[base + i])), .plan = SIZE_MAX };
-    w->num_slabs = 0;
-    w->num_standby = 0;
-    l3_slab_lock(s);
-    for (size_t i = 0; i < w->m; i++)
-        reserve_key(s, w, i, keys[base + i], w->disk_len[base + i], res);
-    for (size_t k = 0; k < w->num_slabs && !w->num_standby; k++)
-        w->num_standby = l3_alloc_standby(s, w->slabs[k], w->standby, w->standby_gen, L3_STANDBY_MAX);
-    l3_slab_unlock(s);
+                                .id = l3_key_identity(keys[base + i], strlen(keys[base + i])), .plan = SIZE_MAX,
+                                .group = groups && groups[base + i] ? l3_group_tag(groups[base + i]) : 0 };
+        w->ids[i] = w->keys[i].id;
+    }
+    reserve_wave(s, w, keys, base, res);
+    if (!w->moves && w->m) {
+        uint32_t b = s->geo.block_size, pb = (uint32_t)((w->disk_len[base] + b - 1) / b);
+        l3_admit_put_seen(s, w->ids, w->m, l3_slot_bytes(&s->geo, pb), w->hints && w->hints->last_is_partial);
+    }
     bool retired = true;
     l3_status rc = write_wave(s, w, keys, host, ranges, &retired, err);
     if (!retired) {
@@ -315,11 +422,13 @@ static void free_wave(put_wave *w)
     free(w->slabs);
     free(w->due);
     free(w->orphans);
+    free(w->ids);
     free(w);
 }
 
 l3_status l3_put_open(l3_slabstore *s, l3_put_batch *b, const char *const *keys, size_t n, l3_host_buffer host,
-                      const l3_range *ranges, size_t k, const l3_move *moves, l3_io_result *res, l3_error *err)
+                      const l3_range *ranges, size_t k, const l3_move *moves, const l3_put_hints *hints,
+                      l3_io_result *res, l3_error *err)
 {
     *b = (l3_put_batch){ .keys = keys, .n = n, .host = host, .ranges = ranges, .k = k, .moves = moves, .res = res };
     l3_batch_result_clear(res, n);
@@ -330,9 +439,11 @@ l3_status l3_put_open(l3_slabstore *s, l3_put_batch *b, const char *const *keys,
         *w = (put_wave){ .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
                          .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)),
                          .due = calloc(wk, sizeof(bool)), .orphans = moves ? calloc(wk, sizeof(uint64_t)) : NULL,
+                         .ids = calloc(wk, sizeof(l3_key_id)), .hints = hints, .batch_n = n,
                          .k = k, .moves = moves, .disk_len = b->disk_len };
     b->w = w;
-    if (!w || !b->disk_len || !w->keys || !w->plans || !w->reqs || !w->slabs || !w->due || (moves && !w->orphans))
+    if (!w || !b->disk_len || !w->keys || !w->plans || !w->reqs || !w->slabs || !w->due || !w->ids ||
+        (moves && !w->orphans))
         return l3_fail(err, L3_ENOMEM, "allocating a put batch");
     for (size_t i = 0; i < n; i++) /* once a key: every room of the put reads it from here */
         b->disk_len[i] = l3_ranges_disk_len(&ranges[i * k], k, s->geo.block_size);
@@ -387,7 +498,7 @@ l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host
 {
     l3_put_batch b;
     uint64_t bytes;
-    l3_status rc = l3_put_open(s, &b, keys, n, host, ranges, k, moves, res, err);
+    l3_status rc = l3_put_open(s, &b, keys, n, host, ranges, k, moves, NULL, res, err);
     while (rc == L3_OK && l3_put_next(s, &b, &bytes))
         rc = l3_put_wave(s, &b, err);
     return l3_put_close(s, &b, rc, err);

@@ -22,6 +22,24 @@ typedef struct evacuation {
     bool *ok;
 } evacuation;
 
+/* Whether the object of `e`, of group `g` (or none), is kept (under the
+ * lock): a page's objects stay or go together, so a group's verdict on
+ * an older member (kept, or dead: evicted) or its lease decides first;
+ * else the policy, whose keeping then keeps the group's older members. */
+static bool keeps(l3_slabstore *s, const l3_index_entry *e, l3_group *g)
+{
+    if (l3_group_dead_for(g, e->seq)) {
+        atomic_fetch_add(&s->group_dropped, 1);
+        return false;
+    }
+    if (l3_group_kept_for(g, e->seq, l3_policy_clock_ns()))
+        return true;
+    bool keep = l3_policy_reinserts(s, e);
+    if (keep && g)
+        g->verdict = atomic_load(&s->sh->seq) << 1;
+    return keep;
+}
+
 /* Take the policy's victim (the allocator seals and pins it, under the
  * lock) and copy the entries of what it keeps. False when there is no
  * victim. */
@@ -32,11 +50,12 @@ static bool pick(l3_slabstore *s, evacuation *ev)
         return false;
     const slab_info *sl = &s->slabs[v];
     uint32_t *ids = l3_slab_slot_ids(s, (uint32_t)v);
+    const uint32_t *groups = l3_slab_slot_groups(s, (uint32_t)v);
     ev->slab = (uint32_t)v;
     ev->entries = calloc(sl->nslots ? sl->nslots : 1, sizeof *ev->entries);
     for (uint32_t k = 0; ev->entries && k < sl->next_slot && k < sl->nslots; k++) {
         l3_index_entry *e = ids[k] ? l3_index_find_at(&s->index, ids[k], (uint32_t)v, k) : NULL;
-        if (e && l3_policy_reinserts(s, e))
+        if (e && keeps(s, e, l3_groups_find(&s->groups, groups[k])))
             ev->entries[ev->n++] = *e;
     }
     return true;

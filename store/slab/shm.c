@@ -67,9 +67,17 @@ size_t l3_shm_layout(const l3_geometry *g, shared *h)
     h->off_slabs = off;
     off += page_round((size_t)g->num_slabs * sizeof(slab_info));
     h->off_class_open = off;
-    off += page_round(2 * ((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t)); /* open, standby */
+    off += page_round(2 * L3_SEGMENTS * ((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t)); /* open, standby */
     h->off_slot_ids = off;
     off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint32_t));
+    h->off_slot_groups = off;
+    off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint32_t));
+    h->off_ghost = off;
+    off += page_round(l3_ghost_bytes(g->max_objects));
+    h->off_shadows = off;
+    off += page_round(L3_LADDER_LEN * sizeof(l3_shadow));
+    h->off_groups = off;
+    off += page_round(l3_groups_slots_for(g->max_objects) * sizeof(l3_group));
     h->off_table = off;
     off += page_round(g->slab_table_len);
     h->off_journal = off;
@@ -88,12 +96,29 @@ size_t l3_shm_bytes(const l3_geometry *g)
     return l3_shm_layout(g, &h);
 }
 
+void l3_shm_format_areas(shared *h, const l3_geometry *g, uint32_t mode, uint32_t rung)
+{
+    l3_index_format(&h->index, g->max_objects);
+    l3_shm_views v = l3_shm_views_of(h);
+    memset(v.class_open, 0xff, 2 * L3_SEGMENTS * ((size_t)h->max_payload_blocks + 1) * h->num_devices *
+                                   sizeof(int32_t)); /* -1 */
+    l3_ghost_format(&h->admit.ghost, l3_ghost_words_for(g->max_objects));
+    l3_groups_format(&h->admit.groups, l3_groups_slots_for(g->max_objects));
+    L3_ASSERT(rung < L3_LADDER_LEN);
+    h->admit.mode = mode;
+    atomic_store(&h->admit.rung, rung);
+}
+
 l3_shm_views l3_shm_views_of(shared *h)
 {
     uint8_t *base = (uint8_t *)h;
     return (l3_shm_views){ .slabs = (slab_info *)(base + h->off_slabs),
                            .class_open = (int32_t *)(base + h->off_class_open),
                            .slot_ids = (uint32_t *)(base + h->off_slot_ids),
+                           .slot_groups = (uint32_t *)(base + h->off_slot_groups),
+                           .ghost = (_Atomic uint64_t *)(base + h->off_ghost),
+                           .shadows = (l3_shadow *)(base + h->off_shadows),
+                           .groups = (l3_group *)(base + h->off_groups),
                            .table = (l3_slab_record *)(base + h->off_table),
                            .journal = (l3_journal_record *)(base + h->off_journal),
                            .index = (l3_index_entry *)(base + h->off_index) };
@@ -458,11 +483,10 @@ static l3_status build_fresh(l3_shm *m, const shared *hdr, size_t need, const l3
     init_robust(&h->summary_mu);
     init_robust(&h->journal_mu);
     init_robust(&h->sb_mu);
+    init_robust(&h->admit.mu);
     for (int p = 0; p < L3_MAX_PROCS; p++)
         init_robust(&h->procs[p].alive);
-    l3_index_format(&h->index, spec->geo->max_objects);
-    l3_shm_views v = l3_shm_views_of(h);
-    memset(v.class_open, 0xff, 2 * ((size_t)h->max_payload_blocks + 1) * h->num_devices * sizeof(int32_t)); /* -1 */
+    l3_shm_format_areas(h, spec->geo, spec->admission, spec->rung);
     for (uint32_t d = 0; d < spec->ndev; d++)
         h->dev_state[d] = spec->missing_mask & (1u << d) ? DEV_MISSING : DEV_OK;
     atomic_store(&h->seq, spec->sb->next_seq ? spec->sb->next_seq : 1);

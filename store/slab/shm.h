@@ -14,16 +14,23 @@
 #include <stdbool.h>
 
 #include "format.h"
+#include "ghost.h"
+#include "groups.h"
 #include "index.h"
+#include "shadow.h"
 #include "l3_status.h"
 
 struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 7
+#define L3_SHM_VERSION 8
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
+
+/* A slab's log (in the mapping): keys admitted at first sight go to
+ * probation's slabs, the rest (and what reinsertion keeps) to main's. */
+enum { SEG_MAIN = 0, SEG_PROBATION = 1, L3_SEGMENTS = 2 };
 
 /* A device's state (in the mapping). */
 enum { DEV_OK = 0, DEV_MISSING = 1, DEV_FAILED = 2 };
@@ -45,6 +52,9 @@ typedef struct slab_info {
     uint64_t live_bytes;
     _Atomic uint64_t last_access;
     uint64_t lease_until;    /* CLOCK_MONOTONIC ns: readers hold it until then (0: none) */
+    uint32_t segment;        /* SEG_MAIN, or SEG_PROBATION: written at first sight, not read since
+                                (admission's two logs, docs/admission.md) */
+    uint32_t pad;
     uint32_t proc_inflight[L3_MAX_PROCS]; /* inflight, by process slot */
 } slab_info;
 
@@ -54,6 +64,27 @@ typedef struct ns_info {
     uint64_t objects, bytes;
     uint64_t reserved;       /* puts in flight that interned it: not reusable until 0 */
 } ns_info;
+
+/* Admission's state (admit.c; docs/admission.md): soft, built empty with
+ * the mapping (a restart starts on the mode's first rung and warms in an
+ * epoch). The ghost's and the group table's counters sit here; their
+ * words and the shadows are areas of the mapping. */
+typedef struct l3_admit_state {
+    pthread_mutex_t mu;           /* the shadows, the generations and the rung's choice */
+    uint32_t mode;                /* l3_admission of the process that built the mapping */
+    _Atomic uint32_t rung;        /* the ladder's rung in force */
+    _Atomic uint32_t full;        /* the store had to evict: a first sighting needs the rung's depth */
+    _Atomic uint32_t tails;       /* a put said its last key is a partial page */
+    _Atomic uint32_t exists_seen; /* an exists call came in this generation */
+    uint32_t switches;            /* rung changes so far */
+    _Atomic uint64_t sightings;   /* keys named by exists calls (by puts, in a generation without one) */
+    uint64_t gen_end, epoch_end;  /* the sightings at which the generation ends, the next rung choice */
+    uint64_t cap;                 /* capacity in objects the shadows are sized for (0: not yet) */
+    uint64_t sample_below;        /* a key whose mixed hash is below it is the shadows' */
+    _Atomic uint64_t slot_bytes;  /* recent puts' mean slot bytes (the capacity's estimate) */
+    l3_ghost_head ghost;
+    l3_groups_meta groups;
+} l3_admit_state;
 
 /* A process attached to the store. `alive` is a robust mutex its liveness
  * thread holds for as long as it is attached: a trylock that returns
@@ -89,6 +120,7 @@ typedef struct shared {
     uint32_t opened_from_checkpoint;
     uint32_t attached;
     uint64_t off_slabs, off_class_open, off_slot_ids, off_table, off_journal, off_index;
+    uint64_t off_slot_groups, off_ghost, off_shadows, off_groups;
     uint32_t num_devices;
     _Atomic uint32_t dev_state[L3_MAX_DEVICES]; /* DEV_OK, DEV_MISSING (at open), DEV_FAILED */
     _Atomic uint32_t dev_err_run[L3_MAX_DEVICES]; /* requests failed in a row there */
@@ -98,6 +130,7 @@ typedef struct shared {
     uint32_t repair_needed;                   /* a process died holding `lock`: check the index (under it) */
     ns_info ns[L3_MAX_NAMESPACES];
     proc_slot procs[L3_MAX_PROCS];
+    l3_admit_state admit;
 } shared;
 
 /* This process's view of a store's shared mapping: the object's name and
@@ -125,14 +158,25 @@ typedef struct l3_shm_spec {
     const l3_superblock *sb;
     uint32_t ndev;
     uint32_t missing_mask;   /* devices not present at this open */
+    uint32_t admission, rung; /* the admission mode (l3_admission) and its first rung */
 } l3_shm_spec;
+
+/* Set up a fresh mapping's areas for geometry `g` (laid out by
+ * l3_shm_layout, zeroed): an empty index, no open or standby slabs, an
+ * empty ghost and group table, admission in `mode` (l3_admission) at
+ * `rung`. */
+void l3_shm_format_areas(shared *h, const l3_geometry *g, uint32_t mode, uint32_t rung);
 
 /* Pointers into a mapping to its areas (they follow the header at the
  * offsets it holds). */
 typedef struct l3_shm_views {
     slab_info *slabs;
-    int32_t *class_open;     /* open slab, then standby chain head, per class and device */
+    int32_t *class_open;     /* open slab, then standby chain head, per log, class and device */
     uint32_t *slot_ids;
+    uint32_t *slot_groups;   /* per slot (as slot_ids): its object's group tag (0: none) */
+    _Atomic uint64_t *ghost; /* the ghost's filters (ghost.h) */
+    l3_shadow *shadows;      /* L3_LADDER_LEN shadow caches (shadow.h) */
+    l3_group *groups;        /* the group table (groups.h) */
     l3_slab_record *table;
     l3_journal_record *journal;
     l3_index_entry *index;

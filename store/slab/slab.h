@@ -44,9 +44,13 @@ struct l3_slabstore {
     shared *sh;              /* shm.sh, once mapped */
     l3_index index;
     slab_info *slabs;
-    int32_t *class_open;     /* per payload_blocks and device: its open slab, or -1; then as many
-                                standby slabs (l3_class_next) */
+    int32_t *class_open;     /* per log, payload_blocks and device: its open slab, or -1; then as
+                                many standby slabs (l3_class_next) */
     uint32_t *slot_ids;      /* max_slots per slab: the slot ids (l3_slot_id) of published slots */
+    uint32_t *slot_groups;   /* max_slots per slab: the group tag of a published slot's object (0: none) */
+    l3_ghost ghost;          /* admission's ghost (ghost.h) */
+    l3_shadow *shadows;      /* its shadow caches, one per rung (shadow.h) */
+    l3_groups groups;        /* the group table (groups.h) */
     l3_slab_record *table;   /* the slab table's image (aligned) */
     l3_journal_record *journal; /* the journal's image (aligned) */
     ns_info *ns;
@@ -65,6 +69,7 @@ struct l3_slabstore {
     unsigned max_segments;   /* the device's DMA segments per request (0: unknown) */
     uint64_t max_request;    /* the device's largest request in bytes (0: unknown) */
     atomic_ulong reinserted_objects, reinserted_bytes, over_budget, index_bound_evictions;
+    atomic_ulong not_admitted, admitted_probation, admitted_main, group_followed, group_dropped;
     double open_seconds;
 };
 
@@ -74,19 +79,27 @@ static inline uint32_t *l3_slab_slot_ids(l3_slabstore *s, uint32_t i)
     return s->slot_ids + (uint64_t)i * s->sh->max_slots;
 }
 
-/* The open slab of class `pb` on device `d` (an entry of the mapping). */
-static inline int32_t *l3_class_open(l3_slabstore *s, uint32_t pb, uint32_t d)
+/* The groups of slab `i`'s slots. */
+static inline uint32_t *l3_slab_slot_groups(l3_slabstore *s, uint32_t i)
 {
-    return &s->class_open[(size_t)pb * s->geo.num_devices + d];
+    return s->slot_groups + (uint64_t)i * s->sh->max_slots;
 }
 
-/* The first standby slab of class `pb` on device `d` (opened ahead, their
- * records written before the class's open slab fills; a chain through
- * slab.standby_next), or -1. */
-static inline int32_t *l3_class_next(l3_slabstore *s, uint32_t pb, uint32_t d)
+/* The open slab of log `seg` (SEG_MAIN, SEG_PROBATION), class `pb`, on
+ * device `d` (an entry of the mapping). */
+static inline int32_t *l3_class_open(l3_slabstore *s, uint32_t seg, uint32_t pb, uint32_t d)
 {
-    size_t classes = ((size_t)s->sh->max_payload_blocks + 1) * s->geo.num_devices;
-    return &s->class_open[classes + (size_t)pb * s->geo.num_devices + d];
+    size_t classes = (size_t)s->sh->max_payload_blocks + 1;
+    return &s->class_open[((size_t)seg * classes + pb) * s->geo.num_devices + d];
+}
+
+/* The first standby slab of log `seg`, class `pb`, on device `d` (opened
+ * ahead, their records written before the class's open slab fills; a
+ * chain through slab.standby_next), or -1. */
+static inline int32_t *l3_class_next(l3_slabstore *s, uint32_t seg, uint32_t pb, uint32_t d)
+{
+    size_t classes = (size_t)s->sh->max_payload_blocks + 1;
+    return &s->class_open[((L3_SEGMENTS + (size_t)seg) * classes + pb) * s->geo.num_devices + d];
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "admit.h"
 #include "alloc.h"
 #include "devices.h"
 #include "batch.h"
@@ -84,6 +85,11 @@ static l3_status check_options(l3_slab_options *o, l3_error *err)
         o->queue_depth = l3_slab_queue_depth(o->batch_keys);
     if (o->queue_depth > 32768)
         return l3_fail(err, L3_ECONFIG, "queue_depth must be 1 to 32768");
+    if ((unsigned)o->admission > L3_ADMISSION_ADAPTIVE || o->admission_rung >= L3_LADDER_LEN)
+        return l3_fail(err, L3_ECONFIG, "admission: \"all\", \"adaptive\" or a rung of 0 to %u",
+                       L3_LADDER_LEN - 1);
+    if (!(o->write_budget_dwpd >= 0) || o->write_budget_dwpd > 1e6)
+        return l3_fail(err, L3_ECONFIG, "write_budget: drive writes per day must be 0 to 1000000");
     char why[256];
     l3_geometry g;
     uint64_t probe = o->capacity ? o->capacity : 1ull << 40;
@@ -143,8 +149,9 @@ static l3_status slab_register_hosts(l3_store *st, const l3_host_buffer *regions
 
 /* A put: checked, then run wave after wave, each after the policy made
  * room for it (reinsert.c: the victims' kept objects moved, then freed). */
-static l3_status slab_put_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
-                            const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err)
+static l3_status slab_put_hinted(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                                 const l3_range *ranges, size_t k, const l3_put_hints *hints, l3_io_result *res,
+                                 l3_error *err)
 {
     l3_slabstore *s = (l3_slabstore *)st;
     l3_status rc = l3_batch_check_io(s, keys, n, host, ranges, k, res, err);
@@ -155,12 +162,18 @@ static l3_status slab_put_v(l3_store *st, const char *const *keys, size_t n, l3_
     atomic_fetch_add(&s->puts, 1);
     l3_put_batch b;
     uint64_t bytes;
-    rc = l3_put_open(s, &b, keys, n, host, ranges, k, NULL, res, err);
+    rc = l3_put_open(s, &b, keys, n, host, ranges, k, NULL, hints, res, err);
     while (rc == L3_OK && l3_put_next(s, &b, &bytes)) {
         l3_reinsert_make_room(s, bytes); /* keeps what the policy keeps */
         rc = l3_put_wave(s, &b, err);
     }
     return l3_put_close(s, &b, rc, err);
+}
+
+static l3_status slab_put_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                            const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err)
+{
+    return slab_put_hinted(st, keys, n, host, ranges, k, NULL, res, err);
 }
 
 static l3_status slab_put(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
@@ -182,6 +195,7 @@ static const l3_store_ops slab_ops = {
     .batch_get_into_v = l3_slab_get_v,
     .batch_put_from_v = slab_put_v,
     .batch_lease = l3_slab_lease,
+    .batch_put_hinted = slab_put_hinted,
 };
 
 l3_store *l3_slabstore_store(l3_slabstore *s) { return &s->base; }
@@ -356,6 +370,10 @@ static void set_views(l3_slabstore *s)
     s->slabs = v.slabs;
     s->class_open = v.class_open;
     s->slot_ids = v.slot_ids;
+    s->slot_groups = v.slot_groups;
+    s->ghost = (l3_ghost){ .head = &s->sh->admit.ghost, .words = v.ghost };
+    s->shadows = v.shadows;
+    s->groups = (l3_groups){ .meta = &s->sh->admit.groups, .table = v.groups };
     s->table = v.table;
     s->journal = v.journal;
     s->index = (l3_index){ .table = v.index, .meta = &s->sh->index };
@@ -394,12 +412,17 @@ static l3_status attach(l3_slabstore *s, l3_error *err)
     for (uint32_t d = 0; d < s->ndev; d++)
         missing |= s->dev[d].fd < 0 ? 1u << d : 0;
     l3_shm_spec spec = { .geo = &s->geo, .uuid = s->geo_uuid, .sb = &s->disk_sb, .ndev = s->ndev,
-                         .missing_mask = missing };
+                         .missing_mask = missing, .admission = (uint32_t)s->opt.admission,
+                         .rung = s->opt.admission == L3_ADMISSION_RUNG ? s->opt.admission_rung : L3_LADDER_LEN - 1 };
     bool fresh = false;
     l3_status rc = l3_shm_map(&s->shm, &spec, s->formatted, &fresh, err);
     if (rc != L3_OK)
         return rc;
     set_views(s);
+    if (!fresh && s->sh->admit.mode != (uint32_t)s->opt.admission)
+        l3_log("warning", "%s: admission \"%s\" asked, but the processes attached use \"%s\": this one "
+               "follows them", s->path, l3_admission_name((uint32_t)s->opt.admission),
+               l3_admission_name(s->sh->admit.mode));
     for (uint32_t d = 0; !fresh && d < s->ndev; d++)
         if (s->dev[d].fd < 0 && s->sh->dev_state[d] == DEV_OK)
             rc = l3_fail(err, L3_EIO, "store %s: device %u (%s) is missing here, but the processes already "
@@ -450,6 +473,11 @@ static l3_status open_locked(l3_slabstore *s, l3_error *err)
         (st = read_or_format(s, err)) != L3_OK)
         return st;
     memcpy(s->geo_uuid, s->disk_sb.uuid, 16);
+    if (!s->opt.write_budget && s->opt.write_budget_dwpd > 0) {
+        /* Drive writes per day of the slabs' bytes, as bytes per second. */
+        double bytes = (double)s->geo.num_slabs * (double)s->geo.slab_size * s->opt.write_budget_dwpd / 86400.0;
+        s->opt.write_budget = bytes < 1 ? 1 : (uint64_t)bytes;
+    }
     if ((st = open_engine(s, err)) != L3_OK || (st = attach(s, err)) != L3_OK)
         return st;
     bool shared_dev = false;

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "admit.h"
 #include "entries.h"
 
 /* What the shared mapping knows: objects, slabs, processes, reservations. */
@@ -20,7 +21,9 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
             o->slabs_open++;
         else
             o->slabs_sealed++;
+        o->slabs_probation += sl->state != S_FREE && sl->segment == SEG_PROBATION;
     }
+    o->groups_live = s->groups.meta->count;
     o->index_bytes = l3_index_capacity(&s->index) * sizeof(l3_index_entry);
     o->shared_bytes = l3_shm_bytes(&s->geo);
     o->reserved_slots = s->sh->reserved;
@@ -30,6 +33,10 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
     o->epoch = s->sh->sb.epoch;
     l3_slab_unlock(s);
     o->attached_processes = (uint32_t)l3_shm_attached(&s->shm, NULL, 0);
+    o->admission = l3_admission_name(s->sh->admit.mode);
+    o->admission_rung = atomic_load(&s->sh->admit.rung);
+    o->admission_switches = s->sh->admit.switches;
+    o->admission_capacity = s->sh->admit.cap;
 }
 
 /* What this process's engine counted. */
@@ -88,6 +95,11 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->put_keys_written = atomic_load(&s->put_written);
     o->put_keys_existing = atomic_load(&s->put_existing);
     o->put_keys_rejected = atomic_load(&s->put_rejected);
+    o->put_keys_not_admitted = atomic_load(&s->not_admitted);
+    o->admitted_probation = atomic_load(&s->admitted_probation);
+    o->admitted_main = atomic_load(&s->admitted_main);
+    o->group_followed = atomic_load(&s->group_followed);
+    o->group_dropped = atomic_load(&s->group_dropped);
     o->gets = atomic_load(&s->gets);
     o->get_hits = atomic_load(&s->get_hits);
     o->get_misses = atomic_load(&s->get_misses);
@@ -118,7 +130,9 @@ static char *stats_json(const l3_slab_stats *st)
 #define U(name) json_object_set_new(o, #name, json_integer((json_int_t)st->name))
     U(objects); U(payload_bytes); U(capacity_bytes); U(data_bytes); U(block_size); U(slab_size);
     U(slabs_total); U(slabs_free); U(slabs_open); U(slabs_sealed); U(max_objects); U(index_bytes); U(shared_bytes);
-    U(puts); U(put_keys_written); U(put_keys_existing); U(put_keys_rejected);
+    U(puts); U(put_keys_written); U(put_keys_existing); U(put_keys_rejected); U(put_keys_not_admitted);
+    U(admitted_probation); U(admitted_main); U(group_followed); U(group_dropped);
+    U(admission_rung); U(admission_switches); U(admission_capacity); U(slabs_probation); U(groups_live);
     U(gets); U(get_hits); U(get_misses); U(bytes_written); U(bytes_read);
     U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
@@ -128,6 +142,7 @@ static char *stats_json(const l3_slab_stats *st)
     json_object_set_new(o, "opened_from_checkpoint", json_boolean(st->opened_from_checkpoint));
     json_object_set_new(o, "open_seconds", json_real(st->open_seconds));
     json_object_set_new(o, "engine", json_string(st->engine ? st->engine : ""));
+    json_object_set_new(o, "admission", json_string(st->admission ? st->admission : ""));
     json_object_set_new(o, "host_fixed", json_boolean(st->host_fixed));
     json_object_set_new(o, "broken", json_boolean(st->broken));
     json_object_set_new(o, "devices_offline", json_integer(st->devices_offline));

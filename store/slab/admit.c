@@ -1,0 +1,201 @@
+/* The slab store's admission (admit.h). */
+#include "admit.h"
+
+#include <stdlib.h>
+
+#include "hash.h"
+
+/* A generation's sightings may not be fewer (a tiny store's ghost would
+ * forget within a request or two), nor an epoch's. */
+#define MIN_GENERATION 64u
+#define MIN_EPOCH 4096u
+/* A new rung must beat the one in force by this share per rung between. */
+#define HYSTERESIS 0.005
+/* The capacity's estimate moved by more than this share: the shadows are
+ * sized again. */
+#define RESIZE_SHARE 0.25
+
+const char *l3_admission_name(uint32_t mode)
+{
+    return mode == L3_ADMISSION_RUNG ? "rung" : mode == L3_ADMISSION_ADAPTIVE ? "adaptive" : "all";
+}
+
+const l3_rung *l3_admit_rung(const l3_slabstore *s)
+{
+    uint32_t r = atomic_load_explicit(&s->sh->admit.rung, memory_order_relaxed);
+    L3_ASSERT(r < L3_LADDER_LEN);
+    return &l3_ladder[r < L3_LADDER_LEN ? r : L3_LADDER_LEN - 1];
+}
+
+bool l3_admit_active(const l3_slabstore *s)
+{
+    return s->sh->admit.mode != L3_ADMISSION_ALL;
+}
+
+/* The capacity in objects: the slabs' bytes over recent puts' mean slot,
+ * at most the index's bound; 0 before any put. */
+static uint64_t capacity_estimate(const l3_slabstore *s)
+{
+    uint64_t slot = atomic_load_explicit(&s->sh->admit.slot_bytes, memory_order_relaxed);
+    if (!slot)
+        return 0;
+    uint64_t cap = (uint64_t)s->geo.num_slabs * (s->geo.slab_size / slot);
+    if (cap > s->index.meta->max)
+        cap = s->index.meta->max;
+    return cap ? cap : 1;
+}
+
+/* A key is the shadows' when its hash, mixed apart from the ghost's
+ * bits, falls below the sampling bound. */
+static bool sampled(const l3_admit_state *a, uint64_t hash)
+{
+    return l3_mix64(hash ^ 0x5bd1e9955bd1e995ull) < a->sample_below;
+}
+
+/* Size the shadows and the generations for capacity `cap` (under the
+ * admission lock): sampled at min(1, L3_SHADOW_ENTRIES / cap), each
+ * shadow as big as the store is at that rate. */
+static void size_for(l3_slabstore *s, uint64_t cap)
+{
+    l3_admit_state *a = &s->sh->admit;
+    double rate = cap <= L3_SHADOW_ENTRIES ? 1.0 : (double)L3_SHADOW_ENTRIES / (double)cap;
+    uint64_t scap = (uint64_t)((double)cap * rate + 0.5);
+    a->sample_below = rate >= 1.0 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551615.0);
+    for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
+        l3_shadow_init(&s->shadows[k], (uint32_t)(scap ? scap : 1), k);
+    uint64_t now = atomic_load(&a->sightings);
+    a->cap = cap;
+    a->gen_end = now + (cap > MIN_GENERATION ? cap : MIN_GENERATION);
+    a->epoch_end = now + (cap > MIN_EPOCH ? cap : MIN_EPOCH);
+}
+
+/* Every epoch (under the admission lock): take the rung of the shadow
+ * with the most decayed hits, if it beats the rung in force by the
+ * hysteresis; then halve every shadow's count. */
+static void choose_rung(l3_slabstore *s)
+{
+    l3_admit_state *a = &s->sh->admit;
+    uint32_t cur = atomic_load(&a->rung), best = cur;
+    for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
+        if (s->shadows[k].window > s->shadows[best].window)
+            best = k;
+    double steps = best > cur ? (double)(best - cur) : (double)(cur - best);
+    if (s->shadows[best].window < s->shadows[cur].window * (1 + HYSTERESIS * steps))
+        best = cur;
+    if (best != cur) {
+        a->switches++;
+        atomic_store(&a->rung, best);
+    }
+    for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
+        s->shadows[k].window *= 0.5;
+}
+
+/* Generations and epochs that fell due (under the admission lock). */
+static void advance(l3_slabstore *s)
+{
+    l3_admit_state *a = &s->sh->admit;
+    uint64_t now = atomic_load(&a->sightings), cap = capacity_estimate(s);
+    if (!a->cap) {
+        if (cap)
+            size_for(s, cap);
+        return;
+    }
+    while (now >= a->gen_end) {
+        l3_ghost_rotate(&s->ghost);
+        atomic_store(&a->exists_seen, 0);
+        a->gen_end += a->cap > MIN_GENERATION ? a->cap : MIN_GENERATION;
+    }
+    if (now < a->epoch_end)
+        return;
+    if (a->mode == L3_ADMISSION_ADAPTIVE)
+        choose_rung(s);
+    a->epoch_end = now + (a->cap > MIN_EPOCH ? a->cap : MIN_EPOCH);
+    double moved = cap > a->cap ? (double)(cap - a->cap) : (double)(a->cap - cap);
+    if (cap && moved > RESIZE_SHARE * (double)a->cap)
+        size_for(s, cap); /* the objects' size changed: the shadows start over */
+}
+
+/* The shadows replay one exists call's sampled keys (under the admission
+ * lock). */
+static void shadows_replay(l3_slabstore *s, const l3_key_id *ids, size_t n)
+{
+    l3_admit_state *a = &s->sh->admit;
+    uint64_t fps_stack[256];
+    uint32_t pos_stack[256];
+    bool seen_stack[256];
+    uint64_t *fps = n <= 256 ? fps_stack : malloc(n * sizeof *fps);
+    uint32_t *pos = n <= 256 ? pos_stack : malloc(n * sizeof *pos);
+    bool *seen = n <= 256 ? seen_stack : malloc(n * sizeof *seen);
+    size_t m = 0;
+    for (size_t i = 0; fps && pos && seen && i < n; i++)
+        if (sampled(a, ids[i].hash)) {
+            fps[m] = ids[i].hash;
+            pos[m] = (uint32_t)i;
+            seen[m++] = l3_ghost_has(&s->ghost, ids[i].hash);
+        }
+    bool tails = atomic_load(&a->tails) != 0;
+    for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++)
+        s->shadows[k].window += (double)l3_shadow_request(&s->shadows[k], fps, pos, seen, m, n, tails);
+    if (n > 256) {
+        free(fps);
+        free(pos);
+        free(seen);
+    }
+}
+
+void l3_admit_exists(l3_slabstore *s, const l3_key_id *ids, const bool *found, size_t n)
+{
+    l3_admit_state *a = &s->sh->admit;
+    if (a->mode == L3_ADMISSION_ALL || n == 0)
+        return;
+    l3_shm_lock(&s->shm, &a->mu);
+    if (a->cap && a->mode == L3_ADMISSION_ADAPTIVE)
+        shadows_replay(s, ids, n);
+    for (size_t i = 0; i < n; i++)
+        if (found[i])
+            l3_ghost_add(&s->ghost, ids[i].hash);
+    atomic_store(&a->exists_seen, 1);
+    atomic_fetch_add(&a->sightings, n);
+    advance(s);
+    l3_shm_unlock(&a->mu);
+}
+
+int l3_admit_decide(l3_slabstore *s, uint64_t hash, uint64_t pos, bool tail, bool *first_sight)
+{
+    *first_sight = false;
+    if (!l3_admit_active(s))
+        return L3_VERDICT_MAIN;
+    const l3_rung *r = l3_admit_rung(s);
+    bool seen = l3_ghost_has(&s->ghost, hash);
+    *first_sight = !seen;
+    bool full = atomic_load_explicit(&s->sh->admit.full, memory_order_relaxed) != 0;
+    if (!l3_rung_admits(r, seen, pos, tail, full))
+        return L3_VERDICT_REFUSED;
+    return seen || r->single ? L3_VERDICT_MAIN : L3_VERDICT_PROBATION;
+}
+
+void l3_admit_put_seen(l3_slabstore *s, const l3_key_id *ids, size_t n, uint64_t slot_bytes, bool tail)
+{
+    l3_admit_state *a = &s->sh->admit;
+    if (a->mode == L3_ADMISSION_ALL || n == 0)
+        return;
+    if (tail && !atomic_load(&a->tails))
+        atomic_store(&a->tails, 1);
+    uint64_t mean = atomic_load_explicit(&a->slot_bytes, memory_order_relaxed);
+    atomic_store_explicit(&a->slot_bytes, mean ? mean - mean / 64 + slot_bytes / 64 : slot_bytes,
+                          memory_order_relaxed);
+    for (size_t i = 0; i < n; i++)
+        l3_ghost_add(&s->ghost, ids[i].hash);
+    if (atomic_load(&a->exists_seen) && a->cap)
+        return; /* this generation is counted by exists calls */
+    l3_shm_lock(&s->shm, &a->mu);
+    atomic_fetch_add(&a->sightings, n);
+    advance(s);
+    l3_shm_unlock(&a->mu);
+}
+
+void l3_admit_note_full(l3_slabstore *s)
+{
+    if (!atomic_load_explicit(&s->sh->admit.full, memory_order_relaxed))
+        atomic_store(&s->sh->admit.full, 1);
+}

@@ -1,0 +1,60 @@
+/* l3cache: the slab store's admission (internal; not installed):
+ * docs/admission.md.
+ *
+ * Whether a put writes an absent key at all, and into which log: keys
+ * seen before (in the ghost of recent sightings) go to main, keys seen
+ * for the first time go to probation if the rung in force admits them (a
+ * store with free room admits every one; a full one only a put batch's
+ * first `depth` new keys), and a refused key refuses the rest of its
+ * batch (nothing after it could be a prefix hit). In adaptive mode seven
+ * shadow caches replay the sampled keys of every exists call under the
+ * seven rungs, and every epoch the store takes the rung that hit most.
+ *
+ * All of it is soft state in the shared mapping (l3_admit_state and its
+ * areas): every process decides alike. The exists and put paths call in;
+ * the policy asks which rung is in force. */
+#ifndef L3_ADMIT_H
+#define L3_ADMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "slab.h"
+
+/* A put key's verdict. */
+enum { L3_VERDICT_REFUSED = 0, L3_VERDICT_PROBATION = 1, L3_VERDICT_MAIN = 2 };
+
+/* The rung in force (l3_ladder). */
+const l3_rung *l3_admit_rung(const l3_slabstore *s);
+
+/* Whether the store admits by rung at all (not L3_ADMISSION_ALL). */
+bool l3_admit_active(const l3_slabstore *s);
+
+/* An exists call named `n` keys, `found[i]` present: their sightings are
+ * counted, the shadows replay the sampled ones (adaptive mode), the
+ * present ones go into the ghost (the absent ones when they are put), and
+ * generations and rung choices fall due by the count. Takes the
+ * admission lock; call it without the store's. */
+void l3_admit_exists(l3_slabstore *s, const l3_key_id *ids, const bool *found, size_t n);
+
+/* The verdict on an absent key of a put (under the store's lock): the key
+ * whose hash is `hash`, at `pos` in its batch, `tail` its batch's partial
+ * last page; *first_sight says it was not in the ghost (always false
+ * under L3_ADMISSION_ALL, which keeps no ghost). */
+int l3_admit_decide(l3_slabstore *s, uint64_t hash, uint64_t pos, bool tail, bool *first_sight);
+
+/* A put named these keys (after its verdicts): into the ghost, counted
+ * as sightings in a generation without exists calls; `slot_bytes` of one
+ * of its slots feeds the capacity's estimate; `tail` says its last key
+ * was a partial page. Without the store's lock. */
+void l3_admit_put_seen(l3_slabstore *s, const l3_key_id *ids, size_t n, uint64_t slot_bytes, bool tail);
+
+/* The store evicted objects to make room: from now on a first sighting
+ * needs the rung's depth. */
+void l3_admit_note_full(l3_slabstore *s);
+
+/* The name of an admission mode ("all", "rung", "adaptive"). */
+const char *l3_admission_name(uint32_t mode);
+
+#endif

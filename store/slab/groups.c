@@ -1,0 +1,115 @@
+/* The group table (groups.h). */
+#include "groups.h"
+
+#include <string.h>
+
+#include "hash.h"
+#include "invariant.h"
+
+uint64_t l3_groups_slots_for(uint64_t max_objects)
+{
+    uint64_t slots = max_objects / 2;
+    return slots < 1024 ? 1024 : slots;
+}
+
+void l3_groups_format(l3_groups_meta *meta, uint64_t slots)
+{
+    meta->slots = slots;
+    meta->count = 0;
+}
+
+static uint64_t home(const l3_groups *g, uint32_t tag)
+{
+    return (uint64_t)(((unsigned __int128)l3_mix64(tag) * g->meta->slots) >> 64);
+}
+
+static uint64_t next(const l3_groups *g, uint64_t i) { return i + 1 == g->meta->slots ? 0 : i + 1; }
+
+/* The slot of `tag`, or of the empty slot where it would go. */
+static uint64_t probe(const l3_groups *g, uint32_t tag)
+{
+    uint64_t i = home(g, tag);
+    for (uint64_t n = 0; g->table[i].tag && g->table[i].tag != tag; n++) {
+        L3_ASSERT(n < g->meta->slots);
+        i = next(g, i);
+    }
+    return i;
+}
+
+l3_group *l3_groups_find(const l3_groups *g, uint32_t tag)
+{
+    if (!tag)
+        return NULL;
+    uint64_t i = probe(g, tag);
+    return g->table[i].tag ? &g->table[i] : NULL;
+}
+
+static void remove_at(const l3_groups *g, uint64_t i)
+{
+    memset(&g->table[i], 0, sizeof g->table[i]);
+    g->meta->count--;
+    for (uint64_t j = next(g, i); g->table[j].tag; j = next(g, j)) {
+        uint64_t h = home(g, g->table[j].tag);
+        bool movable = i <= j ? (h <= i || h > j) : (h <= i && h > j);
+        if (movable) {
+            g->table[i] = g->table[j];
+            memset(&g->table[j], 0, sizeof g->table[j]);
+            i = j;
+        }
+    }
+}
+
+uint32_t l3_group_decision(const l3_group *e, uint64_t now)
+{
+    if (!e || !(e->decided & 3))
+        return 0;
+    uint32_t age = (l3_group_ms(now) - (e->decided >> 2)) & 0x3fffffffu;
+    return age < L3_GROUP_DECISION_MS ? (e->decided & 3) : 0;
+}
+
+void l3_group_decide(l3_group *e, uint32_t verdict, uint64_t now)
+{
+    L3_ASSERT(verdict < 3);
+    e->decided = l3_group_ms(now) << 2 | (verdict + 1);
+}
+
+bool l3_group_idle(const l3_group *e, uint64_t now)
+{
+    return e->members == 0 && (uint64_t)e->lease * 1000000000u <= now && !l3_group_decision(e, now);
+}
+
+/* Remove every entry that is idle. */
+static void sweep(const l3_groups *g, uint64_t now)
+{
+    for (uint64_t i = 0; i < g->meta->slots; i++)
+        while (g->table[i].tag && l3_group_idle(&g->table[i], now))
+            remove_at(g, i); /* (a later entry may have shifted into i) */
+}
+
+l3_group *l3_groups_get(const l3_groups *g, uint32_t tag, uint64_t now)
+{
+    L3_ASSERT(tag != 0);
+    uint64_t i = probe(g, tag);
+    if (g->table[i].tag)
+        return &g->table[i];
+    if (g->meta->count + 1 > g->meta->slots / 4 * 3) {
+        sweep(g, now);
+        if (g->meta->count + 1 > g->meta->slots / 4 * 3)
+            return NULL;
+        i = probe(g, tag);
+    }
+    g->table[i] = (l3_group){ .tag = tag };
+    g->meta->count++;
+    return &g->table[i];
+}
+
+void l3_groups_release(const l3_groups *g, uint32_t tag, uint64_t now)
+{
+    l3_group *e = l3_groups_find(g, tag);
+    if (!e)
+        return;
+    if (e->members)
+        e->members--;
+    if (l3_group_idle(e, now))
+        remove_at(g, (uint64_t)(e - g->table));
+}

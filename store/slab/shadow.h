@@ -1,0 +1,80 @@
+/* l3cache: the admission ladder and its shadow caches (internal; not
+ * installed): docs/admission.md, "The ladder" and "The shadows".
+ *
+ * A rung of the ladder says how many of a put batch's first-seen keys are
+ * written and what share of the capacity keys written at first sight may
+ * hold before they are read (probation). A shadow is a small cache of key
+ * fingerprints (no data) that replays the store's requests under one
+ * rung: a probation and a main list, evicting probation's oldest while
+ * probation holds its share, else main's oldest. Seven of them, one per
+ * rung, over a hash-sampled subset of the keys, measure which rung would
+ * have hit most; the store takes that rung (admit.c).
+ *
+ * Pure: a shadow is plain data (indices, no pointers), so it lives in the
+ * shared mapping; the caller holds the lock that guards it. */
+#ifndef L3_SHADOW_H
+#define L3_SHADOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One rung of the ladder. */
+typedef struct l3_rung {
+    uint32_t depth;  /* first-seen keys written per put batch; UINT32_MAX: all */
+    float probation; /* probation's share of the capacity */
+    bool single;     /* one list, no probation (everything goes to main) */
+    bool tail;       /* a partial last page is written too */
+} l3_rung;
+
+#define L3_LADDER_LEN 7u
+/* The ladder, from "nothing at first sight" (rung 0) to the object LRU
+ * (rung L3_LADDER_LEN - 1). */
+extern const l3_rung l3_ladder[L3_LADDER_LEN];
+
+/* Whether a rung admits a key absent from its cache: `seen` in the ghost,
+ * at `pos` from the first missing key of its batch, `tail` the batch's
+ * partial last page, into a cache that is `full`. */
+bool l3_rung_admits(const l3_rung *r, bool seen, uint64_t pos, bool tail, bool full);
+
+#define L3_SHADOW_ENTRIES 4096u
+#define L3_SHADOW_SLOTS 8192u /* its fingerprint table (open addressing, half full at most) */
+
+typedef struct l3_shadow_entry {
+    uint64_t fp;     /* the key's fingerprint (never 0) */
+    uint16_t prev, next;
+    uint8_t where;   /* 0 free, 1 probation, 2 main */
+    uint8_t pad[3];
+} l3_shadow_entry;
+
+/* A shadow cache. Entries are numbered from 1 (0: none). */
+typedef struct l3_shadow {
+    uint32_t cap;    /* entries it may hold, 1..L3_SHADOW_ENTRIES */
+    uint32_t rung;   /* its rung of l3_ladder */
+    uint32_t size[2]; /* entries in probation, main */
+    uint16_t head[2], tail[2]; /* most and least recent of probation, main */
+    uint16_t free;   /* free entries, through next */
+    uint16_t pad[3];
+    double window;   /* hits, halved every epoch (admit.c) */
+    uint64_t hits, written;
+    l3_shadow_entry e[L3_SHADOW_ENTRIES + 1];
+    uint16_t slot[L3_SHADOW_SLOTS];
+} l3_shadow;
+
+/* Empty `c` as a cache of `cap` entries under rung `rung`. */
+void l3_shadow_init(l3_shadow *c, uint32_t cap, uint32_t rung);
+
+/* One request as the shadow sees it: `m` sampled keys (fingerprints
+ * `fps`, in chain order) at places `pos` of a request of `n` keys,
+ * `seen[j]` whether key j was in the ghost before the request, `tails`
+ * whether the request's last key is a partial page. Counts and returns
+ * its hits (the run of present keys from its first), then admits the
+ * rest by its rung, positions counted from the first missing key, until
+ * one is refused. */
+size_t l3_shadow_request(l3_shadow *c, const uint64_t *fps, const uint32_t *pos, const bool *seen, size_t m,
+                         size_t n, bool tails);
+
+/* Whether `fp` is in the shadow (for tests). */
+bool l3_shadow_has(const l3_shadow *c, uint64_t fp);
+
+#endif

@@ -1,0 +1,372 @@
+/* Admission's rooms over plain memory, no disk (docs/admission.md): the
+ * ghost's Bloom filters (ghost.c), the ladder's shadow caches (shadow.c),
+ * the group table (groups.c), and admission itself (admit.c) over a
+ * store's state in memory (slab_mem.c): verdicts by rung and ghost,
+ * generations, the shadows' replay and the rung they choose. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "admit.h"
+#include "ghost.h"
+#include "groups.h"
+#include "hash.h"
+#include "shadow.h"
+#include "slab_mem.h"
+
+/* ---- the ghost ---- */
+
+typedef struct ghost_mem {
+    l3_ghost_head head;
+    l3_ghost g;
+} ghost_mem;
+
+static ghost_mem *ghost_new(uint64_t keys)
+{
+    ghost_mem *m = calloc(1, sizeof *m);
+    m->g = (l3_ghost){ .head = &m->head, .words = calloc(1, l3_ghost_bytes(keys)) };
+    l3_ghost_format(&m->head, l3_ghost_words_for(keys));
+    return m;
+}
+
+static void ghost_free(ghost_mem *m)
+{
+    free((void *)m->g.words);
+    free(m);
+}
+
+static uint64_t h(uint64_t i) { return l3_mix64(i + 1) | 1; }
+
+static void the_ghost_remembers_four_generations_and_forgets_the_fifth(void **state)
+{
+    (void)state;
+    ghost_mem *m = ghost_new(1000);
+    l3_ghost_add(&m->g, h(1));
+    assert_true(l3_ghost_has(&m->g, h(1)));
+    assert_false(l3_ghost_has(&m->g, h(2)));
+    for (int r = 0; r < 4; r++) {
+        l3_ghost_rotate(&m->g);
+        assert_true(l3_ghost_has(&m->g, h(1))); /* seen within the window */
+    }
+    l3_ghost_rotate(&m->g); /* the fifth rotation clears the filter it went into */
+    assert_false(l3_ghost_has(&m->g, h(1)));
+    ghost_free(m);
+}
+
+static void a_ghost_filled_to_its_size_has_about_one_percent_false_positives(void **state)
+{
+    (void)state;
+    ghost_mem *m = ghost_new(10000);
+    for (uint64_t i = 0; i < 10000; i++)
+        l3_ghost_add(&m->g, h(i));
+    for (uint64_t i = 0; i < 10000; i++)
+        assert_true(l3_ghost_has(&m->g, h(i))); /* never a false negative */
+    uint64_t fp = 0;
+    for (uint64_t i = 100000; i < 200000; i++)
+        fp += l3_ghost_has(&m->g, h(i));
+    assert_true(fp < 2000); /* under 2% at 10 bits and 7 hashes a key (about 0.8%) */
+    assert_true(fp > 0);    /* a Bloom filter, not a set */
+    ghost_free(m);
+}
+
+/* ---- the shadows ---- */
+
+static size_t replay(l3_shadow *c, const uint64_t *keys, size_t n, const bool *seen)
+{
+    uint32_t pos[64];
+    for (size_t i = 0; i < n; i++)
+        pos[i] = (uint32_t)i;
+    return l3_shadow_request(c, keys, pos, seen, n, n, false);
+}
+
+static void the_top_rung_is_an_object_lru(void **state)
+{
+    (void)state;
+    l3_shadow *c = malloc(sizeof *c);
+    l3_shadow_init(c, 3, L3_LADDER_LEN - 1);
+    bool no[8] = { 0 };
+    uint64_t abc[] = { 11, 12, 13 }, ab[] = { 11, 12 }, d[] = { 14 };
+    assert_int_equal(replay(c, abc, 3, no), 0);
+    assert_int_equal(c->written, 3);
+    assert_int_equal(replay(c, ab, 2, no), 2); /* a, b now most recent; c least */
+    assert_int_equal(replay(c, d, 1, no), 0);  /* evicts c */
+    assert_false(l3_shadow_has(c, 13));
+    assert_true(l3_shadow_has(c, 11) && l3_shadow_has(c, 12) && l3_shadow_has(c, 14));
+    assert_int_equal(c->hits, 2);
+    free(c);
+}
+
+static void rung_zero_writes_only_what_was_seen_once_the_cache_is_full(void **state)
+{
+    (void)state;
+    l3_shadow *c = malloc(sizeof *c);
+    l3_shadow_init(c, 2, 0);
+    bool no[8] = { 0 }, yes[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+    uint64_t ab[] = { 1, 2 }, cd[] = { 3, 4 };
+    replay(c, ab, 2, no); /* not full: first sightings go to probation */
+    assert_int_equal(c->size[0], 2);
+    replay(c, cd, 2, no); /* full: first sightings refused at depth 0 */
+    assert_false(l3_shadow_has(c, 3));
+    replay(c, cd, 2, yes); /* seen before: admitted to main, probation gives way */
+    assert_true(l3_shadow_has(c, 3) && l3_shadow_has(c, 4));
+    assert_int_equal(c->size[1], 2);
+    free(c);
+}
+
+static void a_refused_key_refuses_the_rest_of_its_request(void **state)
+{
+    (void)state;
+    l3_shadow *c = malloc(sizeof *c);
+    l3_shadow_init(c, 4, 1); /* rung 1: two first sightings a batch */
+    bool no[8] = { 0 }, seen_last[4] = { 0, 0, 0, 1 };
+    uint64_t fill[] = { 1, 2, 3, 4 }, req[] = { 5, 6, 7, 8 };
+    replay(c, fill, 4, no);
+    assert_int_equal(c->size[0] + c->size[1], 4);
+    replay(c, req, 4, seen_last); /* 5 and 6 admitted, 7 refused: 8 (seen) is not reached */
+    assert_true(l3_shadow_has(c, 5) && l3_shadow_has(c, 6));
+    assert_false(l3_shadow_has(c, 7) || l3_shadow_has(c, 8));
+    free(c);
+}
+
+static void probation_gives_way_while_it_holds_its_share(void **state)
+{
+    (void)state;
+    l3_shadow *c = malloc(sizeof *c);
+    l3_shadow_init(c, 8, 4); /* rung 4: probation up to half */
+    bool no[8] = { 0 }, yes[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+    uint64_t seen[] = { 1, 2, 3, 4, 5, 6 }, fresh[] = { 11, 12, 13, 14 };
+    replay(c, seen, 6, yes); /* six in main */
+    replay(c, fresh, 2, no); /* two in probation: full */
+    replay(c, fresh + 2, 2, no); /* probation (2) under its share (4): main's oldest go */
+    assert_false(l3_shadow_has(c, 1) || l3_shadow_has(c, 2));
+    assert_int_equal(c->size[0], 4);
+    uint64_t more[] = { 21 };
+    replay(c, more, 1, no); /* probation at its share: its own oldest goes */
+    assert_false(l3_shadow_has(c, 11));
+    assert_true(l3_shadow_has(c, 3));
+    free(c);
+}
+
+static void a_shadow_survives_churn_through_its_table(void **state)
+{
+    (void)state;
+    l3_shadow *c = malloc(sizeof *c);
+    l3_shadow_init(c, L3_SHADOW_ENTRIES, L3_LADDER_LEN - 1);
+    bool no[64] = { 0 };
+    uint64_t keys[64];
+    for (uint64_t r = 0; r < 2000; r++) {
+        for (int i = 0; i < 64; i++)
+            keys[i] = h(r * 64 + (uint64_t)i);
+        replay(c, keys, 64, no);
+    }
+    /* The last L3_SHADOW_ENTRIES keys are there, the ones before not. */
+    for (uint64_t i = 2000 * 64 - L3_SHADOW_ENTRIES; i < 2000 * 64; i++)
+        assert_true(l3_shadow_has(c, h(i)));
+    assert_false(l3_shadow_has(c, h(2000 * 64 - L3_SHADOW_ENTRIES - 1)));
+    assert_int_equal(c->size[0] + c->size[1], L3_SHADOW_ENTRIES);
+    free(c);
+}
+
+/* ---- the group table ---- */
+
+static void groups_count_members_and_go_when_idle(void **state)
+{
+    (void)state;
+    l3_groups_meta meta;
+    l3_groups_format(&meta, 1024);
+    l3_groups g = { &meta, calloc(1024, sizeof(l3_group)) };
+    const uint64_t t0 = 1000000000000ull; /* (CLOCK_MONOTONIC ns, some time after boot) */
+    l3_group *e = l3_groups_get(&g, 77, t0);
+    assert_non_null(e);
+    e->members = 2;
+    assert_ptr_equal(l3_groups_find(&g, 77), e);
+    l3_groups_release(&g, 77, t0);
+    assert_non_null(l3_groups_find(&g, 77)); /* one member left */
+    l3_groups_release(&g, 77, t0);
+    assert_null(l3_groups_find(&g, 77));
+    assert_int_equal(meta.count, 0);
+    /* A decision binds for L3_GROUP_DECISION_MS, and outlives the members. */
+    e = l3_groups_get(&g, 78, t0);
+    e->members = 1;
+    l3_group_decide(e, L3_VERDICT_REFUSED, t0);
+    assert_int_equal(l3_group_decision(e, t0 + 1999000000ull), 1 + L3_VERDICT_REFUSED);
+    l3_groups_release(&g, 78, t0 + 1000000000ull);
+    assert_non_null(e = l3_groups_find(&g, 78));
+    assert_false(l3_group_idle(e, t0 + 1999000000ull));
+    assert_int_equal(l3_group_decision(e, t0 + 2000000000ull), 0);
+    assert_true(l3_group_idle(e, t0 + 2000000000ull));
+    /* A lease (whole seconds) holds an entry without members. */
+    e->lease = (uint32_t)(t0 / 1000000000u) + 60;
+    assert_false(l3_group_idle(e, t0 + 59000000000ull));
+    assert_true(l3_group_idle(e, t0 + 60000000000ull));
+    free(g.table);
+}
+
+static void a_full_table_sweeps_idle_entries_then_refuses(void **state)
+{
+    (void)state;
+    l3_groups_meta meta;
+    l3_groups_format(&meta, 1024);
+    l3_groups g = { &meta, calloc(1024, sizeof(l3_group)) };
+    const uint64_t now = 1000000000000ull;
+    uint32_t tag = 1;
+    for (; meta.count < 768; tag++)
+        l3_groups_get(&g, tag, now)->members = tag % 2; /* half of them idle */
+    l3_group *e = l3_groups_get(&g, tag++, now); /* sweeps the idle half */
+    assert_non_null(e);
+    e->members = 1;
+    assert_int_equal(meta.count, 385);
+    for (uint32_t k = 1; k < 768; k += 2)
+        assert_non_null(l3_groups_find(&g, k)); /* the busy ones all stay findable */
+    for (; meta.count < 768; tag++)
+        l3_groups_get(&g, tag, now)->members = 1;
+    assert_null(l3_groups_get(&g, tag, now)); /* nothing idle: untracked */
+    free(g.table);
+}
+
+static void a_verdict_binds_the_members_older_than_it(void **state)
+{
+    (void)state;
+    l3_group e = { .tag = 5, .verdict = 100u << 1 | 1 };
+    assert_true(l3_group_dead_for(&e, 99));
+    assert_false(l3_group_dead_for(&e, 100)); /* written after the death: a new page */
+    assert_false(l3_group_kept_for(&e, 99, 0));
+    e.verdict = 100u << 1;
+    assert_true(l3_group_kept_for(&e, 99, 0));
+    assert_false(l3_group_kept_for(&e, 101, 0));
+    e.lease = 50; /* seconds */
+    assert_true(l3_group_kept_for(&e, 101, 49999999999ull)); /* leased: every member stays */
+    assert_false(l3_group_kept_for(&e, 101, 50000000000ull));
+    assert_false(l3_group_dead_for(NULL, 1) || l3_group_kept_for(NULL, 1, 0));
+    assert_int_not_equal(l3_group_tag(0x1234), 0);
+    assert_int_not_equal(l3_group_tag(1), l3_group_tag(2));
+}
+
+/* ---- admission over a store's state in memory ---- */
+
+static l3_slabstore *mem_store(uint32_t mode, uint32_t rung)
+{
+    l3_slabstore *s = slab_mem_new(8, 1u << 20, 0);
+    s->sh->admit.mode = mode;
+    atomic_store(&s->sh->admit.rung, rung);
+    return s;
+}
+
+static int decide(l3_slabstore *s, uint64_t hash, uint64_t pos, bool tail)
+{
+    bool first;
+    int v = l3_admit_decide(s, hash, pos, tail, &first);
+    assert_true(first == (s->sh->admit.mode != L3_ADMISSION_ALL && !l3_ghost_has(&s->ghost, hash)));
+    return v;
+}
+
+static l3_key_id id_of(uint64_t i) { return (l3_key_id){ .hash = h(i), .check = 1, .len = 8 }; }
+
+static void verdicts_follow_the_rung_the_ghost_and_the_fill(void **state)
+{
+    (void)state;
+    l3_slabstore *s = mem_store(L3_ADMISSION_RUNG, 1); /* depth 2 */
+    assert_int_equal(decide(s, h(1), 5, false), L3_VERDICT_PROBATION); /* room left: all */
+    l3_admit_note_full(s);
+    assert_int_equal(decide(s, h(1), 0, false), L3_VERDICT_PROBATION);
+    assert_int_equal(decide(s, h(1), 1, false), L3_VERDICT_PROBATION);
+    assert_int_equal(decide(s, h(1), 2, false), L3_VERDICT_REFUSED); /* past the depth */
+    assert_int_equal(decide(s, h(1), 0, true), L3_VERDICT_REFUSED);  /* a partial tail */
+    l3_key_id k = id_of(1);
+    l3_admit_put_seen(s, &k, 1, 65536, false);
+    assert_int_equal(decide(s, h(1), 9, false), L3_VERDICT_MAIN); /* seen: main, any depth */
+    atomic_store(&s->sh->admit.rung, L3_LADDER_LEN - 1);
+    assert_int_equal(decide(s, h(2), 100, true), L3_VERDICT_MAIN); /* the object LRU */
+    s->sh->admit.mode = L3_ADMISSION_ALL;
+    atomic_store(&s->sh->admit.rung, 0);
+    assert_int_equal(decide(s, h(3), 100, true), L3_VERDICT_MAIN); /* "all" ignores the rung */
+    slab_mem_free(s);
+}
+
+static void generations_turn_by_sightings_of_the_capacity(void **state)
+{
+    (void)state;
+    l3_slabstore *s = mem_store(L3_ADMISSION_RUNG, 0);
+    l3_admit_note_full(s);
+    l3_key_id k = id_of(1);
+    /* Slots of 1 MiB in 8 slabs of 1 MiB: a capacity of 8 objects, and
+     * generations of the 64-sighting floor. */
+    l3_admit_put_seen(s, &k, 1, 1u << 20, false);
+    assert_int_equal(s->sh->admit.cap, 8);
+    l3_key_id other[64];
+    bool found[64] = { 0 };
+    for (int i = 0; i < 64; i++)
+        other[i] = id_of(1000 + (uint64_t)i);
+    for (int g = 0; g < 4; g++) {
+        l3_admit_exists(s, other, found, 64);
+        assert_int_equal(decide(s, h(1), 0, false), L3_VERDICT_MAIN); /* still remembered */
+    }
+    l3_admit_exists(s, other, found, 64); /* five generations: forgotten */
+    assert_int_equal(decide(s, h(1), 0, false), L3_VERDICT_REFUSED);
+    slab_mem_free(s);
+}
+
+/* Requests of `len` keys: `fresh` is a scan (never seen again), else a
+ * loop over `loop` keys. A put follows each exists with the absent keys,
+ * as an engine does. */
+static void drive(l3_slabstore *s, uint64_t *next, size_t len, bool fresh, uint64_t loop, int requests)
+{
+    l3_key_id ids[64];
+    bool found[64] = { 0 };
+    for (int r = 0; r < requests; r++) {
+        for (size_t i = 0; i < len; i++)
+            ids[i] = id_of(fresh ? (*next)++ : 1000000 + (*next)++ % loop);
+        l3_admit_exists(s, ids, found, len);
+        l3_admit_put_seen(s, ids, len, 1u << 20, false);
+    }
+}
+
+static void the_shadows_choose_the_rung_that_hits_most(void **state)
+{
+    (void)state;
+    /* 8 objects of capacity. A loop of 4 keys fits: every rung hits it
+     * alike, the store stays on the object LRU. */
+    l3_slabstore *s = mem_store(L3_ADMISSION_ADAPTIVE, L3_LADDER_LEN - 1);
+    uint64_t next = 0;
+    drive(s, &next, 4, false, 4, 4000);
+    assert_int_equal(atomic_load(&s->sh->admit.rung), L3_LADDER_LEN - 1);
+    slab_mem_free(s);
+    /* A loop of 6 keys mixed with scans of new keys: the LRU loses the
+     * loop to the scans, second sight keeps it: the rung goes down. */
+    s = mem_store(L3_ADMISSION_ADAPTIVE, L3_LADDER_LEN - 1);
+    next = 0;
+    uint64_t scan = 5000000;
+    for (int r = 0; r < 3000; r++) {
+        drive(s, &next, 6, false, 6, 1);
+        drive(s, &scan, 16, true, 0, 1);
+    }
+    assert_true(atomic_load(&s->sh->admit.rung) < 3);
+    assert_true(s->sh->admit.switches >= 1);
+    assert_true(s->shadows[0].hits > s->shadows[L3_LADDER_LEN - 1].hits);
+    slab_mem_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_ghost_remembers_four_generations_and_forgets_the_fifth),
+        cmocka_unit_test(a_ghost_filled_to_its_size_has_about_one_percent_false_positives),
+        cmocka_unit_test(the_top_rung_is_an_object_lru),
+        cmocka_unit_test(rung_zero_writes_only_what_was_seen_once_the_cache_is_full),
+        cmocka_unit_test(a_refused_key_refuses_the_rest_of_its_request),
+        cmocka_unit_test(probation_gives_way_while_it_holds_its_share),
+        cmocka_unit_test(a_shadow_survives_churn_through_its_table),
+        cmocka_unit_test(groups_count_members_and_go_when_idle),
+        cmocka_unit_test(a_full_table_sweeps_idle_entries_then_refuses),
+        cmocka_unit_test(a_verdict_binds_the_members_older_than_it),
+        cmocka_unit_test(verdicts_follow_the_rung_the_ghost_and_the_fill),
+        cmocka_unit_test(generations_turn_by_sightings_of_the_capacity),
+        cmocka_unit_test(the_shadows_choose_the_rung_that_hits_most),
+    };
+    return cmocka_run_group_tests_name("admit", tests, NULL, NULL);
+}
