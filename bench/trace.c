@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "format.h"
@@ -50,11 +53,15 @@ static bool store_options(const l3_trace_options *o, uint64_t objects, const cha
     return true;
 }
 
-/* The request's keys ("tr_<id>") into `keys`. */
-static void request_keys(const uint32_t *ids, size_t n, char (*buf)[24], const char **keys)
+/* The request's keys ("tr_<id>", or "tr_<id>_r<rank>" for a rank's
+ * shard) into `keys`. */
+static void request_keys(const uint32_t *ids, size_t n, int rank, char (*buf)[24], const char **keys)
 {
     for (size_t i = 0; i < n; i++) {
-        snprintf(buf[i], sizeof buf[i], "tr_%u", ids[i]);
+        if (rank < 0)
+            snprintf(buf[i], sizeof buf[i], "tr_%u", ids[i]);
+        else
+            snprintf(buf[i], sizeof buf[i], "tr_%u_r%d", ids[i], rank);
         keys[i] = buf[i];
     }
 }
@@ -76,13 +83,16 @@ typedef struct req_io {
     size_t pool_len;
     int admit;
     bool *seen;         /* per id: in an earlier request (second-sight admission) */
+    uint64_t *groups;   /* per key of a put: its page's group (ranks), or NULL */
+    uint32_t group_objects;
 } req_io;
 
-/* Read the hit prefix: how many blocks from the start arrived whole. */
-static size_t read_prefix(l3_store *st, req_io *io, const uint32_t *ids, size_t n, replay *r)
+/* Read the hit prefix, at most `limit` blocks: how many from the start
+ * arrived whole. */
+static size_t read_prefix(l3_store *st, req_io *io, const uint32_t *ids, size_t limit, replay *r)
 {
     size_t i = 0;
-    while (i < n && io->flags[i])
+    while (i < limit && io->flags[i])
         i++;
     if (!i)
         return 0;
@@ -113,13 +123,15 @@ static void store_rest(l3_store *st, req_io *io, const uint32_t *ids, size_t n, 
             continue; /* the engine's admission rule declines it */
         stamp(io->pool + io->ranges[m].offset, ids[j]);
         io->keys[m] = io->kbuf[j];
+        if (io->groups)
+            io->groups[m] = (uint64_t)ids[j] + 1;
         m++;
         tail = j + 1 == n;
     }
     if (!m)
         return;
     l3_io_result res = { .success = io->ok, .object_failures = io->fail };
-    l3_put_hints hints = { .last_is_partial = tail };
+    l3_put_hints hints = { .groups = io->groups, .group_objects = io->group_objects, .last_is_partial = tail };
     if (l3_store_batch_put_hinted(st, io->keys, m, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, 1,
                                   &hints, &res, NULL) != L3_OK)
         r->failed_puts += m;
@@ -139,6 +151,7 @@ static void req_io_free(req_io *io)
     free(io->fail);
     free(io->ranges);
     free(io->seen);
+    free(io->groups);
     if (io->pool)
         l3_pool_free(io->pool, io->pool_len);
 }
@@ -162,7 +175,7 @@ static bool replay_all(const tr_trace *t, l3_store *st, req_io *io, replay *r, b
     for (size_t q = 0; q < t->num_requests; q++) {
         const uint32_t *ids = t->ids + t->start[q];
         size_t n = t->start[q + 1] - t->start[q];
-        request_keys(ids, n, io->kbuf, io->keys);
+        request_keys(ids, n, -1, io->kbuf, io->keys);
         if (l3_store_batch_exists(st, io->keys, n, io->flags, NULL) != L3_OK)
             return false;
         size_t hit = read_prefix(st, io, ids, n, r);
@@ -216,6 +229,155 @@ static bool run_store(const l3_trace_options *o, const tr_trace *t, uint64_t obj
     return ok;
 }
 
+static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0; }
+
+/* --ranks R through the store: what the R processes of one tensor-
+ * parallel group share (a MAP_SHARED mapping made before they fork): a
+ * barrier that keeps them in lockstep, request by request, and each
+ * rank's present prefix (by request parity: a slot is written again only
+ * after every rank passed the next barrier); `got`, after it, holds per
+ * request and rank the blocks read whole. */
+typedef struct rank_shared {
+    pthread_barrier_t step;
+    uint32_t prefix[2][64];
+    uint64_t bad_bytes, failed_puts;
+} rank_shared;
+
+/* One rank's replay of every request on the shared store: its own shard
+ * of each block, the hit the group's minimum (SGLang's all_reduce(min)),
+ * the rest of the request stored with its page's group when `groups`. */
+static bool rank_replay(const tr_trace *t, l3_store *st, req_io *io, int rank, uint32_t ranks, rank_shared *sh,
+                        uint32_t *got)
+{
+    replay r = { 0 };
+    for (size_t q = 0; q < t->num_requests; q++) {
+        const uint32_t *ids = t->ids + t->start[q];
+        size_t n = t->start[q + 1] - t->start[q], p = 0;
+        request_keys(ids, n, rank, io->kbuf, io->keys);
+        if (l3_store_batch_exists(st, io->keys, n, io->flags, NULL) != L3_OK) {
+            memset(io->flags, 0, n); /* (a miss, and counted: the others wait at the barrier) */
+            r.failed_puts++;
+        }
+        while (p < n && io->flags[p])
+            p++;
+        sh->prefix[q & 1][rank] = (uint32_t)p;
+        pthread_barrier_wait(&sh->step);
+        size_t hit = p;
+        for (uint32_t k = 0; k < ranks; k++)
+            hit = sh->prefix[q & 1][k] < hit ? sh->prefix[q & 1][k] : hit;
+        got[q * ranks + (size_t)rank] = (uint32_t)read_prefix(st, io, ids, hit, &r);
+        store_rest(st, io, ids, n, hit, &r);
+    }
+    __atomic_fetch_add(&sh->bad_bytes, r.bad_bytes, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sh->failed_puts, r.failed_puts, __ATOMIC_RELAXED);
+    return r.failed_puts == 0;
+}
+
+/* The child process of rank `rank`: attach to the store at `path`, replay,
+ * exit 0 (or 1). */
+static int rank_child(const l3_trace_options *o, const tr_trace *t, const l3_slab_options *base, int rank,
+                      rank_shared *sh, uint32_t *got, bool groups)
+{
+    l3_slab_options so = *base;
+    so.format = false;
+    l3_slabstore *s;
+    l3_error err;
+    if (l3_slabstore_open(&so, &s, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: --trace: rank %d: %s\n", rank, err.msg);
+        return 1;
+    }
+    req_io io;
+    bool ok = req_io_alloc(&io, t, o->block_bytes, L3_ADMIT_ALL);
+    io.groups = groups ? calloc(t->longest ? t->longest : 1, sizeof *io.groups) : NULL;
+    io.group_objects = groups ? o->ranks : 0;
+    ok = ok && (!groups || io.groups) &&
+         l3_slabstore_register_host(s, (l3_host_buffer){ io.pool, io.pool_len }, &err) == L3_OK;
+    ok = ok && rank_replay(t, l3_slabstore_store(s), &io, rank, o->ranks, sh, got);
+    l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
+    l3_slabstore_free(s);
+    req_io_free(&io);
+    return ok ? 0 : 1;
+}
+
+/* The usable hit rate over `ranks` (per request the minimum over ranks of
+ * the blocks read whole) and the ranks' own mean. */
+static void rank_rates(const tr_trace *t, uint32_t ranks, const uint32_t *got, double *usable, double *own)
+{
+    uint64_t min_sum = 0, all = 0;
+    for (size_t q = 0; q < t->num_requests; q++) {
+        uint32_t m = UINT32_MAX;
+        for (uint32_t k = 0; k < ranks; k++) {
+            uint32_t g = got[q * ranks + k];
+            m = g < m ? g : m;
+            all += g;
+        }
+        min_sum += m;
+    }
+    *usable = ratio(min_sum, t->num_accesses);
+    *own = ratio(all, (uint64_t)t->num_accesses * ranks);
+}
+
+/* The R rank processes at one capacity (`cap` shards a rank, each a
+ * block's 1/R), with or without groups; prints the usable hit rate beside
+ * one rank's (`single`, the store's row above). */
+static bool run_ranks(const l3_trace_options *o, const tr_trace *t, uint64_t cap, bool groups, double single,
+                      const tr_sim_result *lru)
+{
+    l3_trace_options ro = *o;
+    ro.block_bytes = (o->block_bytes + o->ranks - 1) / o->ranks;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/l3trace-ranks-%d.store", o->dir, (int)getpid());
+    l3_slab_options so;
+    if (!store_options(&ro, cap * o->ranks, path, &so))
+        return false;
+    so.eviction = L3_EVICT_FIFO_REINSERT;
+    size_t got_bytes = t->num_requests * o->ranks * sizeof(uint32_t);
+    rank_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    uint32_t *got = mmap(NULL, got_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    l3_slabstore *s = NULL;
+    l3_error err;
+    bool ok = sh != MAP_FAILED && got != MAP_FAILED && l3_slabstore_open(&so, &s, &err) == L3_OK;
+    pthread_barrierattr_t ba;
+    pthread_barrierattr_init(&ba);
+    pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+    ok = ok && pthread_barrier_init(&sh->step, &ba, o->ranks) == 0;
+    pid_t pids[64];
+    uint32_t started = 0;
+    double t0 = l3_monotonic_seconds();
+    for (; ok && started < o->ranks; started++) {
+        fflush(NULL);
+        pids[started] = fork();
+        if (pids[started] == 0)
+            _exit(rank_child(&ro, t, &so, (int)started, sh, got, groups));
+        ok = pids[started] > 0;
+    }
+    for (uint32_t k = 0; k < started; k++) {
+        int status;
+        ok = waitpid(pids[k], &status, 0) == pids[k] && WIFEXITED(status) && WEXITSTATUS(status) == 0 && ok;
+    }
+    double usable = 0, own = 0, hl = ratio(lru->hits, lru->accesses);
+    if (ok)
+        rank_rates(t, o->ranks, got, &usable, &own);
+    if (ok && (sh->bad_bytes || sh->failed_puts))
+        fprintf(stderr, "l3bench: --trace: ranks: %llu reads served wrong bytes, %llu puts failed\n",
+                (unsigned long long)sh->bad_bytes, (unsigned long long)sh->failed_puts);
+    if (ok && !o->json)
+        printf("%8s  %u ranks, %-9s usable %.4f (%.3f x one rank's %.4f; %.3f x LRU); the ranks' own %.4f; %.1f s\n",
+               "", o->ranks, groups ? "groups:" : "no groups:", usable, single > 0 ? usable / single : 0, single,
+               hl > 0 ? usable / hl : 0, own, l3_monotonic_seconds() - t0);
+    ok = ok && !sh->bad_bytes && !sh->failed_puts;
+    if (s)
+        l3_slabstore_free(s);
+    unlink(path);
+    if (sh != MAP_FAILED) {
+        pthread_barrier_destroy(&sh->step);
+        munmap(sh, sizeof *sh);
+    }
+    if (got != MAP_FAILED)
+        munmap(got, got_bytes);
+    return ok;
+}
+
 /* The capacities of the list: blocks, or bytes with a unit. */
 static size_t parse_capacities(const l3_trace_options *o, uint64_t *out, size_t max)
 {
@@ -239,7 +401,6 @@ static size_t parse_capacities(const l3_trace_options *o, uint64_t *out, size_t 
     return n;
 }
 
-static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0; }
 
 /* One row of the table (or of the JSON array). */
 static void print_row(const l3_trace_options *o, uint64_t cap, const char *policy, const tr_sim_result *lru,
@@ -320,6 +481,9 @@ static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t 
             print_row(o, cap, name, &lru, &bel, &r, rows);
         if (ok && o->store_admission != L3_ADMISSION_ALL)
             print_sim(o, t, cap, &lru, &r, rows);
+        if (ok && o->ranks > 1 && ev == L3_EVICT_FIFO_REINSERT)
+            ok = run_ranks(o, t, cap, true, ratio(r.hits, r.accesses), &lru) &&
+                 run_ranks(o, t, cap, false, ratio(r.hits, r.accesses), &lru);
     }
     return ok;
 }

@@ -190,10 +190,11 @@ static void groups_count_members_and_go_when_idle(void **state)
     l3_groups_release(&g, 77, t0);
     assert_null(l3_groups_find(&g, 77));
     assert_int_equal(meta.count, 0);
-    /* A decision binds for L3_GROUP_DECISION_MS, and outlives the members. */
+    /* A decision binds for L3_GROUP_DECISION_MS at most, and outlives the
+     * members (a group of unknown size: followers not counted down). */
     e = l3_groups_get(&g, 78, t0);
     e->members = 1;
-    l3_group_decide(e, L3_VERDICT_REFUSED, t0);
+    l3_group_decide(e, L3_VERDICT_REFUSED, t0, 0);
     assert_int_equal(l3_group_decision(e, t0 + 1999000000ull), 1 + L3_VERDICT_REFUSED);
     l3_groups_release(&g, 78, t0 + 1000000000ull);
     assert_non_null(e = l3_groups_find(&g, 78));
@@ -204,6 +205,30 @@ static void groups_count_members_and_go_when_idle(void **state)
     e->lease = (uint32_t)(t0 / 1000000000u) + 60;
     assert_false(l3_group_idle(e, t0 + 59000000000ull));
     assert_true(l3_group_idle(e, t0 + 60000000000ull));
+    free(g.table);
+}
+
+/* A decision is for one round of the page's puts: each of the group's
+ * other objects follows it once, and the page's next put (a later
+ * request, seen again) is decided afresh, however soon it comes. */
+static void a_decision_is_followed_once_by_each_other_object(void **state)
+{
+    (void)state;
+    l3_groups_meta meta;
+    l3_groups_format(&meta, 1024);
+    l3_groups g = { &meta, calloc(1024, sizeof(l3_group)) };
+    const uint64_t t0 = 1000000000000ull;
+    l3_group *e = l3_groups_get(&g, 90, t0);
+    l3_group_decide(e, L3_VERDICT_REFUSED, t0, 4); /* 4 ranks: three follow */
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(l3_group_decision(e, t0 + 1000000ull), 1 + L3_VERDICT_REFUSED);
+        l3_group_follow(e);
+    }
+    assert_int_equal(l3_group_decision(e, t0 + 2000000ull), 0); /* 2 ms later: decided afresh */
+    l3_group_decide(e, L3_VERDICT_MAIN, t0, 1); /* a group of one: nothing to follow */
+    assert_int_equal(l3_group_decision(e, t0), 0);
+    l3_group_decide(e, L3_VERDICT_PROBATION, t0, 1000); /* more than 255: capped, still bound */
+    assert_int_equal(l3_group_decision(e, t0 + 1000000ull), 1 + L3_VERDICT_PROBATION);
     free(g.table);
 }
 
@@ -363,6 +388,7 @@ int main(void)
         cmocka_unit_test(a_shadow_survives_churn_through_its_table),
         cmocka_unit_test(groups_count_members_and_go_when_idle),
         cmocka_unit_test(a_full_table_sweeps_idle_entries_then_refuses),
+        cmocka_unit_test(a_decision_is_followed_once_by_each_other_object),
         cmocka_unit_test(a_verdict_binds_the_members_older_than_it),
         cmocka_unit_test(verdicts_follow_the_rung_the_ghost_and_the_fill),
         cmocka_unit_test(generations_turn_by_sightings_of_the_capacity),

@@ -400,6 +400,45 @@ static void the_replay_runs_through_the_store_and_reports(void **state)
     unlink(out);
 }
 
+/* --ranks 2 through the store: two processes in lockstep on one store,
+ * each its shard of every block; the usable hit (the minimum over the
+ * ranks) is printed with and without groups, never above what the ranks
+ * hit on their own, and with groups the ranks agree (usable within 1% of
+ * their own: a read racing another rank's eviction may still differ). */
+static void the_replay_over_ranks_reports_usable_hits(void **state)
+{
+    (void)state;
+    char trace[512], out[512], cmd[2048];
+    temp_store_path(trace, sizeof trace, "ranks.jsonl");
+    temp_store_path(out, sizeof out, "ranks.out");
+    write_conversations(trace, 1500);
+    const char *dir = getenv("L3_TEST_DIR") ? getenv("L3_TEST_DIR") : L3_TEST_DIR_DEFAULT;
+    snprintf(cmd, sizeof cmd,
+             "%s --trace %s --capacity 400 --block-bytes 32K --eviction fifo-reinsert --admit rung:2 --ranks 2 "
+             "--dir %s > %s",
+             L3BENCH, trace, dir, out);
+    assert_int_equal(system(cmd), 0);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        char kind[16];
+        double usable, share, single, own;
+        if (sscanf(line, " 2 ranks, %15[a-z ]: usable %lf (%lf x one rank's %lf; %*f x LRU); the ranks' own %lf",
+                   kind, &usable, &share, &single, &own) == 5) {
+            rows++;
+            assert_true(usable > 0 && usable <= own + 1e-9 && single > 0);
+            if (strcmp(kind, "groups") == 0)
+                assert_true(usable >= 0.99 * own); /* a page's shards stay or go together */
+        }
+    }
+    fclose(f);
+    assert_int_equal(rows, 2); /* with groups, and without */
+    unlink(trace);
+    unlink(out);
+}
+
 /* The log of slabs (the store's fifo-reinsert): the oldest slab's worth is
  * reclaimed at once, and what was read since written is written again at
  * the head. */
@@ -507,6 +546,7 @@ int main(void)
         cmocka_unit_test(a_group_is_written_whole_or_not_at_all),
         cmocka_unit_test(the_slab_log_rewrites_what_was_read),
         cmocka_unit_test(the_replay_runs_through_the_store_and_reports),
+        cmocka_unit_test(the_replay_over_ranks_reports_usable_hits),
         cmocka_unit_test(the_simulation_tables_cover_every_capacity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,14 +63,22 @@ uint32_t l3_group_decision(const l3_group *e, uint64_t now)
 {
     if (!e || !(e->decided & 3))
         return 0;
-    uint32_t age = (l3_group_ms(now) - (e->decided >> 2)) & 0x3fffffffu;
-    return age < L3_GROUP_DECISION_MS ? (e->decided & 3) : 0;
+    uint32_t age = (l3_group_ms(now) - (e->decided >> 10)) & 0x3fffffu;
+    return age < L3_GROUP_DECISION_MS && (e->decided >> 2 & 0xffu) ? (e->decided & 3) : 0;
 }
 
-void l3_group_decide(l3_group *e, uint32_t verdict, uint64_t now)
+void l3_group_decide(l3_group *e, uint32_t verdict, uint64_t now, uint32_t objects)
 {
     L3_ASSERT(verdict < 3);
-    e->decided = l3_group_ms(now) << 2 | (verdict + 1);
+    uint32_t followers = objects == 0 || objects - 1 > L3_GROUP_FOLLOWERS_MAX ? L3_GROUP_FOLLOWERS_MAX : objects - 1;
+    e->decided = followers ? l3_group_ms(now) << 10 | followers << 2 | (verdict + 1) : 0;
+}
+
+void l3_group_follow(l3_group *e)
+{
+    uint32_t followers = e->decided >> 2 & 0xffu;
+    L3_ASSERT(followers > 0);
+    e->decided = followers > 1 ? (e->decided & ~(0xffu << 2)) | (followers - 1) << 2 : 0;
 }
 
 bool l3_group_idle(const l3_group *e, uint64_t now)

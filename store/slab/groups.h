@@ -25,8 +25,9 @@ typedef struct l3_group {
     uint32_t members; /* published objects of the group */
     uint64_t verdict; /* (seq << 1) | dead: members older than seq are kept, or dead (0: none) */
     uint32_t lease;   /* CLOCK_MONOTONIC seconds until which its members are leased (0: none) */
-    uint32_t decided; /* its admission decision: 0 none, else (ms << 2) | (1 + verdict), ms of
-                         CLOCK_MONOTONIC's low 30 bits (a 2 s window, wrap-safe) */
+    uint32_t decided; /* its admission decision: 0 none, else (ms << 10) | (followers << 2) |
+                         (1 + verdict), ms of CLOCK_MONOTONIC's low 22 bits (a 2 s window,
+                         wrap-safe), followers the members still to follow it (at most 255) */
 } l3_group;
 _Static_assert(sizeof(l3_group) == 24, "group entry size");
 
@@ -40,7 +41,7 @@ static inline uint32_t l3_group_tag(uint64_t id)
 }
 
 /* CLOCK_MONOTONIC `ns` as the decision stamp's milliseconds (30 bits). */
-static inline uint32_t l3_group_ms(uint64_t ns) { return (uint32_t)(ns / 1000000u) & 0x3fffffffu; }
+static inline uint32_t l3_group_ms(uint64_t ns) { return (uint32_t)(ns / 1000000u) & 0x3fffffu; }
 
 /* The table's counters (they live beside it). */
 typedef struct l3_groups_meta {
@@ -73,16 +74,25 @@ l3_group *l3_groups_find(const l3_groups *g, uint32_t tag);
  * untracked: its objects live and die alone). */
 l3_group *l3_groups_get(const l3_groups *g, uint32_t tag, uint64_t now);
 
-/* How long an admission decision binds the group's other members: they
- * are put by the other ranks at about the same moment. */
+/* How long at most an admission decision binds the group's other
+ * members: they are put by the other ranks at about the same moment. */
 #define L3_GROUP_DECISION_MS 2000u
+/* Followers of a decision when the group's size is not known. */
+#define L3_GROUP_FOLLOWERS_MAX 255u
 
 /* The decision (1 + verdict) the group's members follow at `now`
- * (CLOCK_MONOTONIC ns), or 0 when it has none that recent. */
+ * (CLOCK_MONOTONIC ns), or 0 when it has none that recent, or every
+ * member it was for has followed it. */
 uint32_t l3_group_decision(const l3_group *e, uint64_t now);
 
-/* Record decision `verdict` at `now`. */
-void l3_group_decide(l3_group *e, uint32_t verdict, uint64_t now);
+/* Record decision `verdict` at `now`, for the group's `objects` objects
+ * (ranks x pools; 0: unknown): the other objects - 1 follow it, once each,
+ * and a later put of the page is decided afresh. A group of one object
+ * records nothing. */
+void l3_group_decide(l3_group *e, uint32_t verdict, uint64_t now, uint32_t objects);
+
+/* One member followed the decision: one fewer still to. */
+void l3_group_follow(l3_group *e);
 
 /* Whether an entry may go at `now`: no members, no decision that binds,
  * no lease. */

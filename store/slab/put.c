@@ -71,19 +71,20 @@ static int admit_key(l3_slabstore *s, put_wave *w, put_key *p, uint64_t bytes)
     uint32_t decision = l3_group_decision(g, now);
     if (decision) {
         atomic_fetch_add(&s->group_followed, 1);
+        l3_group_follow(g);
         return (int)decision - 1;
     }
     bool tail = h && h->last_is_partial && p->pos + 1 == w->batch_n;
     bool first_sight;
     int v = l3_admit_decide(s, p->id.hash, p->pos, tail, &first_sight);
-    if (g && h->group_objects > 1)
+    if (g && h && h->group_objects > 1)
         bytes *= h->group_objects;
     if (v != L3_VERDICT_REFUSED && !l3_policy_admit(s, bytes, first_sight))
         v = OVER_BUDGET; /* (counted by the policy) */
     else if (v == L3_VERDICT_REFUSED)
         atomic_fetch_add(&s->not_admitted, 1);
     if (g)
-        l3_group_decide(g, v == OVER_BUDGET ? L3_VERDICT_REFUSED : (uint32_t)v, now);
+        l3_group_decide(g, v == OVER_BUDGET ? L3_VERDICT_REFUSED : (uint32_t)v, now, h ? h->group_objects : 0);
     return v;
 }
 

@@ -67,7 +67,7 @@ size_t l3_shm_layout(const l3_geometry *g, shared *h)
     h->off_slabs = off;
     off += page_round((size_t)g->num_slabs * sizeof(slab_info));
     h->off_class_open = off;
-    off += page_round(2 * L3_SEGMENTS * ((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t)); /* open, standby */
+    off += page_round((size_t)2 * L3_SEGMENTS * ((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t)); /* open, standby */
     h->off_slot_ids = off;
     off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint32_t));
     h->off_slot_groups = off;
@@ -100,7 +100,7 @@ void l3_shm_format_areas(shared *h, const l3_geometry *g, uint32_t mode, uint32_
 {
     l3_index_format(&h->index, g->max_objects);
     l3_shm_views v = l3_shm_views_of(h);
-    memset(v.class_open, 0xff, 2 * L3_SEGMENTS * ((size_t)h->max_payload_blocks + 1) * h->num_devices *
+    memset(v.class_open, 0xff, (size_t)2 * L3_SEGMENTS * ((size_t)h->max_payload_blocks + 1) * h->num_devices *
                                    sizeof(int32_t)); /* -1 */
     l3_ghost_format(&h->admit.ghost, l3_ghost_words_for(g->max_objects));
     l3_groups_format(&h->admit.groups, l3_groups_slots_for(g->max_objects));
