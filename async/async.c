@@ -21,6 +21,9 @@ typedef struct job {
     char **keys;
     void **bufs;
     size_t *lens;
+    bool hinted;          /* a set batch with put hints: the store's hinted put */
+    l3_put_hints hints;   /* its groups point at `groups` (copied) */
+    uint64_t *groups;
 } job;
 
 struct l3_async {
@@ -49,12 +52,32 @@ static void job_free(job *j)
     free(j->keys);
     free(j->bufs);
     free(j->lens);
+    free(j->groups);
     free(j);
 }
 
-/* A copy of the batch (keys copied, buffers referenced). */
+/* Copy a set batch's hints into its job (NULL: none); false when out of
+ * memory. */
+static bool copy_hints(job *j, const l3_put_hints *h)
+{
+    if (!h)
+        return true;
+    j->hinted = true;
+    j->hints = *h;
+    j->hints.groups = NULL;
+    if (!h->groups || j->n == 0)
+        return true;
+    j->groups = malloc(j->n * sizeof *j->groups);
+    if (!j->groups)
+        return false;
+    memcpy(j->groups, h->groups, j->n * sizeof *j->groups);
+    j->hints.groups = j->groups;
+    return true;
+}
+
+/* A copy of the batch (keys and hints copied, buffers referenced). */
 static job *job_new(l3_async_kind kind, uint64_t id, const char *const *keys, size_t n, void *const *bufs,
-                    const size_t *lens)
+                    const size_t *lens, const l3_put_hints *hints)
 {
     job *j = calloc(1, sizeof *j);
     if (!j)
@@ -65,7 +88,7 @@ static job *job_new(l3_async_kind kind, uint64_t id, const char *const *keys, si
         j->bufs = calloc(n ? n : 1, sizeof(void *));
         j->lens = calloc(n ? n : 1, sizeof(size_t));
     }
-    bool ok = j->keys && (!io || (j->bufs && j->lens));
+    bool ok = j->keys && (!io || (j->bufs && j->lens)) && copy_hints(j, hints);
     for (size_t i = 0; ok && i < n; i++) {
         ok = (j->keys[i] = strdup(keys[i])) != NULL;
         if (ok && io) {
@@ -78,6 +101,18 @@ static job *job_new(l3_async_kind kind, uint64_t id, const char *const *keys, si
         return NULL;
     }
     return j;
+}
+
+/* The store call of a get or set over `host`. */
+static l3_status store_io(l3_async *a, const job *j, l3_host_buffer host, const l3_range *ranges,
+                          l3_io_result *r, l3_error *err)
+{
+    const char *const *keys = (const char *const *)j->keys;
+    if (j->kind == L3_ASYNC_GET)
+        return l3_store_batch_get_into(a->store, keys, j->n, host, ranges, r, err);
+    if (j->hinted)
+        return l3_store_batch_put_hinted(a->store, keys, j->n, host, ranges, 1, &j->hints, r, err);
+    return l3_store_batch_put_from(a->store, keys, j->n, host, ranges, r, err);
 }
 
 /* A get or set: one store call over the span of the batch's buffers, so
@@ -103,10 +138,8 @@ static l3_status run_io(l3_async *a, job *j, bool *results, l3_error *err)
     }
     l3_io_result r = { .success = results, .object_failures = failures };
     l3_host_buffer host = { lo, (size_t)(hi - lo) };
-    const char *const *keys = (const char *const *)j->keys;
     if (st == L3_OK)
-        st = j->kind == L3_ASYNC_GET ? l3_store_batch_get_into(a->store, keys, j->n, host, ranges, &r, err)
-                                     : l3_store_batch_put_from(a->store, keys, j->n, host, ranges, &r, err);
+        st = store_io(a, j, host, ranges, &r, err);
     if (st == L3_OK && !r.retired)
         st = l3_fail(err, L3_EUNRETIRED, "the batch's I/O was not reaped in time; its buffers may still be "
                      "written, and the store refuses I/O until restart");
@@ -251,10 +284,19 @@ l3_status l3_async_register_hosts(l3_async *a, const l3_host_buffer *regions, si
 l3_status l3_async_submit(l3_async *a, l3_async_kind kind, uint64_t id, const char *const *keys, size_t n,
                           void *const *bufs, const size_t *lens, l3_error *err)
 {
+    return l3_async_submit_hinted(a, kind, id, keys, n, bufs, lens, NULL, err);
+}
+
+l3_status l3_async_submit_hinted(l3_async *a, l3_async_kind kind, uint64_t id, const char *const *keys,
+                                 size_t n, void *const *bufs, const size_t *lens, const l3_put_hints *hints,
+                                 l3_error *err)
+{
     bool io = kind == L3_ASYNC_GET || kind == L3_ASYNC_SET;
     if ((unsigned)kind > L3_ASYNC_DELETE || (n && (!keys || (io && (!bufs || !lens)))))
         return l3_fail(err, L3_EINVAL, "a batch of %zu keys needs its keys%s", n, io ? ", buffers and lengths" : "");
-    job *j = job_new(kind, id, keys, n, bufs, lens);
+    if (hints && kind != L3_ASYNC_SET)
+        return l3_fail(err, L3_EINVAL, "put hints are for set batches");
+    job *j = job_new(kind, id, keys, n, bufs, lens, hints);
     if (!j)
         return l3_fail(err, L3_ENOMEM, "allocating a batch of %zu keys", n);
     pthread_mutex_lock(&a->mu);

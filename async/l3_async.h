@@ -72,6 +72,16 @@ l3_status l3_async_register_hosts(l3_async *a, const l3_host_buffer *regions, si
 l3_status l3_async_submit(l3_async *a, l3_async_kind kind, uint64_t id, const char *const *keys, size_t n,
                           void *const *bufs, const size_t *lens, l3_error *err);
 
+/* l3_async_submit with what the engine knows of a set batch (l3_put_hints,
+ * docs/admission.md: each key's page group, the objects of a whole group,
+ * a partial last page), which the store's put then acts on
+ * (l3_store_batch_put_hinted: a page's objects admitted, kept and evicted
+ * together). `hints` and its groups (n of them) are copied; NULL hints is
+ * l3_async_submit. L3_EINVAL for hints on a batch other than a set. */
+l3_status l3_async_submit_hinted(l3_async *a, l3_async_kind kind, uint64_t id, const char *const *keys,
+                                 size_t n, void *const *bufs, const size_t *lens, const l3_put_hints *hints,
+                                 l3_error *err);
+
 /* Move up to `max` completions into `out` without blocking, resetting the
  * eventfd first; returns how many. Release each with
  * l3_async_completion_release. */

@@ -1,6 +1,7 @@
 /* The asynchronous key-level API (l3_async.h) on the disk store: round
  * trips through the eventfd and drain, per-key results, durable deletes,
- * a full queue, concurrent submitters, and close with work in flight. */
+ * a full queue, concurrent submitters, close with work in flight, and set
+ * batches with put hints (page groups). */
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -213,6 +214,58 @@ static void concurrent_submitters_each_get_their_completions(void **state)
     stop(v, false);
 }
 
+/* Submit rank `rank`'s set of its shards of pages 0-3 ("rank<r>_p<i>"),
+ * each page's group id 11 + i, and wait for it. The caller's groups are
+ * overwritten right after the submit: the batch must have copied them. */
+static void set_rank_pages(env *v, int rank, uint8_t *pool)
+{
+    char names[4][16];
+    const char *keys[4];
+    void *bufs[4];
+    size_t lens[4];
+    uint64_t groups[4];
+    for (int p = 0; p < 4; p++) {
+        snprintf(names[p], sizeof names[p], "rank%d_p%d", rank, p);
+        keys[p] = names[p];
+        bufs[p] = pool + (size_t)(rank * 4 + p) * OBJ;
+        lens[p] = OBJ;
+        groups[p] = 11u + (uint64_t)p;
+    }
+    l3_put_hints hints = { .groups = groups, .group_objects = 2 };
+    assert_int_equal(l3_async_submit_hinted(v->a, L3_ASYNC_SET, (uint64_t)rank, keys, 4, bufs, lens, &hints, NULL),
+                     L3_OK);
+    for (int p = 0; p < 4; p++)
+        groups[p] = 100u + 10u * (uint64_t)rank + (uint64_t)p;
+    bool r[4];
+    assert_true(wait_for(v, (uint64_t)rank, r, 4));
+    assert_true(r[0] && r[1] && r[2] && r[3]);
+}
+
+/* Two ranks' set batches name each page's shards with one group id: the
+ * store holds one group per page (not per object, and not none). */
+static void hinted_sets_make_every_rank_s_shard_of_a_page_one_group(void **state)
+{
+    (void)state;
+    env *v = start(2, 16);
+    uint8_t *pool = aligned_pool(8 * OBJ);
+    fill_pattern(pool, 8 * OBJ, 3);
+    set_rank_pages(v, 0, pool);
+    set_rank_pages(v, 1, pool);
+    l3_slab_stats st;
+    l3_slabstore_stats(v->store, &st);
+    assert_int_equal(st.objects, 8);
+    assert_int_equal(st.groups_live, 4);
+    /* Hints belong to set batches only. */
+    const char *k = "rank0_p0";
+    void *b = pool;
+    size_t len = OBJ;
+    l3_put_hints hints = { .group_objects = 2 };
+    l3_error err;
+    assert_int_equal(l3_async_submit_hinted(v->a, L3_ASYNC_GET, 9, &k, 1, &b, &len, &hints, &err), L3_EINVAL);
+    stop(v, false);
+    free(pool);
+}
+
 /* Put `n` 64 KiB objects named ns_obj<i> one at a time. */
 static void fill_ns(l3_store *st, const char *ns, size_t n, uint8_t *pool)
 {
@@ -270,6 +323,7 @@ int main(void)
         cmocka_unit_test(a_full_queue_is_refused_and_close_retires_everything),
         cmocka_unit_test(concurrent_submitters_each_get_their_completions),
         cmocka_unit_test(an_exists_with_a_lease_keeps_what_it_found_through_eviction),
+        cmocka_unit_test(hinted_sets_make_every_rank_s_shard_of_a_page_one_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@ checkout's ``build/``, or on the loader path (``libl3cache.so.0``).
 
 import ctypes
 import ctypes.util
+import hashlib
 import json
 import os
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Un
 if TYPE_CHECKING:
     import numpy
 
-__all__ = ["L3Error", "Pool", "Store", "AsyncStore", "Completion", "Executor", "library_path"]
+__all__ = ["L3Error", "Pool", "Store", "AsyncStore", "Completion", "Executor", "group_id", "library_path"]
 
 _STATUS = [
     "L3_OK", "L3_EINVAL", "L3_ELAYOUT", "L3_ECREDITS", "L3_EBUSY", "L3_EUNRETIRED", "L3_ENOMEM",
@@ -60,6 +61,12 @@ class _IoResult(ctypes.Structure):
         ("object_failures", ctypes.POINTER(ctypes.c_bool)), ("object_failures_len", ctypes.c_size_t),
         ("retired", ctypes.c_bool),
     ]
+
+
+class _PutHints(ctypes.Structure):
+    """l3_put_hints (store/l3_store.h): a pointer, a uint32_t and a bool."""
+    _fields_ = [("groups", ctypes.POINTER(ctypes.c_uint64)), ("group_objects", ctypes.c_uint32),
+                ("last_is_partial", ctypes.c_bool)]
 
 
 class _StorageKey(ctypes.Structure):
@@ -138,6 +145,8 @@ def _load():
                                                       ctypes.POINTER(_IoResult), E]),
         "l3_store_batch_put_from_v": (ctypes.c_int, [P, keys_t, S, _Host, ctypes.POINTER(_Range), S,
                                                       ctypes.POINTER(_IoResult), E]),
+        "l3_store_batch_put_hinted": (ctypes.c_int, [P, keys_t, S, _Host, ctypes.POINTER(_Range), S,
+                                                      ctypes.POINTER(_PutHints), ctypes.POINTER(_IoResult), E]),
         "l3_store_batch_lease": (ctypes.c_int, [P, keys_t, S, ctypes.c_double, ctypes.POINTER(B), E]),
         "l3_store_remove_by_prefix": (B, [P, ctypes.c_char_p]),
         "l3_store_register_host": (ctypes.c_int, [P, _Host, E]),
@@ -196,6 +205,35 @@ def _host_array(regions):
     for i, (ptr, nbytes) in enumerate(regions):
         arr[i] = _Host(int(ptr) or None, int(nbytes))
     return arr
+
+
+def group_id(page: Union[str, bytes]) -> int:
+    """The group id of a page (``groups=`` of the puts): a 64-bit digest
+    (BLAKE2b, 8 bytes, little-endian) of what names the page alike on every
+    rank and in every pool, never 0 (0 is "no group"). The adapters pass it
+    so that the store admits, keeps and evicts a page's objects together."""
+    raw = page.encode("utf-8") if isinstance(page, str) else bytes(page)
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "little") or 1
+
+
+def _put_hints(n, groups, group_objects, last_is_partial):
+    """An l3_put_hints for a put of n keys, or None when no hint is given."""
+    if groups is None and group_objects is None and last_is_partial is None:
+        return None
+    hints = _PutHints()
+    if groups is not None:
+        ids = [int(g) for g in groups]
+        if len(ids) != n:
+            raise ValueError("%d keys need %d group ids, not %d" % (n, n, len(ids)))
+        if any(not 0 <= g < 1 << 64 for g in ids):
+            raise ValueError("a group id is a 64-bit unsigned integer")
+        hints.groups = (ctypes.c_uint64 * max(n, 1))(*ids)  # kept alive by the structure
+    objects = int(group_objects or 0)
+    if not 0 <= objects < 1 << 32:
+        raise ValueError("group_objects must be 0 to 2^32 - 1, not %d" % objects)
+    hints.group_objects = objects
+    hints.last_is_partial = bool(last_is_partial)
+    return hints
 
 
 def _encode_keys(keys):
@@ -301,9 +339,33 @@ class Store:
         return {"success": s, "object_failures": f, "retired": r}
 
     def batch_put_from(self, keys: Keys, host_ptr: int, offsets: Sequence[int], sizes: Sequence[int],
-                       host_len: Optional[int] = None) -> List[bool]:
-        """Store each range under its key, create-only; per key, success."""
-        return self._batch(_load().l3_store_batch_put_from, keys, host_ptr, offsets, sizes, host_len)[0]
+                       host_len: Optional[int] = None, *, groups: Optional[Sequence[int]] = None,
+                       group_objects: Optional[int] = None, last_is_partial: Optional[bool] = None) -> List[bool]:
+        """Store each range under its key, create-only; per key, success.
+
+        Put hints (docs/admission.md), keys in chain order (a prefix's head
+        first): ``groups``, one id per key (0: none; :func:`group_id`),
+        names the page a key's object belongs to, so that every rank's
+        shard and every pool's object of it are admitted, kept and evicted
+        together; ``group_objects`` is how many objects a whole group has
+        (ranks x pools; 0 unknown), so that the write budget charges a
+        group once; ``last_is_partial`` says the last key is a prompt's
+        partial last page. Given any of them, the put is
+        ``l3_store_batch_put_hinted``."""
+        hints = _put_hints(len(keys), groups, group_objects, last_is_partial)
+        if hints is None:
+            return self._batch(_load().l3_store_batch_put_from, keys, host_ptr, offsets, sizes, host_len)[0]
+        if host_len is None:
+            host_len = max((int(o) + int(s) for o, s in zip(offsets, sizes)), default=0)
+        return self._put_hinted(keys, host_ptr, host_len, offsets, sizes, 1, hints)
+
+    def _put_hinted(self, keys, host_ptr, host_len, offsets, sizes, per_key, hints):
+        lib = _load()
+
+        def call(store, c_keys, n, host, ranges, k, result, err):
+            return lib.l3_store_batch_put_hinted(store, c_keys, n, host, ranges, k, ctypes.byref(hints), result, err)
+
+        return self._batch_v(call, keys, host_ptr, host_len, offsets, sizes, per_key)[0]
 
     def batch_lease(self, keys: Keys, seconds: float) -> List[bool]:
         """Per key, whether the store holds it; each found object is kept
@@ -344,9 +406,15 @@ class Store:
                              per_key)[0]
 
     def batch_put_from_v(self, keys: Keys, host_ptr: int, host_len: int, offsets: Sequence[int],
-                         sizes: Sequence[int], per_key: int) -> List[bool]:
+                         sizes: Sequence[int], per_key: int, *, groups: Optional[Sequence[int]] = None,
+                         group_objects: Optional[int] = None, last_is_partial: Optional[bool] = None) -> List[bool]:
         """Multi-range put: key i's object is the concatenation of its
-        `per_key` ranges, one object with one header and one crc32c."""
+        `per_key` ranges, one object with one header and one crc32c. The
+        put hints ``groups``, ``group_objects`` and ``last_is_partial`` are
+        batch_put_from's."""
+        hints = _put_hints(len(keys), groups, group_objects, last_is_partial)
+        if hints is not None:
+            return self._put_hinted(keys, host_ptr, host_len, offsets, sizes, per_key, hints)
         return self._batch_v(_load().l3_store_batch_put_from_v, keys, host_ptr, host_len, offsets, sizes,
                              per_key)[0]
 

@@ -9,7 +9,7 @@ import os
 import threading
 from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import L3Error, Store, _check, _Error, _encode_keys, _Host, _host_array, _load
+from . import L3Error, Store, _check, _Error, _encode_keys, _Host, _host_array, _load, _put_hints, _PutHints
 
 __all__ = ["AsyncStore", "Completion"]
 
@@ -56,6 +56,9 @@ def _async_lib():
         "l3_async_register_hosts": (ctypes.c_int, [P, ctypes.POINTER(_Host), S, E]),
         "l3_async_submit": (ctypes.c_int, [P, ctypes.c_int, ctypes.c_uint64, ctypes.POINTER(ctypes.c_char_p),
                                            S, ctypes.POINTER(P), ctypes.POINTER(S), E]),
+        "l3_async_submit_hinted": (ctypes.c_int, [P, ctypes.c_int, ctypes.c_uint64,
+                                                  ctypes.POINTER(ctypes.c_char_p), S, ctypes.POINTER(P),
+                                                  ctypes.POINTER(S), ctypes.POINTER(_PutHints), E]),
         "l3_async_drain": (S, [P, ctypes.POINTER(_Completion), S]),
         "l3_async_completion_release": (None, [ctypes.POINTER(_Completion)]),
         "l3_async_get_stats": (None, [P, ctypes.POINTER(_Stats)]),
@@ -116,13 +119,19 @@ class AsyncStore:
                                                     ctypes.byref(err)), err)
 
     def submit(self, kind: str, batch_id: int, keys: Sequence[Union[str, bytes]],
-               addresses: Optional[Sequence[int]] = None, lengths: Optional[Sequence[int]] = None) -> None:
+               addresses: Optional[Sequence[int]] = None, lengths: Optional[Sequence[int]] = None, *,
+               groups: Optional[Sequence[int]] = None, group_objects: Optional[int] = None,
+               last_is_partial: Optional[bool] = None) -> None:
         """Queue a batch: ``kind`` is get, set, exists or delete; get and set
-        name a buffer (address, length) per key. Raises L3Error: L3_EBUSY
+        name a buffer (address, length) per key. A set may carry put hints
+        (``groups``, ``group_objects``, ``last_is_partial``: as
+        ``Store.batch_put_from``'s; copied at once); given any of them the
+        batch goes by ``l3_async_submit_hinted``. Raises L3Error: L3_EBUSY
         when ``max_pending`` batches are queued or running, L3_ECLOSED after
-        close (nothing is queued then)."""
+        close (nothing is queued then), L3_EINVAL for hints on another kind."""
         n = len(keys)
         c_keys = _encode_keys(keys)
+        hints = _put_hints(n, groups, group_objects, last_is_partial)
         bufs = lens = None
         if kind in ("get", "set"):
             if addresses is None or lengths is None or len(addresses) != n or len(lengths) != n:
@@ -132,11 +141,17 @@ class AsyncStore:
         err = _Error()
         with self._lock:
             self._keep[int(batch_id)] = (c_keys, bufs, lens)
-            status = _async_lib().l3_async_submit(self._live(), _KINDS[kind], int(batch_id), c_keys, n, bufs,
-                                                  lens, ctypes.byref(err))
+            status = self._submit(_KINDS[kind], int(batch_id), c_keys, n, bufs, lens, hints, err)
             if status != 0:
                 del self._keep[int(batch_id)]
         _check(status, err)
+
+    def _submit(self, kind, batch_id, c_keys, n, bufs, lens, hints, err):
+        lib = _async_lib()
+        if hints is None:
+            return lib.l3_async_submit(self._live(), kind, batch_id, c_keys, n, bufs, lens, ctypes.byref(err))
+        return lib.l3_async_submit_hinted(self._live(), kind, batch_id, c_keys, n, bufs, lens, ctypes.byref(hints),
+                                          ctypes.byref(err))
 
     def drain(self, max_completions: int = 256) -> List[Completion]:
         """Every finished batch so far, without blocking (resets the eventfd

@@ -28,6 +28,13 @@ What a completion means, as LMCache's adapter reads it:
 l3cache manages its own capacity (it evicts by its policy when full):
 give LMCache no ``"eviction"`` block for this adapter.
 
+Page groups: a SET of LMCache keys (``model@kv_rank@object_group@chunk
+hash[@salt]``) names each chunk's group, ``group_id`` of the key without
+its worker (``kv_rank``) and object group fields, so that every worker's
+and every object group's object of a chunk are admitted, kept and evicted
+together; the group's objects are the world size that ``kv_rank``
+carries. Keys of another shape go without a group.
+
 Buffers: LMCache's L1 lives in large mappings. Each mapping of at least
 ``register_min_bytes`` that a buffer comes from is registered with the
 store (up to 64), so its objects move by DMA as io_uring fixed buffers;
@@ -40,7 +47,7 @@ import logging
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import AsyncStore, L3Error
+from . import AsyncStore, L3Error, group_id
 
 __all__ = ["L3CacheConnector"]
 
@@ -68,6 +75,33 @@ def _mapping_of(address: int) -> Optional[Tuple[int, int]]:
             if lo <= address < hi:
                 return lo, hi
     return None
+
+
+def _chunk_group(key: Union[str, bytes]) -> Tuple[int, int]:
+    """An LMCache key's group id (the chunk under its model and salt, the
+    fields that vary per worker and object group left out) and the world
+    size in its kv_rank; (0, 0) for a key of another shape."""
+    text = key.decode("utf-8", "replace") if isinstance(key, bytes) else key
+    fields = text.split("@")
+    if len(fields) not in (4, 5) or not all(fields[1:4]):
+        return 0, 0
+    try:
+        kv_rank = int(fields[1], 16)
+        int(fields[2], 16)
+        int(fields[3], 16)
+    except ValueError:
+        return 0, 0
+    return group_id("lmc@" + "@".join([fields[0], fields[3]] + fields[4:])), kv_rank >> 24
+
+
+def _set_hints(keys: Sequence[Union[str, bytes]]) -> Dict[str, Any]:
+    """A SET batch's put hints (AsyncStore.submit): each chunk's group and
+    the world size, when the batch's keys are LMCache's."""
+    parsed = [_chunk_group(k) for k in keys]
+    if not any(g for g, _ in parsed):
+        return {}
+    worlds = {w for g, w in parsed if g}
+    return {"groups": [g for g, _ in parsed], "group_objects": worlds.pop() if len(worlds) == 1 else 0}
 
 
 class L3CacheConnector:
@@ -207,7 +241,7 @@ class L3CacheConnector:
             self._next_id += 1
             self._held[fid] = (kind, held)
         try:
-            self._io.submit(kind, fid, keys, addresses, lengths)
+            self._io.submit(kind, fid, keys, addresses, lengths, **(_set_hints(keys) if kind == "set" else {}))
         except (L3Error, ValueError) as e:  # a refusal is a completion too
             with self._lock:
                 self._held.pop(fid, None)

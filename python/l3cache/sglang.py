@@ -24,9 +24,13 @@ until the get that follows.
 Keys are namespaced as SGLang's own backends do (model; TP rank and size
 unless the KV is rank-replicated (MLA); PP; attention CP) plus the pool,
 dtype, layout and page size, so that two pools, models, ranks or layouts
-never share an object. No call on SGLang's storage threads raises: a
-failure is logged and reported as a miss or a failed page (SGLang does not
-restart a storage thread that an exception killed).
+never share an object. A put names each page's group (``group_id`` of the
+page hash under the model and the parallel sizes, without the ranks and
+the pool), so that every rank's shard and every pool's object of a page
+(a TRAILING_PAGES state's too) are admitted, kept and evicted together.
+No call on SGLang's storage threads raises: a failure is logged and
+reported as a miss or a failed page (SGLang does not restart a storage
+thread that an exception killed).
 """
 
 import hashlib
@@ -36,7 +40,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import Store
+from . import Store, group_id
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +138,7 @@ class L3CacheHiCacheStorage(_Base):
         self.storage_config = storage_config
         self._metrics_on = bool(getattr(storage_config, "enable_storage_metrics", False))
         self._store = Store(config)
+        self._group_ns = self._group_namespace()
         self._lock = threading.Lock()
         self._pools: Dict[str, _Pool] = {}
         self._anchor: Optional[_Pool] = None
@@ -148,10 +153,15 @@ class L3CacheHiCacheStorage(_Base):
 
     # ---- naming -----------------------------------------------------------
 
+    def _per_rank(self, pool_name: str) -> bool:
+        """Whether each TP rank stores its own object of a page of the pool
+        (not an MLA model's replicated KV, which rank 0 alone writes)."""
+        return not self.storage_config.is_mla_model or pool_name in _RANK_SHARDED_IN_MLA
+
     def _rank_suffix(self, pool_name: str) -> str:
         cfg = self.storage_config
         parts = [_clean(cfg.model_name or "model")]
-        if not cfg.is_mla_model or pool_name in _RANK_SHARDED_IN_MLA:
+        if self._per_rank(pool_name):
             parts.append("tp%dof%d" % (cfg.tp_rank, cfg.tp_size))
         if getattr(cfg, "pp_size", 1) > 1:
             parts.append("pp%dof%d" % (cfg.pp_rank, cfg.pp_size))
@@ -169,6 +179,33 @@ class L3CacheHiCacheStorage(_Base):
         if len(text) > 200:  # a namespace is at most 255 bytes: keep it short, still unique
             text = "sgl-" + hashlib.sha256(text.encode()).hexdigest()
         return text + "_"
+
+    # ---- page groups --------------------------------------------------------
+
+    def _group_namespace(self) -> str:
+        """What names a page alike on every rank and in every pool: the
+        model and the parallel sizes, not the TP, PP or CP rank, the pool,
+        its dtype or layout."""
+        cfg = self.storage_config
+        return "sgl-%s-tp%d-pp%d-cp%d_" % (_clean(cfg.model_name or "model"), int(cfg.tp_size),
+                                           int(getattr(cfg, "pp_size", 1) or 1),
+                                           int(getattr(cfg, "attn_cp_size", 1) or 1))
+
+    def _group_objects(self) -> int:
+        """The objects of a whole page: per registered pool, one per TP
+        rank (one for an MLA model's replicated KV), times the PP and CP
+        ranks. A TRAILING_PAGES pool counts though only some pages have its
+        object (the write budget then charges a page a little more)."""
+        cfg = self.storage_config
+        with self._lock:
+            names = list(self._pools)
+        per_page = sum(int(cfg.tp_size) if self._per_rank(name) else 1 for name in names)
+        return per_page * int(getattr(cfg, "pp_size", 1) or 1) * int(getattr(cfg, "attn_cp_size", 1) or 1)
+
+    def _hints(self, keys: Sequence[str]) -> Dict[str, Any]:
+        """A put's hints (Store.batch_put_from_v): each page's group id,
+        the same from every rank and pool, and the objects of a page."""
+        return {"groups": [group_id(self._group_ns + k) for k in keys], "group_objects": self._group_objects()}
 
     # ---- Host pools ---------------------------------------------------------
 
@@ -250,9 +287,12 @@ class L3CacheHiCacheStorage(_Base):
             return []
         offsets, sizes, per_key = self._ranges(pool, host_indices, len(keys))
         base, length = self._span()
-        fn = self._store.batch_put_from_v if put else self._store.batch_get_into_v
         start = time.monotonic()
-        ok = fn(pool.keys(keys), base, length, offsets, sizes, per_key)
+        if put:
+            ok = self._store.batch_put_from_v(pool.keys(keys), base, length, offsets, sizes, per_key,
+                                              **self._hints(keys))
+        else:
+            ok = self._store.batch_get_into_v(pool.keys(keys), base, length, offsets, sizes, per_key)
         self._note("backup" if put else "prefetch", ok, sizes, per_key, start)
         return ok
 
@@ -385,13 +425,16 @@ class L3CacheHiCacheStorage(_Base):
         return offsets, sizes
 
     def _tensor_io(self, put: bool, keys: Sequence[str], tensors: Sequence[Any]) -> List[bool]:
-        fn = self._store.batch_put_from_v if put else self._store.batch_get_into_v
         ok: List[bool] = []
         for key, t in zip(keys, tensors):
             t = t.contiguous() if put else t
             nbytes = t.numel() * t.element_size()
             offsets, sizes = self._page_split(nbytes)
-            ok += fn(self._need_anchor().keys([key]), t.data_ptr(), nbytes, offsets, sizes, len(sizes))
+            args = (self._need_anchor().keys([key]), t.data_ptr(), nbytes, offsets, sizes, len(sizes))
+            if put:
+                ok += self._store.batch_put_from_v(*args, **self._hints([key]))
+            else:
+                ok += self._store.batch_get_into_v(*args)
         return ok
 
     def get(self, key: str, target_location: Any = None, target_sizes: Any = None) -> Any:

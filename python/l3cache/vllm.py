@@ -21,7 +21,10 @@ tokens per hash, blocks per chunk, each KV group's block size and layers,
 the parallel layout, the row size), so two deployments never share a
 block by accident and an identical one finds its blocks warm after a
 restart. Every scheduler (DP replicas, restarts) opens the same store: one
-shared index, no daemon.
+shared index, no daemon. A store names each block's group (``group_id`` of
+its hash under the deployment, without the rank and the KV group index),
+so that every KV group's object of a block is admitted, kept and evicted
+with the others.
 
 A key found by ``lookup`` is leased (``lease_seconds``) so that eviction,
 in any process, keeps it until its load. A load that fails anyway fails
@@ -37,7 +40,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
-from . import AsyncStore, L3Error
+from . import AsyncStore, L3Error, group_id
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +99,24 @@ def _namespace(spec: Any, row_bytes: int) -> str:
     return "vllm-%s-%s_" % (_clean(config.model.name)[:80], digest[:16])
 
 
+def _group_namespace(spec: Any) -> str:
+    """What names a block alike for every rank and KV group of a
+    deployment: _namespace's fields without the rank, the groups' layers
+    and the row size (a block's group ids are this and its hash)."""
+    config = spec.config
+    par = config.parallel
+    agnostic = bool(getattr(par, "is_parallelism_agnostic", False) or getattr(spec, "replicated_layout", False))
+    fields = {
+        "model": config.model.name, "dtype": str(config.model.dtype),
+        "tokens_per_hash": config.cache.tokens_per_hash, "blocks_per_chunk": config.cache.blocks_per_chunk,
+        "parallel": None if agnostic else [par.tp_size, par.pp_size, getattr(par, "pcp_size", 1),
+                                           getattr(par, "dcp_size", 1), par.world_size],
+        "engine": "vllm",
+    }
+    digest = hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return "vllm-group-%s_" % digest[:16]
+
+
 def _view_address(view: memoryview) -> Tuple[int, int]:
     """The first byte's address and the length of a writable buffer."""
     import ctypes
@@ -127,6 +148,9 @@ class L3CacheTier(_Base):
         self._io = AsyncStore(l3cache_config, workers=workers, max_pending=max_pending)
         self._io.register_hosts([(self._base, self._rows * self._row_bytes)])
         self._prefix = _namespace(offloading_spec, self._row_bytes)
+        self._group_ns = _group_namespace(offloading_spec)
+        # A block's objects: one per KV group (a row holds every local worker's shard).
+        self._group_objects = len(offloading_spec.config.groups)
         self._lock = threading.Lock()
         self._jobs: Dict[int, Tuple[bool, List[bytes]]] = {}  # job id -> (is a load, its keys)
         self._done: List[Any] = []                            # results not yet returned
@@ -143,6 +167,10 @@ class L3CacheTier(_Base):
     def _key(self, key: bytes) -> str:
         key = bytes(key)
         return "%s%sg%d" % (self._prefix, key[:-4].hex(), int.from_bytes(key[-4:], "big"))
+
+    def _group(self, key: bytes) -> int:
+        """The group id of a key's block: its hash, not its KV group index."""
+        return group_id(self._group_ns + bytes(key)[:-4].hex())
 
     # ---- the tier contract --------------------------------------------------
 
@@ -176,9 +204,10 @@ class L3CacheTier(_Base):
         if not keys:
             self._finish(job.job_id, [])
             return
+        hints = {} if load else {"groups": [self._group(k) for k in keys], "group_objects": self._group_objects}
         try:
             self._io.submit("get" if load else "set", job.job_id, [self._key(k) for k in keys],
-                            [self._base + r * self._row_bytes for r in rows], [self._row_bytes] * len(rows))
+                            [self._base + r * self._row_bytes for r in rows], [self._row_bytes] * len(rows), **hints)
         except (L3Error, ValueError) as e:
             logger.error("l3cache tier: job %d not submitted, failed: %s", job.job_id, e)
             self._finish(job.job_id, [False] * len(keys))

@@ -1,4 +1,6 @@
-"""The Python binding with a numpy buffer as the Host pool."""
+"""The Python binding with a numpy buffer as the Host pool: the store's
+batch calls (with put hints too), a store over two files, a huge-page
+pool, bad input, the executor."""
 import mmap
 import os
 import tempfile
@@ -101,6 +103,48 @@ class StoreTest(unittest.TestCase):
             self.assertEqual(stats["unaligned_ios"], 0)
             del host
         self.assertIsNone(p.address)
+
+    def test_put_hints_make_three_ranks_shards_of_a_page_one_group(self):
+        # Three ranks' shards of four pages, put through each binding path
+        # with one group id per page: one group per page, not per shard.
+        pages = 4
+        mm, host = pool(3 * pages * PAGE)
+        host[:] = np.random.default_rng(5).integers(0, 256, host.nbytes, dtype=np.uint8)
+        groups = [l3cache.group_id("page%d" % i) for i in range(pages)]
+        self.assertEqual(len(set(groups)), pages)
+        self.assertNotIn(0, groups)
+        self.assertEqual(l3cache.group_id(b"page0"), groups[0])
+
+        def rank(r):
+            return ["py-r%d_p%d" % (r, i) for i in range(pages)], [(r * pages + i) * PAGE for i in range(pages)]
+
+        with l3cache.Store(self.config) as store, l3cache.AsyncStore(self.config) as a:
+            keys, offsets = rank(0)
+            self.assertEqual(store.batch_put_from(keys, host.ctypes.data, offsets, [PAGE] * pages, groups=groups,
+                                                  group_objects=3), [True] * pages)
+            keys, offsets = rank(1)  # two ranges a page
+            halves = [o + h for o in offsets for h in (0, PAGE // 2)]
+            self.assertEqual(store.batch_put_from_v(keys, host.ctypes.data, host.nbytes, halves,
+                                                    [PAGE // 2] * (2 * pages), 2, groups=groups, group_objects=3),
+                             [True] * pages)
+            keys, offsets = rank(2)
+            a.submit("set", 1, keys, [host.ctypes.data + o for o in offsets], [PAGE] * pages, groups=groups,
+                     group_objects=3)
+            deadline, done = time.time() + 30, []
+            while not done and time.time() < deadline:
+                done = a.drain()
+                time.sleep(0.001)
+            self.assertEqual([(c.id, c.ok, c.results) for c in done], [(1, True, [True] * pages)])
+            stats = store.stats()
+            self.assertEqual(stats["objects"], 3 * pages)
+            self.assertEqual(stats["groups_live"], pages)
+            with self.assertRaises(ValueError):
+                store.batch_put_from(["py_x"], host.ctypes.data, [0], [PAGE], groups=[1, 2])
+            with self.assertRaises(l3cache.L3Error) as ctx:
+                a.submit("exists", 2, ["py_x"], groups=[1])
+            self.assertEqual(ctx.exception.status, "L3_EINVAL")
+        del host
+        mm.close()
 
     def test_bad_input_raises_clear_errors(self):
         with self.assertRaises(l3cache.L3Error) as ctx:

@@ -2,7 +2,8 @@
 stand-in of LMCache's factory and adapter (lmcache_standin.py, which names
 the upstream files and commits it follows): keys as ObjectKey wire
 strings, buffers as c_ubyte views over one aligned L1 arena, stores judged
-by ok alone, lookups that lock, loads by their bits."""
+by ok alone, lookups that lock, loads by their bits, and every worker's and
+object group's object of a chunk stored as one page group."""
 import os
 import tempfile
 import threading
@@ -123,6 +124,23 @@ class LMCacheAdapterTest(unittest.TestCase):
         for i in range(4):
             np.testing.assert_array_equal(self.host[(16 + i) * OBJ:(17 + i) * OBJ], pattern(40 + i, OBJ))
         adapter.close()
+
+    def test_every_worker_s_and_object_group_s_chunk_is_one_group(self):
+        # Two workers of a world of two, each storing its objects of the same
+        # chunks in two object groups: the store keeps one group per chunk
+        # (the group id leaves the kv_rank and the object group out).
+        workers = [load_native_plugin(self.spec()) for _ in range(2)]
+        self.fill(0, 12, 50)
+        for w, adapter in enumerate(workers):
+            keys = [ObjectKey((i).to_bytes(8, "big"), MODEL, kv_rank(2, w, 2, w), g)
+                    for i in range(6) for g in (0, 1)]
+            ok, _ = adapter.wait(adapter.stores, adapter.submit_store_task(keys, self.views(0, 12)))
+            self.assertTrue(ok)
+        stats = workers[0].client.stats()["store"]
+        self.assertEqual(stats["objects"], 24)
+        self.assertEqual(stats["groups_live"], 6)
+        for adapter in workers:
+            adapter.close()
 
     def test_delete_subtracts_usage_and_is_durable(self):
         adapter = load_native_plugin(self.spec())

@@ -3,8 +3,9 @@ cache controllers drive it (sglang_standin/, whose modules name the
 upstream files and commits they follow): attached through the factory's
 dynamic path, dense pools through the v1 zero-copy calls, hybrid models'
 pools (a DSA indexer sidecar, a Mamba state pool) through the v2 calls, K
-and V in two allocations, metrics on and off, and two ranks as two
-processes. Every page of every pool round-trips byte-exact, zero-copy."""
+and V in two allocations, metrics on and off, two ranks as two processes,
+and every rank's and pool's object of a page stored as one page group.
+Every page of every pool round-trips byte-exact, zero-copy."""
 import json
 import os
 import subprocess
@@ -266,6 +267,21 @@ class DenseModelTest(Base):
             self.assertEqual(pool.page_bytes(i), pool2.page_bytes(i))
         self.assertTrue(b2.store_stats()["opened_from_checkpoint"])
 
+    def test_every_rank_s_shard_of_a_page_is_one_group(self):
+        # Two TP ranks store their shards of the same pages: the store keeps
+        # one group per page (the group id leaves the rank out), not one
+        # per shard, and not none.
+        pool = MHATokenToKVPoolHost()
+        ranks = [self.backend(pool, tp_rank=r, tp_size=2) for r in (0, 1)]
+        keys = ["g%02d" % i for i in range(8)]
+        pool.fill(range(8), seed=20)
+        for b in ranks:
+            self.assertEqual(b.batch_set_v1(keys, pool.slots(range(8))), [True] * 8)
+        stats = ranks[0].store_stats()
+        self.assertEqual(stats["objects"], 16)
+        self.assertEqual(stats["groups_live"], 8)
+        self.assertEqual(ranks[1]._group_objects(), 2)  # a page's shards: one per rank
+
     def test_a_missing_config_is_a_clear_error(self):
         cfg = storage_config(self.config_path)
         del cfg.extra_config["l3cache_config"]
@@ -442,6 +458,26 @@ class HybridModelTest(Base):
         self.assertEqual(m1.page_bytes(2), m1.page_bytes(0))
         self.assertNotEqual(m1.page_bytes(2), m0.page_bytes(0))
         self.assertEqual(kv1.page_bytes(0), kv0.page_bytes(0))
+
+    def test_a_page_s_kv_and_every_rank_s_trailing_state_are_one_group(self):
+        # MLA KV written by rank 0 only, a TRAILING_PAGES Mamba state by each
+        # rank for the last page: page k1's KV and both ranks' states of it
+        # are one group, k0's KV another.
+        pools = [(MLATokenToKVPoolHost(pages=8, page_size=16, layers=2, kv_dim=512), MambaPoolHost(slots=4))
+                 for _ in range(2)]
+        ranks = [self.controller(HostPoolGroup([PoolEntry(PoolName.KV, kv, is_primary_index_anchor=True),
+                                                PoolEntry(PoolName.MAMBA, m)]), is_mla_model=True, tp_rank=r,
+                                 tp_size=2) for r, (kv, m) in enumerate(pools)]
+        pools[0][0].fill(range(2), seed=21)
+        for c, (_, m) in zip(ranks, pools):
+            m.fill([0], seed=22)
+            t = PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([0]), keys=["k1"],
+                             hit_policy=PoolHitPolicy.TRAILING_PAGES)
+            c.page_backup(["k0", "k1"], pools[0][0].slots(range(2)), [t])
+        stats = ranks[0].storage_backend.store_stats()
+        self.assertEqual(stats["objects"], 4)  # two KV pages, two ranks' states of k1
+        self.assertEqual(stats["groups_live"], 2)
+        self.assertEqual(ranks[0].storage_backend._group_objects(), 3)  # the KV once, a state per rank
 
 
 RANK_SCRIPT = r'''

@@ -3,7 +3,8 @@ module path through a stand-in of vLLM's tiering framework (vllm_standin/,
 whose modules name the upstream files and commits they follow) and driven
 as vLLM's TieringOffloadingManager drives it: stores cascaded after a
 GPU-to-CPU store, lookups that start promotions, batched loads at the end
-of a step, completions polled once a step, reset_cache and shutdown."""
+of a step, completions polled once a step, reset_cache and shutdown; a
+block's objects (KV groups, ranks) stored as one page group."""
 import json
 import os
 import subprocess
@@ -30,12 +31,12 @@ TEST_DIR = os.environ.get("L3_TEST_DIR") or tempfile.gettempdir()
 ROW = 64 * 1024  # a chunk's bytes: worker_kv_bytes_per_block x blocks_per_chunk
 
 
-def offloading_config(extra, model="org/Model-8B", dtype="bfloat16", tokens_per_hash=16, tp_size=1):
+def offloading_config(extra, model="org/Model-8B", dtype="bfloat16", tokens_per_hash=16, tp_size=1, rank=0):
     return OffloadingConfig(
         groups=(OffloadingGroupConfig(16, ("layers.0", "layers.1")),), worker_kv_bytes_per_block=ROW // 2,
         enable_kv_cache_events=False, extra_config=extra, engine_id="e0",
         model=OffloadingModelConfig(model, dtype), cache=OffloadingCacheConfig(tokens_per_hash, 2),
-        parallel=OffloadingParallelConfig(0, tp_size, tp_size, 1, 1, 1, 0, False))
+        parallel=OffloadingParallelConfig(rank, tp_size, tp_size, 1, 1, 1, 0, False))
 
 
 def tier_entry(store_path, **kw):
@@ -237,6 +238,19 @@ class VLLMTierTest(unittest.TestCase):
             self.deployments.remove(other)
         same = self.deployment()
         self.assertIs(same.mgr.lookup(key(1), same.request()), LookupResult.HIT_PENDING)
+
+    def test_a_block_s_kv_groups_and_ranks_are_one_group(self):
+        # Each block stored under two KV group indices, by two tiers of
+        # different ranks: four objects a block, one group (the group id
+        # leaves the KV group index and the rank out).
+        tiers = [self.deployment(tp_size=2, rank=r) for r in (0, 1)]
+        keys = [key(i, group=g) for i in range(4) for g in (0, 1)]
+        for d in tiers:
+            d.store(keys, list(range(8)))
+            settle(d.mgr)
+        stats = tiers[0].tier.store_stats()
+        self.assertEqual(stats["objects"], 16)
+        self.assertEqual(stats["groups_live"], 4)
 
     def test_two_schedulers_as_two_processes_share_one_store(self):
         script = os.path.join(self.dir, "replica.py")
