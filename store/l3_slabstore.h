@@ -104,6 +104,8 @@ typedef struct l3_slab_stats {
     uint32_t slabs_probation;    /* slabs of the probation log */
     uint64_t groups_live;        /* entries of the group table */
     uint64_t gets, get_hits, get_misses;
+    uint64_t get_keys_checked_early; /* keys a get checked (header, crc32c, index) as soon as their own
+                                        reads finished, while other reads of their batch were in flight */
     uint64_t bytes_written, bytes_read;
     uint64_t evictions, evicted_objects;
     uint64_t index_bound_evictions; /* slabs evicted because the index was full, not the slabs */

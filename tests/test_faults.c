@@ -1,5 +1,7 @@
 /* Fault injection through the executor on the disk store: EIO, short
- * transfers, -EAGAIN and stalls past io_timeout, with each engine. */
+ * transfers, -EAGAIN and stalls past io_timeout, with each engine; and the
+ * engine's batch reported request by request under a slow device. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "engine.h"
 #include "entries.h"
 #include "harness.h"
 #include "l3_slabstore.h"
@@ -360,6 +363,134 @@ static void a_failed_wait_with_io_in_flight_is_unretired(void **state)
     stop(v);
 }
 
+/* The engine's batch in three calls (l3_io_start, l3_io_wait_some,
+ * l3_io_finish): every request is reported exactly once, over several
+ * calls, a zero-length one too; and one that a slow device holds back
+ * (L3_FAULT_DELAY, 50 ms) is reported last, alone, after the others were
+ * reported while it waited (it had not finished when they were). */
+static void the_engine_reports_each_request_once_as_it_finishes(void **state)
+{
+    l3_engine_kind kind = *(l3_engine_kind *)*state;
+    enum { N = 16, BLOCK = 4096, MAX = 3 };
+    char path[512];
+    temp_store_path(path, sizeof path, "engine");
+    int fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, N * BLOCK), 0);
+    l3_io_options o = { .kind = kind, .contexts = 1, .depth = 64, .alignment = BLOCK };
+    l3_io_engine *e;
+    l3_error err;
+    assert_int_equal(l3_io_engine_open(&o, &fd, 1, &e, &err), L3_OK);
+    assert_int_equal(l3_io_engine_kind(e), kind);
+    uint8_t *buf = aligned_pool(N * BLOCK);
+    l3_io_req reqs[N + 1];
+    for (size_t i = 0; i < N; i++) {
+        fill_pattern(buf + i * BLOCK, BLOCK, (uint32_t)i);
+        reqs[i] = (l3_io_req){ .write = true, .offset = i * BLOCK, .buf = buf + i * BLOCK, .len = BLOCK };
+    }
+    l3_io_ctx *ctx = l3_io_acquire(e);
+    bool retired = false;
+    assert_int_equal(l3_io_run(e, ctx, reqs, N, 10, &retired, &err), L3_OK);
+    assert_true(retired);
+    memset(buf, 0, N * BLOCK);
+    for (size_t i = 0; i < N; i++)
+        reqs[i].write = false;
+    reqs[N] = (l3_io_req){ .offset = 0, .buf = buf, .len = 0 }; /* nothing to move: reported all the same */
+    /* Reads go in index order: the last one waits 50 ms before its submission. */
+    l3_io_engine_set_fault(e, &(l3_io_fault){ .kind = L3_FAULT_DELAY, .ops = 1, .after = N - 1, .count = 1,
+                                              .shift = 50000 });
+    assert_int_equal(l3_io_start(e, ctx, reqs, N + 1, 10, &retired, &err), L3_OK);
+    int seen[N + 1] = { 0 };
+    size_t order[N + 1], reported = 0, calls = 0, last_call = 0, got;
+    for (;;) {
+        size_t done[MAX];
+        assert_int_equal(l3_io_wait_some(e, ctx, done, MAX, &got, &retired, &err), L3_OK);
+        if (got == 0)
+            break;
+        assert_true(got <= MAX);
+        calls++;
+        last_call = got;
+        for (size_t d = 0; d < got; d++) {
+            assert_true(done[d] <= N);
+            seen[done[d]]++;
+            assert_true(reported < N + 1);
+            order[reported++] = done[d];
+            if (done[d] != N - 1)
+                assert_int_equal(reqs[N - 1].res, 0); /* reported while the held-back read had not finished */
+        }
+    }
+    for (size_t i = 0; i <= N; i++)
+        assert_int_equal(seen[i], 1); /* each exactly once */
+    assert_int_equal(reported, N + 1);
+    assert_true(calls >= (N + 1 + MAX - 1) / MAX);
+    assert_int_equal(order[N], N - 1); /* the held-back read finished last */
+    assert_int_equal(last_call, 1);    /* alone: the others were reported while it waited */
+    /* Ended: wait_some and finish say how, and report nothing more. */
+    assert_int_equal(l3_io_wait_some(e, ctx, order, 1, &got, &retired, &err), L3_OK);
+    assert_int_equal(got, 0);
+    assert_int_equal(l3_io_finish(e, ctx, &retired, &err), L3_OK);
+    assert_true(retired);
+    assert_int_equal(l3_io_engine_faults(e), 1);
+    uint8_t *want = aligned_pool(BLOCK);
+    for (size_t i = 0; i < N; i++) {
+        assert_int_equal(reqs[i].res, BLOCK);
+        fill_pattern(want, BLOCK, (uint32_t)i);
+        assert_memory_equal(buf + i * BLOCK, want, BLOCK);
+    }
+    assert_int_equal(reqs[N].res, 0);
+    /* A batch started and finished without a look at its requests. */
+    l3_io_engine_set_fault(e, NULL);
+    assert_int_equal(l3_io_start(e, ctx, reqs, N, 10, &retired, &err), L3_OK);
+    assert_int_equal(l3_io_finish(e, ctx, &retired, &err), L3_OK);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(reqs[i].res, BLOCK);
+    l3_io_release(e, ctx);
+    l3_io_engine_close(e);
+    close(fd);
+    unlink(path);
+    free(want);
+    free(buf);
+}
+
+/* Check as the data lands (issue 32): in a get batch whose fifth key's
+ * reads a slow device holds back 5 ms, the keys before it are judged
+ * (header, crc32c, index) while it waits; every key is served with its
+ * bytes, but the one whose payload write was torn (the first in device
+ * order, so among those judged early) is still a miss. */
+static void a_get_judges_each_key_as_its_reads_land(void **state)
+{
+    env *v = start(*(l3_engine_kind *)*state, 10);
+    l3_slabstore_set_fault(v->store, &(l3_io_fault){ .kind = L3_FAULT_TORN, .ops = 2 });
+    l3_completion *c = op(v, L3_OP_PUT, 0, 1); /* page 0: its payload lands half, "successfully" */
+    assert_true(c->success[0]);
+    l3_slabstore_set_fault(v->store, NULL);
+    c = op(v, L3_OP_PUT, 1, 7);
+    for (int i = 0; i < 7; i++)
+        assert_true(c->success[i]);
+    l3_slab_stats before, after;
+    l3_slabstore_stats(v->store, &before);
+    memset(v->h->pool, 0xcc, v->h->pool_len);
+    /* A header and a payload read per key, in device order (the order of
+     * the puts): the ninth read is the fifth key's header. */
+    l3_slabstore_set_fault(v->store, &(l3_io_fault){ .kind = L3_FAULT_DELAY, .ops = 1, .after = 8, .count = 1,
+                                                     .shift = 5000 });
+    c = op(v, L3_OP_GET, 0, 8);
+    assert_true(c->retired);
+    assert_false(c->success[0]); /* torn: a miss, never its bytes */
+    assert_true(c->object_failures[0]);
+    for (int i = 1; i < 8; i++)
+        assert_true(c->success[i]);
+    assert_int_equal(check_pages(v, c, 0), 7);
+    l3_slabstore_stats(v->store, &after);
+    assert_int_equal(after.io_faults, 1); /* the delay was applied */
+    assert_int_equal(after.checksum_failures, before.checksum_failures + 1);
+    assert_int_equal(after.get_hits, before.get_hits + 7);
+    assert_true(after.get_keys_checked_early > before.get_keys_checked_early);
+    assert_true(after.get_keys_checked_early - before.get_keys_checked_early <= 7); /* the last key is not early */
+    l3_slabstore_set_fault(v->store, NULL);
+    stop(v);
+}
+
 int main(void)
 {
     quiet_logs();
@@ -376,6 +507,8 @@ int main(void)
         cmocka_unit_test_prestate(torn_and_misdirected_writes_are_never_served, k),                \
         cmocka_unit_test_prestate(torn_and_misdirected_writes_are_never_served_read_without_headers, k), \
         cmocka_unit_test_prestate(a_failed_wait_with_io_in_flight_is_unretired, k),                \
+        cmocka_unit_test_prestate(the_engine_reports_each_request_once_as_it_finishes, k),         \
+        cmocka_unit_test_prestate(a_get_judges_each_key_as_its_reads_land, k),                     \
     }
     const struct CMUnitTest on_uring[] = ALL(&uring);
     const struct CMUnitTest on_aio[] = ALL(&aio);

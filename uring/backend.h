@@ -8,6 +8,7 @@
 #include "fault.h"
 #include "invariant.h"
 #include "io_internal.h"
+#include "l3_clock.h"
 #include "l3_status.h"
 #include "request.h"
 
@@ -19,6 +20,48 @@ static inline l3_fault_kind l3_io_fault_check(l3_io_engine *e, const l3_io_req *
     if (!atomic_load_explicit(&e->fault_on, memory_order_relaxed))
         return L3_FAULT_NONE;
     return l3_io_fault_decide(e, r);
+}
+
+/* The fault of request `r` of batch `b` as it is about to be submitted:
+ * l3_io_fault_check's at its first submission. A request L3_FAULT_DELAY
+ * hit is held back (L3_FAULT_DELAY, not submitted: the requests after it
+ * on the pending stack wait behind it) until b->delay_until, then goes as
+ * it is. */
+static inline l3_fault_kind l3_io_fault_next(l3_io_engine *e, l3_io_batch *b, l3_io_req *r)
+{
+    if (r->fault == L3_FAULT_DELAY) {
+        if (l3_monotonic_seconds() < b->delay_until)
+            return L3_FAULT_DELAY;
+        b->delay_until = 0;
+        r->fault = L3_FAULT_NONE;
+        return L3_FAULT_NONE;
+    }
+    l3_fault_kind fault = l3_io_fault_check(e, r);
+    if (fault == L3_FAULT_DELAY) {
+        r->fault = L3_FAULT_DELAY;
+        b->delay_until = l3_monotonic_seconds() + (double)l3_io_fault_delay(e) / 1e6;
+    }
+    return fault;
+}
+
+/* When the batch's wait for completions is to return at the latest: its
+ * deadline, or sooner the time a held-back request is due (with nothing
+ * in flight, at once once it is due; with requests in flight and its time
+ * come, the next completion makes room for it). */
+static inline double l3_io_wait_until(const l3_io_batch *b)
+{
+    if (b->delay_until > 0 && b->delay_until < b->deadline &&
+        (b->inflight == 0 || b->delay_until > l3_monotonic_seconds()))
+        return b->delay_until;
+    return b->deadline;
+}
+
+/* Queue request `i` of the context's batch as finished: l3_io_wait_some
+ * reports it. */
+static inline void l3_io_finished(l3_io_ctx *c, uint32_t i)
+{
+    L3_ASSERT(c->batch.tail < c->batch.n);
+    c->done[c->batch.tail++] = i;
 }
 
 /* Whether this wait for completions is to fail (L3_FAULT_WAIT_ERROR; fault.c's
@@ -44,14 +87,22 @@ static inline void l3_io_span(const l3_io_engine *e, const l3_io_req *r, l3_faul
         *off += e->fault.shift;
 }
 
-/* Each backend's context set-up, teardown and batch (engine.c calls them). */
+/* Each backend's context set-up and teardown (engine.c calls them). */
 l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err);
 void l3_uring_ctx_free(l3_io_engine *e, l3_io_ctx *c);
-l3_status l3_uring_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double deadline,
-                       bool *retired, l3_error *err);
 l3_status l3_aio_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err);
 void l3_aio_ctx_free(l3_io_engine *e, l3_io_ctx *c);
-l3_status l3_aio_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double deadline,
-                     bool *retired, l3_error *err);
+
+/* Each backend's batch, as engine.c drives it. Begin: the context's batch
+ * is set up (its requests reset, the pending stack filled, zero-length
+ * ones already finished); submit what the device takes. Step: make
+ * progress until a finished request is queued on the context's done
+ * queue, or nothing is left to submit or reap. Both return L3_OK, or the
+ * error that ends the batch (its message in c->batch.err, and
+ * c->batch.retired false when some I/O may still be in flight). */
+l3_status l3_uring_begin(l3_io_engine *e, l3_io_ctx *c);
+l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c);
+l3_status l3_aio_begin(l3_io_engine *e, l3_io_ctx *c);
+l3_status l3_aio_step(l3_io_engine *e, l3_io_ctx *c);
 
 #endif

@@ -1,5 +1,6 @@
-/* The I/O engine: its context pool, the batch entry point, and the choice
- * between io_uring and libaio. */
+/* The I/O engine: its context pool, the batch entry points (a batch
+ * started, its finished requests reported as they finish, finished; or run
+ * whole), and the choice between io_uring and libaio. */
 #include "engine.h"
 
 #include <errno.h>
@@ -41,6 +42,7 @@ static void ctx_free(l3_io_engine *e, l3_io_ctx *c)
         l3_aio_ctx_free(e, c);
     free(c->bounce);
     free(c->pending);
+    free(c->done);
 }
 
 static l3_status ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
@@ -186,6 +188,7 @@ l3_io_ctx *l3_io_try_acquire(l3_io_engine *e)
 
 void l3_io_release(l3_io_engine *e, l3_io_ctx *c)
 {
+    L3_ASSERT(!c->batch.open); /* its batch ended (l3_io_finish) */
     pthread_mutex_lock(&e->mu);
     c->in_use = false;
     pthread_cond_signal(&e->freed);
@@ -199,39 +202,126 @@ void *l3_io_bounce(l3_io_ctx *c, size_t *len)
     return c->bounce;
 }
 
-l3_status l3_io_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double timeout,
-                    bool *retired, l3_error *err)
+/* End the context's batch with `st` (its message already in batch.err):
+ * one not reaped in time breaks the engine. */
+static void batch_end(l3_io_engine *e, l3_io_ctx *c, l3_status st)
 {
-    *retired = true;
-    if (atomic_load(&e->broken))
-        return l3_fail(err, L3_ECLOSED,
-                       "the I/O engine is broken: an earlier batch was not reaped in time");
-    if (n == 0)
-        return L3_OK;
-    if (n > c->pending_cap) {
-        uint32_t *p = realloc(c->pending, n * sizeof *p);
-        if (!p)
-            return l3_fail(err, L3_ENOMEM, "allocating an I/O batch");
-        c->pending = p;
-        c->pending_cap = n;
+    l3_io_batch *b = &c->batch;
+    b->open = false;
+    b->status = st;
+    if (st == L3_ETIMEDOUT) {
+        atomic_store(&e->broken, true);
+        atomic_fetch_add(&e->stats.timeouts, 1);
     }
+}
+
+/* How the context's batch stands: while it is open, L3_OK and retired so
+ * far; once ended, how it ended (its message into *err). */
+static l3_status batch_outcome(const l3_io_ctx *c, bool *retired, l3_error *err)
+{
+    const l3_io_batch *b = &c->batch;
+    *retired = b->retired;
+    if (b->open || b->status == L3_OK)
+        return L3_OK;
+    if (err)
+        *err = b->err;
+    return b->status;
+}
+
+/* Make the context's scratch hold a batch of n requests. */
+static bool batch_room(l3_io_ctx *c, size_t n)
+{
+    if (n <= c->cap)
+        return true;
+    uint32_t *p = realloc(c->pending, n * sizeof *p);
+    if (p)
+        c->pending = p;
+    uint32_t *d = p ? realloc(c->done, n * sizeof *d) : NULL;
+    if (d)
+        c->done = d;
+    if (!p || !d)
+        return false;
+    c->cap = n;
+    return true;
+}
+
+/* One step of the open batch on its backend (backend.h); an error ends it. */
+static void batch_step(l3_io_engine *e, l3_io_ctx *c)
+{
+    l3_status st = e->kind == L3_ENGINE_IO_URING ? l3_uring_step(e, c) : l3_aio_step(e, c);
+    if (st != L3_OK)
+        batch_end(e, c, st);
+    else if (c->batch.head == c->batch.tail)
+        batch_end(e, c, L3_OK); /* nothing left to submit, reap or report */
+}
+
+l3_status l3_io_start(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double timeout, bool *retired,
+                      l3_error *err)
+{
+    l3_io_batch *b = &c->batch;
+    L3_ASSERT(!b->open); /* one batch at a time on a context */
+    *b = (l3_io_batch){ .reqs = reqs, .n = n, .open = true, .retired = true };
+    if (atomic_load(&e->broken))
+        batch_end(e, c, l3_fail(&b->err, L3_ECLOSED,
+                                "the I/O engine is broken: an earlier batch was not reaped in time"));
+    else if (n == 0)
+        batch_end(e, c, L3_OK);
+    else if (!batch_room(c, n))
+        batch_end(e, c, l3_fail(&b->err, L3_ENOMEM, "allocating an I/O batch"));
+    if (!b->open)
+        return batch_outcome(c, retired, err);
     for (size_t i = 0; i < n; i++) {
         reqs[i].done = 0;
         reqs[i].retries = 0;
         reqs[i].fault = 0;
         reqs[i].res = 0;
-        if (reqs[i].len == 0)
-            reqs[i].res = 0;
+    }
+    for (size_t i = n; i-- > 0;) {
+        if (reqs[i].len)
+            c->pending[b->npending++] = (uint32_t)i;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!reqs[i].len)
+            c->done[b->tail++] = (uint32_t)i; /* nothing to move: finished (res 0) */
     }
     c->gen++;
-    double deadline = l3_monotonic_seconds() + timeout;
-    l3_status st = e->kind == L3_ENGINE_IO_URING ? l3_uring_run(e, c, reqs, n, deadline, retired, err)
-                                                 : l3_aio_run(e, c, reqs, n, deadline, retired, err);
-    if (st == L3_ETIMEDOUT) {
-        atomic_store(&e->broken, true);
-        atomic_fetch_add(&e->stats.timeouts, 1);
+    b->deadline = l3_monotonic_seconds() + timeout;
+    l3_status st = e->kind == L3_ENGINE_IO_URING ? l3_uring_begin(e, c) : l3_aio_begin(e, c);
+    if (st != L3_OK)
+        batch_end(e, c, st);
+    return batch_outcome(c, retired, err);
+}
+
+l3_status l3_io_wait_some(l3_io_engine *e, l3_io_ctx *c, size_t *done, size_t max, size_t *ndone, bool *retired,
+                          l3_error *err)
+{
+    l3_io_batch *b = &c->batch;
+    L3_ASSERT(max > 0);
+    *ndone = 0;
+    if (b->open && b->head == b->tail)
+        batch_step(e, c);
+    if (!b->open)
+        return batch_outcome(c, retired, err);
+    while (*ndone < max && b->head < b->tail)
+        done[(*ndone)++] = c->done[b->head++];
+    return batch_outcome(c, retired, err);
+}
+
+l3_status l3_io_finish(l3_io_engine *e, l3_io_ctx *c, bool *retired, l3_error *err)
+{
+    l3_io_batch *b = &c->batch;
+    while (b->open) {
+        b->head = b->tail; /* reported to nobody */
+        batch_step(e, c);
     }
-    return st;
+    return batch_outcome(c, retired, err);
+}
+
+l3_status l3_io_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double timeout,
+                    bool *retired, l3_error *err)
+{
+    (void)l3_io_start(e, c, reqs, n, timeout, retired, err); /* (an error ended the batch: finish says it) */
+    return l3_io_finish(e, c, retired, err);
 }
 
 void l3_io_engine_close(l3_io_engine *e)

@@ -1,13 +1,15 @@
 /* l3cache: the I/O engine (internal to the library; not installed).
  *
  * An engine owns a pool of I/O contexts (one io_uring ring, or one libaio
- * context, each) over one O_DIRECT file descriptor. A thread acquires a
- * context, runs a batch of requests on it to completion (or to the
- * timeout), and releases it. io_uring contexts register the file and, per
- * context, the Host regions (each split into <= 1 GiB iovecs) and a bounce
- * buffer as fixed buffers, so that requests inside them go as READ_FIXED /
- * WRITE_FIXED: the kernel DMAs straight between the device and the pool.
- * A request's buffer is found among the regions by its address.
+ * context, each) over O_DIRECT file descriptors (one per device). A thread
+ * acquires a context, runs a batch of requests on it to completion (or to
+ * the timeout), whole (l3_io_run) or looking at each request as it
+ * finishes (l3_io_start, l3_io_wait_some, l3_io_finish), and releases it.
+ * io_uring contexts register the files and, per context, the Host regions
+ * (each split into <= 1 GiB iovecs) and a bounce buffer as fixed buffers,
+ * so that requests inside them go as READ_FIXED / WRITE_FIXED: the kernel
+ * DMAs straight between the device and the pool. A request's buffer is
+ * found among the regions by its address.
  *
  * The engine's types are in io_types.h and its fault injection in fault.h
  * (both included here: a user of the engine includes this header alone). */
@@ -62,19 +64,52 @@ l3_io_ctx *l3_io_acquire(l3_io_engine *engine);
 /* Take a free context without waiting, or NULL when all are in use. */
 l3_io_ctx *l3_io_try_acquire(l3_io_engine *engine);
 
-/* Give a context back. */
+/* Give a context back (its batch, if any, ended). */
 void l3_io_release(l3_io_engine *engine, l3_io_ctx *ctx);
 
 /* The context's bounce buffer (aligned, registered where possible). */
 void *l3_io_bounce(l3_io_ctx *ctx, size_t *len);
 
-/* Run `n` requests to completion: short transfers are resubmitted for the
- * rest, -EAGAIN/-EINTR retried (bounded), a zero-byte read is -EIO. Each
- * req->res says how it ended. Returns L3_OK once every request completed
- * (check each res), or L3_ETIMEDOUT with *retired false when some were not
- * reaped within `timeout` seconds (the engine is then broken), or
- * L3_ECLOSED on a broken engine (nothing submitted, *retired true). Any
- * other error leaves *retired true only when nothing is still in flight. */
+/* A batch of requests on a context, in three calls: l3_io_start submits
+ * it, l3_io_wait_some reports each request once it has finished (while
+ * the others may still be in flight), l3_io_finish ends it. Within a
+ * batch short transfers are resubmitted for the rest, -EAGAIN/-EINTR
+ * retried (bounded), a zero-byte read is -EIO; each req->res says how a
+ * finished request ended (len, or -errno). A context runs one batch at a
+ * time, and a batch must be finished before its context is released. Its
+ * outcome, which each call returns once the batch has ended: L3_OK once
+ * every request finished (check each res), L3_ETIMEDOUT with *retired
+ * false when some were not reaped within `timeout` seconds of the start
+ * (the engine is then broken), L3_ECLOSED on a broken engine (nothing
+ * submitted, *retired true); any other error leaves *retired true only
+ * when nothing is still in flight. Fault injection (fault.h) applies as
+ * each request is first submitted. */
+
+/* Start a batch of `n` requests (reset, then submitted as far as the
+ * context's depth takes them; `reqs` must stay put until the batch ends).
+ * Returns L3_OK with the batch under way, or the error that ended it at
+ * once (its outcome). */
+l3_status l3_io_start(l3_io_engine *engine, l3_io_ctx *ctx, l3_io_req *reqs, size_t n, double timeout,
+                      bool *retired, l3_error *err);
+
+/* Wait until some of the batch's requests have finished (success or
+ * failure, in their res) and put the indexes (into `reqs`) of up to `max`
+ * (at least 1) finished since the last call into done[0..*ndone), each
+ * request exactly once over the batch, in the order they finished. Before
+ * returning it submits what they left to resubmit, so the device works
+ * while the caller looks at them. Returns L3_OK with *ndone > 0 while
+ * the batch goes on; *ndone 0 once it has ended, with its outcome (L3_OK:
+ * every request was reported; an error: the batch failed, whatever was
+ * reported before it). */
+l3_status l3_io_wait_some(l3_io_engine *engine, l3_io_ctx *ctx, size_t *done, size_t max, size_t *ndone,
+                          bool *retired, l3_error *err);
+
+/* End the batch: wait for the rest of its requests without reporting
+ * them, and return its outcome (at once for a batch that has ended). */
+l3_status l3_io_finish(l3_io_engine *engine, l3_io_ctx *ctx, bool *retired, l3_error *err);
+
+/* Run `n` requests to completion: l3_io_start, then l3_io_finish. Returns
+ * the batch's outcome. */
 l3_status l3_io_run(l3_io_engine *engine, l3_io_ctx *ctx, l3_io_req *reqs, size_t n,
                     double timeout, bool *retired, l3_error *err);
 

@@ -1,6 +1,7 @@
-/* Fault injection (tests): requests that fail, stall or come back short,
- * decided at their first submission. Nothing here runs unless a fault is
- * installed (l3_io_fault_check in backend.h). */
+/* Fault injection (tests): requests that fail, stall, come back short or
+ * wait before their submission, decided at their first submission.
+ * Nothing here runs unless a fault is installed (l3_io_fault_check in
+ * backend.h). */
 #include "fault.h"
 
 #include <pthread.h>
@@ -63,13 +64,16 @@ l3_fault_kind l3_io_fault_decide(l3_io_engine *e, const l3_io_req *r)
             e->fault_applied++;
         }
     }
-    uint64_t delay = f->shift;
     pthread_mutex_unlock(&e->fault_mu);
-    if (kind == L3_FAULT_DELAY) {
-        usleep((useconds_t)delay); /* a slow device: then submitted as usual */
-        kind = L3_FAULT_NONE;
-    }
     return kind;
+}
+
+uint64_t l3_io_fault_delay(l3_io_engine *e)
+{
+    pthread_mutex_lock(&e->fault_mu);
+    uint64_t delay = e->fault.kind == L3_FAULT_DELAY ? e->fault.shift : 0;
+    pthread_mutex_unlock(&e->fault_mu);
+    return delay;
 }
 
 void l3_io_fault_free(l3_io_engine *e)

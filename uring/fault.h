@@ -27,6 +27,11 @@ uint64_t l3_io_engine_faults(l3_io_engine *engine);
  * through l3_io_fault_check in backend.h). */
 l3_fault_kind l3_io_fault_decide(l3_io_engine *e, const l3_io_req *r);
 
+/* How many microseconds a request L3_FAULT_DELAY hit waits before its
+ * submission (the installed fault's shift; 0 once it is removed). The
+ * backends hold it back that long while the requests before it go on. */
+uint64_t l3_io_fault_delay(l3_io_engine *e);
+
 /* Whether this wait for completions is to fail (L3_FAULT_WAIT_ERROR). */
 bool l3_io_fault_wait(l3_io_engine *e);
 

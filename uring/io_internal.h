@@ -15,9 +15,30 @@
 #include <sys/uio.h>
 
 #include "io_types.h"
+#include "l3_status.h"
 
 #define L3_IO_CHUNK (1ull << 30) /* the largest registered iovec */
 #define L3_IO_MAX_RETRIES 64
+
+/* The batch a context runs, from l3_io_start to its end (engine.h): its
+ * requests, what is left to submit and to reap, the finished requests not
+ * yet reported (done[head, tail) in the context), and how it ended. */
+typedef struct l3_io_batch {
+    l3_io_req *reqs;
+    size_t n;
+    double deadline;      /* monotonic seconds: reaped by then, or unretired */
+    size_t npending;      /* requests to (re)submit: the context's pending stack */
+    size_t inflight;      /* submitted, not yet reaped */
+    size_t stalled;       /* libaio: held back by L3_FAULT_STALL, never submitted */
+    size_t nops;          /* io_uring: no-ops submitted for requests a fault completed at once, not yet reaped */
+    size_t head, tail;    /* the context's done queue: finished, from head on not yet reported */
+    double delay_until;   /* the top of the pending stack waits for this time (L3_FAULT_DELAY), or 0 */
+    l3_status failed;     /* libaio: a submission error, reported once what is in flight is reaped */
+    bool open;            /* started and not yet ended */
+    l3_status status;     /* how it ended (once not open) */
+    bool retired;         /* every request submitted was reaped (so far, while open) */
+    l3_error err;         /* the message of a status other than L3_OK */
+} l3_io_batch;
 
 struct l3_io_ctx {
     bool in_use;
@@ -39,9 +60,13 @@ struct l3_io_ctx {
     bool aio_ready;
     struct iocb *iocbs;
     struct io_event *events;
-    /* both: per-batch scratch */
-    uint32_t *pending;
-    size_t pending_cap;
+    unsigned *free_list;     /* free iocb slots, a stack of nfree */
+    unsigned nfree;
+    /* both: the batch, and its scratch of cap requests */
+    l3_io_batch batch;
+    uint32_t *pending;       /* requests to (re)submit, a stack */
+    uint32_t *done;          /* finished requests in the order they finished */
+    size_t cap;
 };
 
 struct l3_io_engine {

@@ -28,7 +28,8 @@ typedef enum l3_fault_kind {
     L3_FAULT_TORN,   /* a write that lands only its first half but reports success */
     L3_FAULT_MISDIRECT, /* a write that lands `shift` bytes away but reports success */
     L3_FAULT_WAIT_ERROR, /* the wait for completions fails with EIO, I/O still in flight */
-    L3_FAULT_DELAY,  /* submitted `shift` microseconds late, then as usual (a slow device) */
+    L3_FAULT_DELAY,  /* submitted `shift` microseconds late, then as usual (a slow device): the
+                        requests before it go on meanwhile, those after it wait behind it */
 } l3_fault_kind;
 
 typedef struct l3_io_fault {

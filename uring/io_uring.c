@@ -168,27 +168,16 @@ static int fixed_index(const l3_io_ctx *c, const void *buf, size_t len)
     return -1;
 }
 
-/* A batch in flight on one ring: what is left to submit and to reap. */
-typedef struct uring_batch {
-    l3_io_req *reqs;
-    size_t n;
-    uint32_t *pending;  /* requests to (re)submit, a stack */
-    size_t npending, inflight;
-    bool fixed_files;   /* the devices are the ring's registered files */
-    unsigned sqe_flags;
-} uring_batch;
-
-/* Prepare one request's SQE: fixed when its buffer is registered. */
-static void prep_io(l3_io_engine *e, l3_io_ctx *c, uring_batch *b, struct io_uring_sqe *sqe,
-                    uint32_t i, l3_fault_kind fault)
+/* Prepare request i's SQE: fixed when its buffer is registered. */
+static void prep_io(l3_io_engine *e, l3_io_ctx *c, struct io_uring_sqe *sqe, uint32_t i, l3_fault_kind fault)
 {
-    l3_io_req *r = &b->reqs[i];
+    l3_io_req *r = &c->batch.reqs[i];
     char *buf;
     uint32_t len;
     uint64_t off;
     unsigned dev;
     l3_io_span(e, r, fault, &buf, &len, &off, &dev);
-    int fd = b->fixed_files ? (int)dev : e->fds[dev];
+    int fd = c->file_registered ? (int)dev : e->fds[dev];
     r->fault = (uint8_t)fault;
     if (fault == L3_FAULT_STALL) {
         /* A real SQE that never completes: a read of an empty pipe into
@@ -211,40 +200,69 @@ static void prep_io(l3_io_engine *e, l3_io_ctx *c, uring_batch *b, struct io_uri
             io_uring_prep_read(sqe, fd, buf, len, off);
         atomic_fetch_add(&e->stats.unfixed, 1);
     }
-    sqe->flags |= b->sqe_flags;
+    sqe->flags |= c->file_registered ? IOSQE_FIXED_FILE : 0;
     io_uring_sqe_set_data64(sqe, (uint64_t)c->gen << 32 | i);
 }
 
-/* Fill the SQ from the pending stack, up to the ring's depth. */
-static void fill_sq(l3_io_engine *e, l3_io_ctx *c, uring_batch *b)
+/* The index in a no-op's user data (with the batch's generation): never a
+ * request's, and never liburing's own UINT64_MAX. */
+#define NOP_INDEX (UINT32_MAX - 1)
+
+/* Fill the SQ from the pending stack, up to the ring's depth; a request
+ * held back by L3_FAULT_DELAY stops it until its time. */
+static void fill_sq(l3_io_engine *e, l3_io_ctx *c)
 {
-    while (b->npending && b->inflight < e->depth) {
-        struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
-        if (!sqe)
-            break;
-        uint32_t i = b->pending[--b->npending];
-        l3_fault_kind fault = l3_io_fault_check(e, &b->reqs[i]);
+    l3_io_batch *b = &c->batch;
+    while (b->npending && b->inflight < e->depth && io_uring_sq_space_left(&c->ring)) {
+        uint32_t i = c->pending[b->npending - 1];
+        l3_fault_kind fault = l3_io_fault_next(e, b, &b->reqs[i]);
+        if (fault == L3_FAULT_DELAY)
+            break; /* not yet: the requests after it wait behind it */
+        b->npending--;
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring); /* (there is room) */
         if (fault == L3_FAULT_EIO || fault == L3_FAULT_EAGAIN) {
             /* Completed at once, without the device. */
             if (l3_io_complete(e, &b->reqs[i], fault == L3_FAULT_EIO ? -EIO : -EAGAIN))
-                b->pending[b->npending++] = i;
-            io_uring_prep_nop(sqe);
-            io_uring_sqe_set_data64(sqe, UINT64_MAX); /* not this batch's: ignored */
+                c->pending[b->npending++] = i;
+            else
+                l3_io_finished(c, i);
+            io_uring_prep_nop(sqe); /* (reaped before the batch ends) */
+            io_uring_sqe_set_data64(sqe, (uint64_t)c->gen << 32 | NOP_INDEX);
+            b->nops++;
             continue;
         }
-        prep_io(e, c, b, sqe, i, fault);
+        prep_io(e, c, sqe, i, fault);
         b->inflight++;
     }
 }
 
-/* Wait until a completion is ready or the deadline passes. */
-static int wait_cqe(l3_io_engine *e, struct io_uring *ring, double deadline)
+/* Fill the SQ and submit it. A hard submission failure ends the batch:
+ * entries may be left in the SQ and earlier ones still in flight, so the
+ * engine cannot be trusted with another batch. */
+static l3_status push(l3_io_engine *e, l3_io_ctx *c)
+{
+    l3_io_batch *b = &c->batch;
+    fill_sq(e, c);
+    int rc = io_uring_submit(&c->ring);
+    if (rc >= 0 || rc == -EBUSY || rc == -EAGAIN || rc == -EINTR)
+        return L3_OK;
+    atomic_store(&e->broken, true);
+    size_t unsent = io_uring_sq_ready(&c->ring);
+    if (b->inflight == unsent)
+        return l3_fail(&b->err, L3_EIO, "io_uring_submit: %s", strerror(-rc));
+    b->retired = false;
+    return l3_fail(&b->err, L3_EIO, "io_uring_submit: %s with %zu I/Os in flight", strerror(-rc),
+                   b->inflight - unsent);
+}
+
+/* Wait until a completion is ready or `until` passes. */
+static int wait_cqe(l3_io_engine *e, struct io_uring *ring, double until)
 {
     struct io_uring_cqe *cqe;
     if (l3_io_fault_wait_check(e))
         return -EIO;
     for (;;) {
-        double left = deadline - l3_monotonic_seconds();
+        double left = until - l3_monotonic_seconds();
         if (left < 0)
             left = 0;
         struct __kernel_timespec ts = { .tv_sec = (long long)left,
@@ -255,67 +273,72 @@ static int wait_cqe(l3_io_engine *e, struct io_uring *ring, double deadline)
     }
 }
 
-/* Take every ready completion of this batch; others' are skipped. */
-static void reap(l3_io_engine *e, l3_io_ctx *c, uring_batch *b)
+/* Take every ready completion of this batch; others' are skipped. A
+ * request that finished goes on the done queue, one to resubmit back on
+ * the pending stack. */
+static void reap(l3_io_engine *e, l3_io_ctx *c)
 {
+    l3_io_batch *b = &c->batch;
     struct io_uring_cqe *cqe;
     unsigned head, seen = 0;
     io_uring_for_each_cqe(&c->ring, head, cqe)
     {
         seen++;
         uint64_t ud = io_uring_cqe_get_data64(cqe);
+        if ((uint32_t)(ud >> 32) == c->gen && (uint32_t)ud == NOP_INDEX) {
+            L3_ASSERT(b->nops > 0);
+            b->nops--;
+            continue;
+        }
         if ((uint32_t)(ud >> 32) != c->gen || (uint32_t)ud >= b->n)
             continue; /* not this batch's: never count it */
         L3_ASSERT(b->inflight > 0);
         b->inflight--;
         uint32_t i = (uint32_t)ud;
         if (l3_io_complete(e, &b->reqs[i], cqe->res))
-            b->pending[b->npending++] = i;
+            c->pending[b->npending++] = i;
+        else
+            l3_io_finished(c, i);
     }
     io_uring_cq_advance(&c->ring, seen);
 }
 
-l3_status l3_uring_run(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double deadline,
-                       bool *retired, l3_error *err)
+l3_status l3_uring_begin(l3_io_engine *e, l3_io_ctx *c)
 {
     register_host(e, c);
-    uring_batch b = { .reqs = reqs, .n = n, .pending = c->pending,
-                      .fixed_files = c->file_registered,
-                      .sqe_flags = c->file_registered ? IOSQE_FIXED_FILE : 0 };
-    for (size_t i = n; i-- > 0;)
-        if (reqs[i].len)
-            b.pending[b.npending++] = (uint32_t)i;
-    while (b.npending || b.inflight) {
-        fill_sq(e, c, &b);
-        int rc = io_uring_submit(&c->ring);
-        if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR) {
-            /* A hard submission failure: entries may be left in the SQ and
-             * earlier ones still in flight. The engine cannot be trusted
-             * with another batch. */
-            atomic_store(&e->broken, true);
-            size_t unsent = io_uring_sq_ready(&c->ring);
-            if (b.inflight == unsent)
-                return l3_fail(err, L3_EIO, "io_uring_submit: %s", strerror(-rc));
-            *retired = false;
-            return l3_fail(err, L3_EIO, "io_uring_submit: %s with %zu I/Os in flight",
-                           strerror(-rc), b.inflight - unsent);
-        }
-        rc = wait_cqe(e, &c->ring, deadline);
+    return push(e, c);
+}
+
+l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c)
+{
+    l3_io_batch *b = &c->batch;
+    while (b->head == b->tail) {
+        if (!b->npending && !b->inflight && !b->nops)
+            return L3_OK;
+        l3_status st = push(e, c);
+        if (st != L3_OK)
+            return st;
+        double until = l3_io_wait_until(b);
+        int rc = wait_cqe(e, &c->ring, until);
+        if (rc == -ETIME && until < b->deadline)
+            continue; /* a held-back request's time has come */
         if (rc == -ETIME) {
-            *retired = false;
-            return l3_fail(err, L3_ETIMEDOUT,
-                           "io_uring: %zu I/Os not completed within the I/O timeout", b.inflight);
+            b->retired = false;
+            return l3_fail(&b->err, L3_ETIMEDOUT, "io_uring: %zu I/Os not completed within the I/O timeout",
+                           b->inflight);
         }
         if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) {
             /* Unreaped means unretired: I/O still in flight may yet land. */
-            if (b.inflight) {
+            if (b->inflight) {
                 atomic_store(&e->broken, true);
-                *retired = false;
+                b->retired = false;
             }
-            return l3_fail(err, L3_EIO, "io_uring_wait_cqe: %s with %zu I/Os in flight", strerror(-rc),
-                           b.inflight);
+            return l3_fail(&b->err, L3_EIO, "io_uring_wait_cqe: %s with %zu I/Os in flight", strerror(-rc),
+                           b->inflight);
         }
-        reap(e, c, &b);
+        reap(e, c);
     }
-    return L3_OK;
+    /* Finished requests to report: first send what they left to resubmit,
+     * so that the device works while the caller looks at them. */
+    return b->npending ? push(e, c) : L3_OK;
 }

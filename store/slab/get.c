@@ -1,6 +1,7 @@
 /* The slab store's get path: read each object's header with its payload,
- * in device order, check both against the index, and serve only what
- * checks (batch.h). */
+ * in device order, check both against the index as soon as the object's
+ * own reads have finished (the wave's others still in flight), and serve
+ * only what checks (batch.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@ typedef struct get_wave {
     get_key *keys;
     l3_plan *plans;
     l3_io_req *reqs;
+    uint32_t *req_key;  /* each request's key (its index in keys) */
+    uint32_t *left;     /* each key's requests not yet finished */
     dev_order *order;
     size_t nk;
     size_t k;           /* ranges per key: key j's plans are plans[j * k ...] */
@@ -118,7 +121,8 @@ static int build_reads(l3_slabstore *s, get_wave *w)
 }
 
 /* Judge one read key: serve it, or count it stale or corrupt (and drop a
- * corrupt one from the index). */
+ * corrupt one from the index). Its reads have finished; others of its
+ * wave may still be in flight, into other keys' ranges and blocks. */
 static void finish_key(l3_slabstore *s, get_wave *w, get_key *g, l3_plan *plans, const char *key,
                        l3_io_result *res)
 {
@@ -184,6 +188,66 @@ static void drop_failed(l3_slabstore *s, const get_io *io, l3_io_result *res)
     l3_slab_unlock(s);
 }
 
+/* Note which key each of the wave's requests reads for, and how many each
+ * key waits for. */
+static void count_reads(get_wave *w)
+{
+    for (size_t kk = 0; kk < w->nk; kk++) {
+        w->left[kk] = 0;
+        for (size_t j = 0; j < w->k; j++) {
+            const l3_plan *p = &w->plans[kk * w->k + j];
+            for (int q = 0; q < p->num_reqs; q++)
+                w->req_key[p->first_req + q] = (uint32_t)kk;
+            w->left[kk] += (uint32_t)p->num_reqs;
+        }
+    }
+}
+
+/* Key kk's reads have all finished: judge it, or, when one failed, keep it
+ * for drop_failed. `early`: other reads of the wave are still to come. */
+static void settle_key(l3_slabstore *s, get_wave *w, size_t kk, const char *const *keys, l3_io_result *res,
+                       get_io *io, bool early)
+{
+    get_key *g = &w->keys[kk];
+    if (!l3_plans_ok(w->reqs, &w->plans[kk * w->k], w->k, &io->error)) {
+        io->lost[io->failed++] = *g;
+        return;
+    }
+    io->ok++;
+    finish_key(s, w, g, &w->plans[kk * w->k], keys[g->pos], res);
+    if (early)
+        atomic_fetch_add(&s->get_checked_early, 1);
+}
+
+/* Read the wave's `r` requests and judge each key as soon as its own
+ * reads have finished, while the others' are still in flight: its crc32c
+ * is computed as the device works on the rest. Returns the batch's
+ * outcome (l3_io_finish). */
+static l3_status read_and_judge(l3_slabstore *s, get_wave *w, l3_io_ctx *ctx, size_t r, const char *const *keys,
+                                l3_io_result *res, get_io *io, bool *retired, l3_error *err)
+{
+    count_reads(w);
+    l3_status rc = l3_io_start(s->engine, ctx, w->reqs, r, s->opt.io_timeout, retired, err);
+    for (size_t kk = 0; kk < w->nk && rc == L3_OK; kk++) {
+        if (w->left[kk] == 0)
+            settle_key(s, w, kk, keys, res, io, false); /* (no read to wait for) */
+    }
+    size_t done[64], got = 0, seen = 0;
+    while (rc == L3_OK) {
+        rc = l3_io_wait_some(s->engine, ctx, done, sizeof done / sizeof done[0], &got, retired, err);
+        if (rc != L3_OK || got == 0)
+            break;
+        seen += got;
+        for (size_t d = 0; d < got; d++) {
+            uint32_t kk = w->req_key[done[d]];
+            L3_ASSERT(kk < w->nk && w->left[kk] > 0);
+            if (--w->left[kk] == 0)
+                settle_key(s, w, kk, keys, res, io, seen < r);
+        }
+    }
+    return l3_io_finish(s->engine, ctx, retired, err);
+}
+
 /* Run one wave of keys [base, base + m). */
 static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *keys, size_t base,
                               size_t m, const l3_range *ranges, l3_io_result *res, get_io *io,
@@ -195,8 +259,10 @@ static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *k
     plan_wave(s, w, base, m, ranges, l3_io_bounce(ctx, NULL), res);
     int r = build_reads(s, w);
     bool retired = true;
+    size_t ok = io->ok, failed = io->failed;
+    int error = io->error;
     l3_status rc = r < 0 ? l3_fail(err, L3_ENOMEM, "allocating a bounce buffer")
-                         : l3_io_run(s->engine, ctx, w->reqs, (size_t)r, s->opt.io_timeout, &retired, err);
+                         : read_and_judge(s, w, ctx, (size_t)r, keys, res, io, &retired, err);
     if (r > 0 && rc == L3_OK && retired) {
         l3_meta_note_io(s, w->reqs, (size_t)r);
         if (l3_alloc_sweep_due(s)) {
@@ -205,19 +271,20 @@ static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *k
             l3_slab_unlock(s);
         }
     }
+    if (rc != L3_OK || !retired) {
+        /* The wave failed: none of its keys is served, though some were
+         * judged as their reads finished, and none is lost. */
+        for (size_t k = 0; k < w->nk; k++)
+            res->success[w->keys[k].pos] = false;
+        io->ok = ok;
+        io->failed = failed;
+        io->error = error;
+    }
     if (!retired) {
         /* Some reads may still land in the pool: say so, refuse more. */
         atomic_store(&s->fatal, true);
         res->retired = false;
         rc = L3_OK;
-    }
-    for (size_t k = 0; k < w->nk && rc == L3_OK && retired; k++) {
-        if (l3_plans_ok(w->reqs, &w->plans[k * w->k], w->k, &io->error)) {
-            io->ok++;
-            finish_key(s, w, &w->keys[k], &w->plans[k * w->k], keys[w->keys[k].pos], res);
-        } else {
-            io->lost[io->failed++] = w->keys[k];
-        }
     }
     l3_io_release(s->engine, ctx);
     l3_plan_free(w->plans, w->nk * w->k);
@@ -241,16 +308,19 @@ l3_status l3_slab_get_v(l3_store *st, const char *const *keys, size_t n, l3_host
     l3_batch_result_clear(res, n);
     size_t wk = s->wave_keys;
     get_wave w = { .keys = calloc(wk, sizeof(get_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
-                   .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .order = calloc(wk, sizeof(dev_order)),
-                   .k = k, .base = host.base };
+                   .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)),
+                   .req_key = calloc(wk * (1 + 2 * k), sizeof(uint32_t)), .left = calloc(wk, sizeof(uint32_t)),
+                   .order = calloc(wk, sizeof(dev_order)), .k = k, .base = host.base };
     get_io io = { .lost = calloc(n ? n : 1, sizeof(get_key)) };
-    if (!w.keys || !w.plans || !w.reqs || !w.order || !io.lost)
+    if (!w.keys || !w.plans || !w.reqs || !w.req_key || !w.left || !w.order || !io.lost)
         rc = l3_fail(err, L3_ENOMEM, "allocating a get batch");
     for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk)
         rc = get_wave_run(s, &w, keys, base, n - base < wk ? n - base : wk, ranges, res, &io, err);
     free(w.keys);
     free(w.plans);
     free(w.reqs);
+    free(w.req_key);
+    free(w.left);
     free(w.order);
     if (!res->retired)
         memset(res->object_failures, 0, n * sizeof *res->object_failures);

@@ -63,6 +63,7 @@ struct l3_slabstore {
     /* This process's stats (atomics: updated outside the lock). */
     atomic_ulong puts, put_written, put_existing, put_rejected;
     atomic_ulong gets, get_hits, get_misses;
+    atomic_ulong get_checked_early; /* keys judged while their wave's other reads were in flight */
     atomic_ulong evictions, evicted_objects, checksum_failures, stale_reads, unaligned_ios;
     atomic_bool warned_unaligned, warned_too_big, warned_small_pages, warned_index_bound;
     atomic_uint host_regions; /* Host regions registered now */

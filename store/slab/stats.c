@@ -103,6 +103,7 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->gets = atomic_load(&s->gets);
     o->get_hits = atomic_load(&s->get_hits);
     o->get_misses = atomic_load(&s->get_misses);
+    o->get_keys_checked_early = atomic_load(&s->get_checked_early);
     if (s->engine)
         engine_stats(s, o);
     else
@@ -133,7 +134,7 @@ static char *stats_json(const l3_slab_stats *st)
     U(puts); U(put_keys_written); U(put_keys_existing); U(put_keys_rejected); U(put_keys_not_admitted);
     U(admitted_probation); U(admitted_main); U(group_followed); U(group_dropped);
     U(admission_rung); U(admission_switches); U(admission_capacity); U(slabs_probation); U(groups_live);
-    U(gets); U(get_hits); U(get_misses); U(bytes_written); U(bytes_read);
+    U(gets); U(get_hits); U(get_misses); U(get_keys_checked_early); U(bytes_written); U(bytes_read);
     U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
