@@ -83,6 +83,11 @@ static void metrics_render_the_executor_and_the_store(void **state)
     assert_non_null(strstr(text, "l3cache_store_objects 1\n"));
     assert_non_null(strstr(text, "l3cache_store_get_hits_total 1\n"));
     assert_non_null(strstr(text, "l3cache_store_io_submissions_total{engine="));
+    /* Admission's and the groups' counters (admission off: the top rung, nothing declined). */
+    assert_non_null(strstr(text, "l3cache_store_admission_rung 6\n"));
+    assert_non_null(strstr(text, "l3cache_store_put_not_admitted_total 0\n"));
+    assert_non_null(strstr(text, "l3cache_store_groups 0\n"));
+    assert_non_null(strstr(text, "# TYPE l3cache_store_get_checked_early_total counter\n"));
     free(text);
     char *json = l3_slabstore_stats_json(s);
     json_t *root = json_loads(json, 0, NULL);
