@@ -368,17 +368,26 @@ static void write_conversations(const char *path, int requests)
     fclose(f);
 }
 
+/* Run l3bench --trace with `args` over `requests` generated conversations
+ * (into a temporary trace named `name`); its output is left in `out`, and
+ * the trace is removed. */
+static void run_replay(const char *name, int requests, const char *args, char *out, size_t out_len)
+{
+    char trace[512], cmd[2048];
+    temp_store_path(trace, sizeof trace, name);
+    snprintf(out, out_len, "%s.out", trace);
+    write_conversations(trace, requests);
+    const char *dir = getenv("L3_TEST_DIR") ? getenv("L3_TEST_DIR") : L3_TEST_DIR_DEFAULT;
+    snprintf(cmd, sizeof cmd, "%s --trace %s %s --dir %s > %s", L3BENCH, trace, args, dir, out);
+    assert_int_equal(system(cmd), 0);
+    unlink(trace);
+}
+
 static void the_replay_runs_through_the_store_and_reports(void **state)
 {
     (void)state;
-    char trace[512], out[512], cmd[2048];
-    temp_store_path(trace, sizeof trace, "conv.jsonl");
-    temp_store_path(out, sizeof out, "conv.out");
-    write_conversations(trace, 3000);
-    const char *dir = getenv("L3_TEST_DIR") ? getenv("L3_TEST_DIR") : L3_TEST_DIR_DEFAULT;
-    snprintf(cmd, sizeof cmd, "%s --trace %s --capacity 120,400 --block-bytes 16K --eviction both --dir %s > %s",
-             L3BENCH, trace, dir, out);
-    assert_int_equal(system(cmd), 0);
+    char out[600];
+    run_replay("conv.jsonl", 3000, "--capacity 120,400 --block-bytes 16K --eviction both", out, sizeof out);
     FILE *f = fopen(out, "r");
     assert_non_null(f);
     char line[512];
@@ -396,7 +405,6 @@ static void the_replay_runs_through_the_store_and_reports(void **state)
     }
     fclose(f);
     assert_int_equal(rows, 4); /* two capacities, two policies */
-    unlink(trace);
     unlink(out);
 }
 
@@ -408,16 +416,9 @@ static void the_replay_runs_through_the_store_and_reports(void **state)
 static void the_replay_over_ranks_reports_usable_hits(void **state)
 {
     (void)state;
-    char trace[512], out[512], cmd[2048];
-    temp_store_path(trace, sizeof trace, "ranks.jsonl");
-    temp_store_path(out, sizeof out, "ranks.out");
-    write_conversations(trace, 1500);
-    const char *dir = getenv("L3_TEST_DIR") ? getenv("L3_TEST_DIR") : L3_TEST_DIR_DEFAULT;
-    snprintf(cmd, sizeof cmd,
-             "%s --trace %s --capacity 400 --block-bytes 32K --eviction fifo-reinsert --admit rung:2 --ranks 2 "
-             "--dir %s > %s",
-             L3BENCH, trace, dir, out);
-    assert_int_equal(system(cmd), 0);
+    char out[600];
+    run_replay("ranks.jsonl", 1500,
+               "--capacity 400 --block-bytes 32K --eviction fifo-reinsert --admit rung:2 --ranks 2", out, sizeof out);
     FILE *f = fopen(out, "r");
     assert_non_null(f);
     char line[512];
@@ -435,7 +436,6 @@ static void the_replay_over_ranks_reports_usable_hits(void **state)
     }
     fclose(f);
     assert_int_equal(rows, 2); /* with groups, and without */
-    unlink(trace);
     unlink(out);
 }
 
