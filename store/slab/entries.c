@@ -41,6 +41,16 @@ bool l3_entry_publish(l3_slabstore *s, const l3_index_entry *e)
     return true;
 }
 
+bool l3_entry_publish_grouped(l3_slabstore *s, const l3_index_entry *e, uint32_t group)
+{
+    uint32_t *slot_group = &l3_slab_slot_groups(s, e->slab)[e->slot];
+    *slot_group = group;
+    if (l3_entry_publish(s, e))
+        return true;
+    *slot_group = 0;
+    return false;
+}
+
 l3_index_put l3_entry_publish_unique(l3_slabstore *s, const l3_index_entry *e)
 {
     l3_index_put put = l3_index_insert_unique(&s->index, e);
@@ -161,11 +171,8 @@ void l3_entries_repair(l3_slabstore *s)
         }
         if (old)
             l3_entry_unpublish(s, old), dropped++;
-        l3_slab_slot_groups(s, keep[j].slab)[keep[j].slot] = groups[j];
-        if (!l3_entry_publish(s, &keep[j])) {
-            l3_slab_slot_groups(s, keep[j].slab)[keep[j].slot] = 0;
+        if (!l3_entry_publish_grouped(s, &keep[j], groups[j]))
             dropped++;
-        }
     }
     free(keep);
     free(groups);

@@ -24,6 +24,11 @@ void l3_slab_unlock(l3_slabstore *s);
  * the index is full. */
 bool l3_entry_publish(l3_slabstore *s, const l3_index_entry *e);
 
+/* Publish an entry whose slot holds an object of group `group` (its tag,
+ * 0: none): the slot's group is set first, so that the group counts the
+ * member, and cleared again when the index is full. */
+bool l3_entry_publish_grouped(l3_slabstore *s, const l3_index_entry *e, uint32_t group);
+
 /* Publish an entry unless its key is indexed already (one probe of the
  * index for both): what the index did. */
 l3_index_put l3_entry_publish_unique(l3_slabstore *s, const l3_index_entry *e);

@@ -22,6 +22,7 @@ typedef struct put_key {
     int state;          /* PUT_SKIP (exists or failed), PUT_WRITE, PUT_TWIN (a key twice) */
     int ns;
     uint32_t seg;       /* the log it goes to: SEG_MAIN or SEG_PROBATION */
+    uint32_t pb;        /* its payload blocks (decided keys) */
     uint32_t group;     /* its group's tag (l3_put_hints), 0: none */
     uint32_t slab, slot, crc;
     uint64_t seq, gen;
@@ -109,7 +110,7 @@ static void decide_key(l3_slabstore *s, put_wave *w, size_t i, uint64_t size, l3
             p->state = PUT_TWIN; /* succeeds with its twin */
             return;
         }
-    uint32_t pb = (uint32_t)((size + b - 1) / b);
+    uint32_t pb = p->pb = (uint32_t)((size + b - 1) / b);
     if (pb > s->sh->max_payload_blocks) {
         if (!atomic_exchange(&s->warned_too_big, true))
             l3_log("warning", "an object of %llu bytes does not fit a %llu-byte slab: its put fails",
@@ -145,11 +146,10 @@ static void decide_key(l3_slabstore *s, put_wave *w, size_t i, uint64_t size, l3
 
 /* Reserve a slot and a sequence for key p, decided to be written (under
  * the lock); a full store refuses it. */
-static void reserve_slot(l3_slabstore *s, put_wave *w, put_key *p, const char *key, uint64_t size)
+static void reserve_slot(l3_slabstore *s, put_wave *w, put_key *p, const char *key)
 {
-    uint32_t b = s->geo.block_size, pb = (uint32_t)((size + b - 1) / b);
     int ns = l3_alloc_ns_intern(s, key, p->id.len);
-    if (ns < 0 || !l3_alloc_slot(s, pb, p->seg, &p->slab, &p->slot)) {
+    if (ns < 0 || !l3_alloc_slot(s, p->pb, p->seg, &p->slab, &p->slot)) {
         p->state = PUT_SKIP;
         atomic_fetch_add(&s->put_rejected, 1); /* full: a retired failure of this key */
         return;
@@ -221,10 +221,7 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
         e.slot = p->slot;
         e.gen = (uint32_t)p->gen;
         e.pad &= L3_ENTRY_SEGMENTED; /* not read since this write; the same shape */
-        l3_slab_slot_groups(s, e.slab)[e.slot] = g ? group : 0;
-        bool published = l3_entry_publish(s, &e);
-        if (!published)
-            l3_slab_slot_groups(s, e.slab)[e.slot] = 0;
+        bool published = l3_entry_publish_grouped(s, &e, g ? group : 0);
         if (g)
             l3_groups_release(&s->groups, group, l3_now_ns());
         if (published) {
@@ -252,14 +249,11 @@ static void publish_wave(l3_slabstore *s, put_wave *w, bool ran, l3_io_result *r
         if (written && p->move)
             written = replace_moved(s, w, p, pl);
         else if (written && !l3_index_find(&s->index, p->id)) {
-            l3_slab_slot_groups(s, p->slab)[p->slot] = p->group;
             l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .check = p->id.check, .crc = p->crc,
                                  .slab = p->slab, .slot = p->slot, .size = (uint32_t)w->disk_len[p->pos],
                                  .gen = (uint32_t)p->gen, .ns = (uint16_t)p->ns, .key_len = p->id.len,
                                  .pad = w->k > 1 ? L3_ENTRY_SEGMENTED : 0 };
-            written = l3_entry_publish(s, &e);
-            if (!written)
-                l3_slab_slot_groups(s, p->slab)[p->slot] = 0;
+            written = l3_entry_publish_grouped(s, &e, p->group);
             l3_policy_written(s, p->slab);
         }
         if (written) {
@@ -366,7 +360,7 @@ static void reserve_wave(l3_slabstore *s, put_wave *w, const char *const *keys, 
     for (size_t j = 0; j < w->m; j++) {
         size_t i = chain ? w->m - 1 - j : j;
         if (w->keys[i].state == PUT_WRITE)
-            reserve_slot(s, w, &w->keys[i], keys[base + i], w->disk_len[base + i]);
+            reserve_slot(s, w, &w->keys[i], keys[base + i]);
     }
     for (size_t k = 0; k < w->num_slabs && !w->num_standby; k++)
         w->num_standby = l3_alloc_standby(s, w->slabs[k], w->standby, w->standby_gen, L3_STANDBY_MAX);
