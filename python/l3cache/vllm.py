@@ -80,41 +80,42 @@ def _clean(text: Any) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]", "-", str(text))
 
 
-def _namespace(spec: Any, row_bytes: int) -> str:
-    """The prefix of this deployment's objects: model and a digest of
-    everything that decides a row's bytes."""
+def _deployment(spec: Any, with_rank: bool) -> Dict[str, Any]:
+    """What every block of a deployment shares: model, dtype, chunk
+    geometry and the parallel layout (with this process's rank, or not)."""
     config = spec.config
     par = config.parallel
     agnostic = bool(getattr(par, "is_parallelism_agnostic", False) or getattr(spec, "replicated_layout", False))
-    fields = {
+    layout = [par.tp_size, par.pp_size, getattr(par, "pcp_size", 1), getattr(par, "dcp_size", 1), par.world_size]
+    return {
         "model": config.model.name, "dtype": str(config.model.dtype),
         "tokens_per_hash": config.cache.tokens_per_hash, "blocks_per_chunk": config.cache.blocks_per_chunk,
-        "groups": [[g.tokens_per_block, list(g.layer_names)] for g in config.groups],
-        "parallel": None if agnostic else [par.tp_size, par.pp_size, getattr(par, "pcp_size", 1),
-                                           getattr(par, "dcp_size", 1), par.world_size, par.rank],
-        "replicated_layout": bool(getattr(spec, "replicated_layout", False)),
-        "row_bytes": row_bytes, "engine": "vllm",
+        "parallel": None if agnostic else layout + ([par.rank] if with_rank else []),
+        "engine": "vllm",
     }
-    digest = hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    return "vllm-%s-%s_" % (_clean(config.model.name)[:80], digest[:16])
+
+
+def _digest(fields: Dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _namespace(spec: Any, row_bytes: int) -> str:
+    """The prefix of this deployment's objects: model and a digest of
+    everything that decides a row's bytes."""
+    fields = _deployment(spec, with_rank=True)
+    fields.update({
+        "groups": [[g.tokens_per_block, list(g.layer_names)] for g in spec.config.groups],
+        "replicated_layout": bool(getattr(spec, "replicated_layout", False)),
+        "row_bytes": row_bytes,
+    })
+    return "vllm-%s-%s_" % (_clean(spec.config.model.name)[:80], _digest(fields)[:16])
 
 
 def _group_namespace(spec: Any) -> str:
     """What names a block alike for every rank and KV group of a
     deployment: _namespace's fields without the rank, the groups' layers
     and the row size (a block's group ids are this and its hash)."""
-    config = spec.config
-    par = config.parallel
-    agnostic = bool(getattr(par, "is_parallelism_agnostic", False) or getattr(spec, "replicated_layout", False))
-    fields = {
-        "model": config.model.name, "dtype": str(config.model.dtype),
-        "tokens_per_hash": config.cache.tokens_per_hash, "blocks_per_chunk": config.cache.blocks_per_chunk,
-        "parallel": None if agnostic else [par.tp_size, par.pp_size, getattr(par, "pcp_size", 1),
-                                           getattr(par, "dcp_size", 1), par.world_size],
-        "engine": "vllm",
-    }
-    digest = hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    return "vllm-group-%s_" % digest[:16]
+    return "vllm-group-%s_" % _digest(_deployment(spec, with_rank=False))[:16]
 
 
 def _view_address(view: memoryview) -> Tuple[int, int]:
