@@ -46,6 +46,9 @@ static void print_phase(const wl_phase *p, bool json, json_t *out)
     }
     printf("%-16s %6zu ops %8zu keys  %7.3f GB/s %10.0f keys/s  p50 %7.3f ms  p99 %7.3f ms  hit %5.1f%%",
            p->name, p->ops, p->keys, gbs, kps, wl_pct(p, 0.5) * 1e3, wl_pct(p, 0.99) * 1e3, hit);
+    if (p->bytes)
+        printf("  cpu %.3f s/GB (user %.3f)", p->cpu / ((double)p->bytes / 1e9),
+               p->cpu_user / ((double)p->bytes / 1e9));
     if (p->failures)
         printf("  failed %zu", p->failures);
     printf("\n");

@@ -9,6 +9,13 @@
 #include "l3_clock.h"
 #include "l3_pool.h"
 
+double wl_cpu_user_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
+}
+
 double wl_cpu_seconds(void)
 {
     struct rusage ru;
@@ -112,7 +119,7 @@ bool wl_run(workload *w, l3_op_kind kind, size_t count, uint64_t base, wl_phase 
     } slot;
     slot *slots = calloc(qd, sizeof *slots);
     size_t next = 0, done = 0;
-    double t0 = l3_monotonic_seconds(), c0 = wl_cpu_seconds();
+    double t0 = l3_monotonic_seconds(), c0 = wl_cpu_seconds(), u0 = wl_cpu_user_seconds();
     bool ok = true;
     while (done < nops && ok) {
         for (size_t s = 0; s < qd && next < nops; s++) {
@@ -190,6 +197,7 @@ bool wl_run(workload *w, l3_op_kind kind, size_t count, uint64_t base, wl_phase 
     }
     p->seconds = l3_monotonic_seconds() - t0;
     p->cpu = wl_cpu_seconds() - c0;
+    p->cpu_user = wl_cpu_user_seconds() - u0;
     wl_sort(p->lat, p->nlat);
     free(slots);
     return ok;

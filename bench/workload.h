@@ -17,7 +17,7 @@ typedef struct wl_phase {
     bool no_bytes; /* create-only re-puts move no bytes */
     size_t ops, keys, hits, misses, failures;
     uint64_t bytes;
-    double seconds, cpu;
+    double seconds, cpu, cpu_user; /* cpu: user + system, of the whole process */
     double *lat;
     size_t nlat;
 } wl_phase;
@@ -51,8 +51,11 @@ void wl_sort(double *v, size_t n);
 /* The q-quantile of a phase's latencies (sorted by wl_run). */
 double wl_pct(const wl_phase *p, double q);
 
-/* This process's CPU seconds so far. */
+/* This process's CPU seconds so far (user + system). */
 double wl_cpu_seconds(void);
+
+/* This process's user CPU seconds so far. */
+double wl_cpu_user_seconds(void);
 
 /* Close the executor (and with it the store); frees the workload. */
 l3_status wl_stop(workload *w, l3_error *err);

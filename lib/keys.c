@@ -1,7 +1,6 @@
 #include "l3_keys.h"
 
 #include <jansson.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +42,35 @@ l3_status l3_key_prefix(const char *deployment_id, const char *weight_version,
     return L3_OK;
 }
 
+/* An appender over a fixed buffer: `len` counts every byte asked for, so
+ * an overflow shows at the end. Keys are formatted once per key of every
+ * operation: plain copies, not snprintf's format parsing. */
+typedef struct key_buf {
+    char *out;
+    size_t size, len;
+} key_buf;
+
+static void put_bytes(key_buf *b, const char *s, size_t n)
+{
+    if (b->len < b->size)
+        memcpy(b->out + b->len, s, b->size - b->len < n ? b->size - b->len : n);
+    b->len += n;
+}
+
+/* `v` in decimal, a minus sign first when negative. */
+static void put_decimal(key_buf *b, int64_t v)
+{
+    char digits[24];
+    size_t i = sizeof digits;
+    uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        digits[--i] = (char)('0' + m % 10);
+    while ((m /= 10) != 0);
+    if (v < 0)
+        digits[--i] = '-';
+    put_bytes(b, digits + i, sizeof digits - i);
+}
+
 l3_status l3_object_key(const char *prefix, const char *content_hash, uint32_t group,
                         int32_t page_offset, uint32_t key_rank, char *out, size_t out_size,
                         l3_error *err)
@@ -51,16 +79,25 @@ l3_status l3_object_key(const char *prefix, const char *content_hash, uint32_t g
         return l3_fail(err, L3_EINVAL, "an object key part is NULL");
     if (!content_hash[0])
         return l3_fail(err, L3_EINVAL, "the content hash is empty");
-    int n = snprintf(out, out_size, "%s_%s|g%u|o%d|r%u", prefix, content_hash, group, page_offset,
-                     key_rank);
-    if (n < 0 || (size_t)n >= out_size || n > L3_OBJECT_KEY_MAX) {
+    /* <prefix>_<content hash>|g<group>|o<page offset>|r<rank> */
+    key_buf b = { out, out_size, 0 };
+    put_bytes(&b, prefix, strlen(prefix));
+    put_bytes(&b, "_", 1);
+    put_bytes(&b, content_hash, strlen(content_hash));
+    put_bytes(&b, "|g", 2);
+    put_decimal(&b, group);
+    put_bytes(&b, "|o", 2);
+    put_decimal(&b, page_offset);
+    put_bytes(&b, "|r", 2);
+    put_decimal(&b, key_rank);
+    if (b.len >= out_size || b.len > L3_OBJECT_KEY_MAX) {
         if (out_size)
             out[0] = '\0';
         return l3_fail(err, L3_EINVAL, "the object key is longer than %d bytes",
-                       (size_t)n >= out_size && out_size - 1 < L3_OBJECT_KEY_MAX
-                           ? (int)out_size - 1
-                           : L3_OBJECT_KEY_MAX);
+                       b.len >= out_size && out_size - 1 < L3_OBJECT_KEY_MAX ? (int)out_size - 1
+                                                                             : L3_OBJECT_KEY_MAX);
     }
+    out[b.len] = '\0';
     return L3_OK;
 }
 

@@ -2,6 +2,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -16,6 +18,31 @@ static void object_keys_have_the_reference_shape(void **state)
     assert_string_equal(out, "P_abc|g3|o7|r1");
     assert_int_equal(l3_object_key("P", "abc", 0, -2, 0, out, sizeof out, NULL), L3_OK);
     assert_string_equal(out, "P_abc|g0|o-2|r0");
+}
+
+/* The formatter is hand-written (no snprintf per key): it must agree with
+ * printf's decimal forms at the extremes and on random values. */
+static void object_keys_match_printf_at_every_value(void **state)
+{
+    (void)state;
+    uint32_t u[] = { 0, 1, 9, 10, 99, 4294967295u, 2147483648u };
+    int32_t o[] = { 0, -1, 1, -10, 2147483647, -2147483647 - 1 };
+    char got[256], want[256];
+    unsigned seed = 7;
+    for (int round = 0; round < 2000; round++) {
+        uint32_t g = round < 7 ? u[round] : (uint32_t)rand_r(&seed) * 2654435761u;
+        int32_t off = round < 6 ? o[round] : (int32_t)((uint32_t)rand_r(&seed) * 2246822519u);
+        uint32_t r = u[round % 7];
+        assert_int_equal(l3_object_key("l3v1-x", "hash", g, off, r, got, sizeof got, NULL), L3_OK);
+        snprintf(want, sizeof want, "l3v1-x_hash|g%u|o%d|r%u", g, off, r);
+        assert_string_equal(got, want);
+    }
+    /* Exactly fitting and one byte short. */
+    size_t n = strlen("P_h|g0|o0|r0");
+    assert_int_equal(l3_object_key("P", "h", 0, 0, 0, got, n + 1, NULL), L3_OK);
+    assert_string_equal(got, "P_h|g0|o0|r0");
+    assert_int_equal(l3_object_key("P", "h", 0, 0, 0, got, n, NULL), L3_EINVAL);
+    assert_string_equal(got, "");
 }
 
 static void an_empty_content_hash_is_an_error(void **state)
@@ -91,6 +118,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(object_keys_have_the_reference_shape),
+        cmocka_unit_test(object_keys_match_printf_at_every_value),
         cmocka_unit_test(an_empty_content_hash_is_an_error),
         cmocka_unit_test(a_key_longer_than_the_format_allows_is_an_error),
         cmocka_unit_test(prefixes_are_fixed_charset_and_injective),
