@@ -85,6 +85,9 @@ typedef struct req_io {
     bool *seen;         /* per id: in an earlier request (second-sight admission) */
     uint64_t *groups;   /* per key of a put: its page's group (ranks), or NULL */
     uint32_t group_objects;
+    bool pools;         /* --pools: a KV, a sidecar and a state key per block (arrays of 3 x longest) */
+    const char **batch; /* with pools: a get's or put's keys, gathered */
+    uint32_t *batch_obj; /* their objects: block id x NUM_POOLS + pool */
 } req_io;
 
 /* Read the hit prefix, at most `limit` blocks: how many from the start
@@ -152,21 +155,25 @@ static void req_io_free(req_io *io)
     free(io->ranges);
     free(io->seen);
     free(io->groups);
+    free(io->batch);
+    free(io->batch_obj);
     if (io->pool)
         l3_pool_free(io->pool, io->pool_len);
 }
 
-static bool req_io_alloc(req_io *io, const tr_trace *t, uint64_t block, int admit)
+static bool req_io_alloc(req_io *io, const tr_trace *t, uint64_t block, int admit, bool pools)
 {
-    size_t n = t->longest ? t->longest : 1;
-    *io = (req_io){ .admit = admit, .seen = calloc(t->num_ids ? t->num_ids : 1, 1),
+    size_t n = (t->longest ? t->longest : 1) * (pools ? 3 : 1);
+    *io = (req_io){ .admit = admit, .pools = pools, .batch = calloc(n, sizeof(char *)),
+                    .batch_obj = calloc(n, sizeof(uint32_t)), .seen = calloc(t->num_ids ? t->num_ids : 1, 1),
                     .kbuf = calloc(n, sizeof *io->kbuf), .keys = calloc(n, sizeof *io->keys),
                     .flags = calloc(n, 1), .ok = calloc(n, 1), .fail = calloc(n, 1),
                     .ranges = calloc(n, sizeof *io->ranges), .pool_len = n * l3_round_up(block, 4096) };
     io->pool = l3_pool_alloc(io->pool_len, NULL);
     for (size_t i = 0; io->ranges && i < n; i++)
         io->ranges[i] = (l3_range){ i * l3_round_up(block, 4096), block };
-    return io->seen && io->kbuf && io->keys && io->flags && io->ok && io->fail && io->ranges && io->pool;
+    return io->seen && io->kbuf && io->keys && io->flags && io->ok && io->fail && io->ranges && io->pool &&
+           io->batch && io->batch_obj;
 }
 
 /* Replay every request through the store. */
@@ -210,7 +217,7 @@ static bool run_store(const l3_trace_options *o, const tr_trace *t, uint64_t obj
         return false;
     }
     req_io io;
-    bool ok = req_io_alloc(&io, t, o->block_bytes, o->admit);
+    bool ok = req_io_alloc(&io, t, o->block_bytes, o->admit, false);
     if (ok)
         ok = l3_slabstore_register_host(s, (l3_host_buffer){ io.pool, io.pool_len }, &err) == L3_OK;
     double t0 = l3_monotonic_seconds();
@@ -243,6 +250,113 @@ typedef struct rank_shared {
     uint64_t bad_bytes, failed_puts;
 } rank_shared;
 
+/* --pools: a hybrid model's objects per block and rank, as SGLang's
+ * HiCache stores them: the KV ("tr_<id>_r<rank>"), a sidecar of the same
+ * page ("..._x", a DSA indexer's, say) and, for a request's last full page
+ * only, its state ("..._s", a Mamba/SWA state: TRAILING). In io's key and
+ * flag arrays the KV keys come first, then the sidecars, then the states. */
+enum { POOL_KV, POOL_SIDECAR, POOL_STATE, NUM_POOLS };
+
+static void pool_keys(const uint32_t *ids, size_t n, int rank, req_io *io)
+{
+    static const char *const suffix[NUM_POOLS] = { "", "_x", "_s" };
+    for (size_t p = 0; p < NUM_POOLS; p++)
+        for (size_t i = 0; i < n; i++) {
+            size_t k = p * n + i;
+            snprintf(io->kbuf[k], sizeof io->kbuf[k], "tr_%u_r%d%s", ids[i], rank, suffix[p]);
+            io->keys[k] = io->kbuf[k];
+        }
+}
+
+/* A rank's usable prefix from its exists flags: the run of pages whose KV
+ * and sidecar are there, cut back to the last of them with a state. */
+static size_t pool_prefix(const req_io *io, size_t n)
+{
+    size_t h = 0;
+    while (h < n && io->flags[h] && io->flags[n + h])
+        h++;
+    while (h > 0 && !io->flags[2 * n + h - 1])
+        h--;
+    return h;
+}
+
+/* An object's stamp: its block and pool. */
+static void pool_stamp(uint8_t *p, uint32_t obj)
+{
+    uint64_t v = 0x9e3779b97f4a7c15ull * ((uint64_t)obj + 1);
+    memcpy(p, &v, sizeof v);
+}
+
+/* Gather key `k` of the request (pool k / n, block k % n) into the batch. */
+static void pool_gather(req_io *io, const uint32_t *ids, size_t n, size_t k, size_t *m)
+{
+    io->batch[*m] = io->keys[k];
+    io->batch_obj[*m] = ids[k % n] * NUM_POOLS + (uint32_t)(k / n);
+    (*m)++;
+}
+
+/* Read the usable prefix `u` (its pages' KV and sidecars, the state of its
+ * last page): u when all of it arrived whole, else 0 (no other state is
+ * known to be there). */
+static size_t pool_read(l3_store *st, req_io *io, const uint32_t *ids, size_t n, size_t u, replay *r)
+{
+    if (!u)
+        return 0;
+    size_t m = 0;
+    for (size_t j = 0; j < u; j++) {
+        pool_gather(io, ids, n, POOL_KV * n + j, &m);
+        pool_gather(io, ids, n, POOL_SIDECAR * n + j, &m);
+    }
+    pool_gather(io, ids, n, POOL_STATE * n + u - 1, &m);
+    l3_io_result res = { .success = io->ok, .object_failures = io->fail };
+    if (l3_store_batch_get_into(st, io->batch, m, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, &res,
+                                NULL) != L3_OK)
+        return 0;
+    bool whole = true;
+    for (size_t k = 0; k < m; k++) {
+        if (!io->ok[k]) {
+            whole = false;
+            continue;
+        }
+        uint8_t want[8];
+        pool_stamp(want, io->batch_obj[k]);
+        r->bad_bytes += memcmp(io->pool + io->ranges[k].offset, want, 8) != 0;
+    }
+    return whole ? u : 0;
+}
+
+/* Store what the rank lacks after the usable prefix `u`: each page's KV
+ * and sidecar in chain order, the state of the last full page before the
+ * prompt's partial last page (offered last, as the batch's partial page). */
+static void pool_store(l3_store *st, req_io *io, const uint32_t *ids, size_t n, size_t u, replay *r)
+{
+    size_t m = 0;
+    bool tail = false;
+    for (size_t j = u; j < n; j++) {
+        if (j + 1 == n && n >= 2 && !io->flags[POOL_STATE * n + n - 2])
+            pool_gather(io, ids, n, POOL_STATE * n + n - 2, &m);
+        for (size_t p = POOL_KV; p <= POOL_SIDECAR; p++)
+            if (!io->flags[p * n + j]) {
+                pool_gather(io, ids, n, p * n + j, &m);
+                tail = j + 1 == n;
+            }
+    }
+    for (size_t k = 0; k < m; k++) {
+        pool_stamp(io->pool + io->ranges[k].offset, io->batch_obj[k]);
+        if (io->groups)
+            io->groups[k] = (uint64_t)(io->batch_obj[k] / NUM_POOLS) + 1;
+    }
+    if (!m)
+        return;
+    l3_io_result res = { .success = io->ok, .object_failures = io->fail };
+    l3_put_hints hints = { .groups = io->groups, .group_objects = io->group_objects, .last_is_partial = tail };
+    if (l3_store_batch_put_hinted(st, io->batch, m, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, 1,
+                                  &hints, &res, NULL) != L3_OK)
+        r->failed_puts += m;
+    for (size_t k = 0; k < m; k++)
+        r->failed_puts += io->fail[k];
+}
+
 /* One rank's replay of every request on the shared store: its own shard
  * of each block, the hit the group's minimum (SGLang's all_reduce(min)),
  * the rest of the request stored with its page's group when `groups`. */
@@ -252,19 +366,30 @@ static bool rank_replay(const tr_trace *t, l3_store *st, req_io *io, int rank, u
     replay r = { 0 };
     for (size_t q = 0; q < t->num_requests; q++) {
         const uint32_t *ids = t->ids + t->start[q];
-        size_t n = t->start[q + 1] - t->start[q], p = 0;
-        request_keys(ids, n, rank, io->kbuf, io->keys);
-        if (l3_store_batch_exists(st, io->keys, n, io->flags, NULL) != L3_OK) {
-            memset(io->flags, 0, n); /* (a miss, and counted: the others wait at the barrier) */
+        size_t n = t->start[q + 1] - t->start[q], p = 0, nkeys = io->pools ? NUM_POOLS * n : n;
+        if (io->pools)
+            pool_keys(ids, n, rank, io);
+        else
+            request_keys(ids, n, rank, io->kbuf, io->keys);
+        if (l3_store_batch_exists(st, io->keys, nkeys, io->flags, NULL) != L3_OK) {
+            memset(io->flags, 0, nkeys); /* (a miss, and counted: the others wait at the barrier) */
             r.failed_puts++;
         }
-        while (p < n && io->flags[p])
-            p++;
+        if (io->pools)
+            p = pool_prefix(io, n);
+        else
+            while (p < n && io->flags[p])
+                p++;
         sh->prefix[q & 1][rank] = (uint32_t)p;
         pthread_barrier_wait(&sh->step);
         size_t hit = p;
         for (uint32_t k = 0; k < ranks; k++)
             hit = sh->prefix[q & 1][k] < hit ? sh->prefix[q & 1][k] : hit;
+        if (io->pools) {
+            got[q * ranks + (size_t)rank] = (uint32_t)pool_read(st, io, ids, n, hit, &r);
+            pool_store(st, io, ids, n, hit, &r);
+            continue;
+        }
         got[q * ranks + (size_t)rank] = (uint32_t)read_prefix(st, io, ids, hit, &r);
         store_rest(st, io, ids, n, hit, &r);
     }
@@ -287,12 +412,19 @@ static int rank_child(const l3_trace_options *o, const tr_trace *t, const l3_sla
         return 1;
     }
     req_io io;
-    bool ok = req_io_alloc(&io, t, o->block_bytes, L3_ADMIT_ALL);
-    io.groups = groups ? calloc(t->longest ? t->longest : 1, sizeof *io.groups) : NULL;
-    io.group_objects = groups ? o->ranks : 0;
+    bool ok = req_io_alloc(&io, t, o->block_bytes, L3_ADMIT_ALL, o->pools);
+    io.groups = groups ? calloc((t->longest ? t->longest : 1) * (o->pools ? 3 : 1), sizeof *io.groups) : NULL;
+    /* as SGLang's adapter counts a page: its KV, sidecar and state on every rank */
+    io.group_objects = groups ? o->ranks * (o->pools ? 3 : 1) : 0;
     ok = ok && (!groups || io.groups) &&
          l3_slabstore_register_host(s, (l3_host_buffer){ io.pool, io.pool_len }, &err) == L3_OK;
     ok = ok && rank_replay(t, l3_slabstore_store(s), &io, rank, o->ranks, sh, got);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    if (getenv("L3_TRACE_DEBUG"))
+        fprintf(stderr, "rank %d: written %llu objects, reinserted %llu, dropped with their group %llu, evicted %llu\n",
+               rank, (unsigned long long)stats.put_keys_written, (unsigned long long)stats.reinserted_objects,
+               (unsigned long long)stats.group_dropped, (unsigned long long)stats.evicted_objects);
     l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
     l3_slabstore_free(s);
     req_io_free(&io);
@@ -324,11 +456,14 @@ static bool run_ranks(const l3_trace_options *o, const tr_trace *t, uint64_t cap
                       const tr_sim_result *lru)
 {
     l3_trace_options ro = *o;
+    ro.ranks = o->ranks ? o->ranks : 1;
+    o = &ro; /* (the rank count made explicit: --pools alone is one rank) */
+    uint32_t per_page = o->pools ? 2 : 1; /* KV and sidecar; the states share that room */
     ro.block_bytes = (o->block_bytes + o->ranks - 1) / o->ranks;
     char path[4096];
     snprintf(path, sizeof path, "%s/l3trace-ranks-%d.store", o->dir, (int)getpid());
     l3_slab_options so;
-    if (!store_options(&ro, cap * o->ranks, path, &so))
+    if (!store_options(&ro, cap * o->ranks * per_page, path, &so))
         return false;
     so.eviction = L3_EVICT_FIFO_REINSERT;
     size_t got_bytes = t->num_requests * o->ranks * sizeof(uint32_t);
@@ -362,8 +497,8 @@ static bool run_ranks(const l3_trace_options *o, const tr_trace *t, uint64_t cap
         fprintf(stderr, "l3bench: --trace: ranks: %llu reads served wrong bytes, %llu puts failed\n",
                 (unsigned long long)sh->bad_bytes, (unsigned long long)sh->failed_puts);
     if (ok && !o->json)
-        printf("%8s  %u ranks, %-9s usable %.4f (%.3f x one rank's %.4f; %.3f x LRU); the ranks' own %.4f; %.1f s\n",
-               "", o->ranks, groups ? "groups:" : "no groups:", usable, single > 0 ? usable / single : 0, single,
+        printf("%8s  %u ranks%s, %-9s usable %.4f (%.3f x one rank's %.4f; %.3f x LRU); the ranks' own %.4f; %.1f s\n",
+               "", o->ranks, o->pools ? " with pools" : "", groups ? "groups:" : "no groups:", usable, single > 0 ? usable / single : 0, single,
                hl > 0 ? usable / hl : 0, own, l3_monotonic_seconds() - t0);
     ok = ok && !sh->bad_bytes && !sh->failed_puts;
     if (s)
@@ -481,7 +616,7 @@ static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t 
             print_row(o, cap, name, &lru, &bel, &r, rows);
         if (ok && o->store_admission != L3_ADMISSION_ALL)
             print_sim(o, t, cap, &lru, &r, rows);
-        if (ok && o->ranks > 1 && ev == L3_EVICT_FIFO_REINSERT)
+        if (ok && (o->ranks > 1 || o->pools) && ev == L3_EVICT_FIFO_REINSERT)
             ok = run_ranks(o, t, cap, true, ratio(r.hits, r.accesses), &lru) &&
                  run_ranks(o, t, cap, false, ratio(r.hits, r.accesses), &lru);
     }

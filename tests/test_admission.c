@@ -242,6 +242,53 @@ static void a_lease_on_one_member_keeps_its_whole_page(void **state)
     unlink(path);
 }
 
+/* Get keys [first, first + n) of `ns` into the pool: how many were served. */
+static size_t get_range(l3_store *st, uint8_t *pool, const char *ns, size_t first, size_t n)
+{
+    keyset *k = malloc(sizeof *k);
+    make_keys(k, ns, first, n);
+    bool ok[256], fail[256];
+    l3_io_result res = { .success = ok, .object_failures = fail };
+    assert_int_equal(l3_store_batch_get_into(st, k->ptr, n, (l3_host_buffer){ pool, 256 * OBJ }, k->ranges, &res,
+                                             NULL),
+                     L3_OK);
+    size_t got = 0;
+    for (size_t i = 0; i < n; i++)
+        got += ok[i];
+    free(k);
+    return got;
+}
+
+/* A page's state written before its KV and never read (SGLang's trailing
+ * state of a page that later became a prefix's middle): the KV's reads
+ * keep the state too, so evicting the unread state does not take the read
+ * KV with it. */
+static void a_read_of_one_member_keeps_its_unread_siblings(void **state)
+{
+    (void)state;
+    char path[512];
+    l3_slabstore *s = open_with("gread", 6, L3_ADMISSION_ALL, 0, path);
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(256 * OBJ);
+    put_range(st, pool, "state", 0, PER_SLAB, true, NULL); /* the oldest slab */
+    put_range(st, pool, "kv", 0, PER_SLAB, true, NULL);
+    assert_int_equal(get_range(st, pool, "kv", 0, 1), 1); /* page 0's KV is read, its state is not */
+    l3_slab_stats stats = { 0 };
+    for (size_t first = 1000; stats.evictions < 2 && first < 1000 + 12 * PER_SLAB; first += PER_SLAB) {
+        put_range(st, pool, "other", first, PER_SLAB, false, NULL);
+        l3_slabstore_stats(s, &stats);
+    }
+    assert_true(stats.evictions >= 2); /* the state's slab and the KV's were reused */
+    bool a[2], b[2];
+    exists_range(st, "state", 0, 2, a);
+    exists_range(st, "kv", 0, 2, b);
+    assert_true(a[0] && b[0]); /* page 0 kept whole */
+    assert_false(a[1] || b[1]); /* page 1, never read, went whole */
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+}
+
 static void a_budget_in_drive_writes_per_day_declines_first_sightings_first(void **state)
 {
     (void)state;
@@ -274,6 +321,7 @@ int main(void)
         cmocka_unit_test(a_page_s_shards_over_two_ranks_stay_and_go_together),
         cmocka_unit_test(one_decision_binds_every_member_of_a_page),
         cmocka_unit_test(a_lease_on_one_member_keeps_its_whole_page),
+        cmocka_unit_test(a_read_of_one_member_keeps_its_unread_siblings),
         cmocka_unit_test(a_budget_in_drive_writes_per_day_declines_first_sightings_first),
     };
     return cmocka_run_group_tests_name("admission", tests, NULL, NULL);

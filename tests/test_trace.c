@@ -439,6 +439,37 @@ static void the_replay_over_ranks_reports_usable_hits(void **state)
     unlink(out);
 }
 
+/* --pools through the store (two ranks): a KV, a sidecar and a last full
+ * page's state per rank, read back and checked by their stamps (a wrong
+ * byte or a failed put fails the run); the usable hit is cut back to the
+ * last page with a state, so it stays under the KV-only replay's at the
+ * same capacity, and with groups the ranks agree. */
+static void the_replay_with_pools_cuts_prefixes_at_states(void **state)
+{
+    (void)state;
+    char out[600];
+    run_replay("pools.jsonl", 1500, "--capacity 400 --block-bytes 32K --eviction fifo-reinsert --ranks 2 --pools", out,
+               sizeof out);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        char kind[16];
+        double usable, share, single, own;
+        if (sscanf(line, " 2 ranks with pools, %15[a-z ]: usable %lf (%lf x one rank's %lf; %*f x LRU); the ranks' "
+                         "own %lf", kind, &usable, &share, &single, &own) == 5) {
+            rows++;
+            assert_true(usable > 0 && usable <= own + 1e-9 && usable < single);
+            if (strcmp(kind, "groups") == 0)
+                assert_true(usable >= 0.99 * own);
+        }
+    }
+    fclose(f);
+    assert_int_equal(rows, 2);
+    unlink(out);
+}
+
 /* The log of slabs (the store's fifo-reinsert): the oldest slab's worth is
  * reclaimed at once, and what was read since written is written again at
  * the head. */
@@ -547,6 +578,7 @@ int main(void)
         cmocka_unit_test(the_slab_log_rewrites_what_was_read),
         cmocka_unit_test(the_replay_runs_through_the_store_and_reports),
         cmocka_unit_test(the_replay_over_ranks_reports_usable_hits),
+        cmocka_unit_test(the_replay_with_pools_cuts_prefixes_at_states),
         cmocka_unit_test(the_simulation_tables_cover_every_capacity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -145,10 +145,12 @@ static void finish_key(l3_slabstore *s, get_wave *w, get_key *g, l3_plan *plans,
     l3_slab_lock(s);
     l3_index_entry *e = l3_index_find(&s->index, g->id);
     bool current = e && e->seq == g->seq && s->slabs[g->slab].gen == g->gen;
-    if (current && crc_ok)
+    if (current && crc_ok) {
         l3_policy_read(s, e);
-    else if (current)
+        l3_entry_group_read(s, e);
+    } else if (current) {
         l3_entry_unpublish(s, e); /* corrupt: drop it */
+    }
     l3_slab_unlock(s);
     if (current && crc_ok) {
         res->success[g->pos] = true;
