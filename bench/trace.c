@@ -422,9 +422,10 @@ static int rank_child(const l3_trace_options *o, const tr_trace *t, const l3_sla
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
     if (getenv("L3_TRACE_DEBUG"))
-        fprintf(stderr, "rank %d: written %llu objects, reinserted %llu, dropped with their group %llu, evicted %llu\n",
+        fprintf(stderr, "rank %d: written %llu objects, reinserted %llu, dropped with their group %llu, evicted %llu; groups %llu, objects %llu\n",
                rank, (unsigned long long)stats.put_keys_written, (unsigned long long)stats.reinserted_objects,
-               (unsigned long long)stats.group_dropped, (unsigned long long)stats.evicted_objects);
+               (unsigned long long)stats.group_dropped, (unsigned long long)stats.evicted_objects,
+               (unsigned long long)stats.groups_live, (unsigned long long)stats.objects);
     l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
     l3_slabstore_free(s);
     req_io_free(&io);

@@ -42,7 +42,8 @@ typedef struct l3_put_hints {
      * a key of no group. A group is admitted, kept and evicted whole. */
     const uint64_t *groups;
     /* Objects in a whole group (ranks x pools), so that the write budget
-     * charges a group once, whole; 0: unknown (each object is charged). */
+     * charges a group once, whole; 0: unknown (each object is charged);
+     * 1: each object is its own group (the groups are not tracked). */
     uint32_t group_objects;
     /* The batch's last key is a prompt's partial last page (rarely read
      * again; written only on admission's top rung). */

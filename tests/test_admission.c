@@ -289,6 +289,35 @@ static void a_read_of_one_member_keeps_its_unread_siblings(void **state)
     unlink(path);
 }
 
+/* A batch whose pages have one object each (group_objects 1: one rank,
+ * one pool) keeps no groups: the table stays free for real ones. */
+static void groups_of_one_object_are_not_tracked(void **state)
+{
+    (void)state;
+    char path[512];
+    l3_slabstore *s = open_with("gone", 6, L3_ADMISSION_ALL, 0, path);
+    uint8_t *pool = aligned_pool(256 * OBJ);
+    keyset *k = malloc(sizeof *k);
+    make_keys(k, "solo", 0, 8);
+    bool ok[8], fail[8];
+    l3_io_result res = { .success = ok, .object_failures = fail };
+    l3_put_hints hints = { .groups = k->groups, .group_objects = 1 };
+    assert_int_equal(l3_store_batch_put_hinted(l3_slabstore_store(s), k->ptr, 8, (l3_host_buffer){ pool, 256 * OBJ },
+                                               k->ranges, 1, &hints, &res, NULL),
+                     L3_OK);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.objects, 8);
+    assert_int_equal(stats.groups_live, 0);
+    put_range(l3_slabstore_store(s), pool, "pair", 0, 8, true, NULL); /* group_objects 2 */
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.groups_live, 8);
+    free(k);
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+}
+
 static void a_budget_in_drive_writes_per_day_declines_first_sightings_first(void **state)
 {
     (void)state;
@@ -322,6 +351,7 @@ int main(void)
         cmocka_unit_test(one_decision_binds_every_member_of_a_page),
         cmocka_unit_test(a_lease_on_one_member_keeps_its_whole_page),
         cmocka_unit_test(a_read_of_one_member_keeps_its_unread_siblings),
+        cmocka_unit_test(groups_of_one_object_are_not_tracked),
         cmocka_unit_test(a_budget_in_drive_writes_per_day_declines_first_sightings_first),
     };
     return cmocka_run_group_tests_name("admission", tests, NULL, NULL);

@@ -251,6 +251,15 @@ static void a_full_table_sweeps_idle_entries_then_refuses(void **state)
     for (; meta.count < 768; tag++)
         l3_groups_get(&g, tag, now)->members = 1;
     assert_null(l3_groups_get(&g, tag, now)); /* nothing idle: untracked */
+    /* After a sweep that freed nothing, the next 1024 / 16 refusals do not
+     * sweep (each would read the whole table): an entry gone idle
+     * meanwhile is swept only after them. */
+    l3_groups_find(&g, 1)->members = 0;
+    for (int k = 0; k < 1024 / 16; k++)
+        assert_null(l3_groups_get(&g, tag, now));
+    assert_non_null(l3_groups_find(&g, 1));
+    assert_non_null(l3_groups_get(&g, tag, now)); /* swept: entry 1 gave its place */
+    assert_null(l3_groups_find(&g, 1));
     free(g.table);
 }
 

@@ -150,8 +150,15 @@ class L3CacheTier(_Base):
         self._io.register_hosts([(self._base, self._rows * self._row_bytes)])
         self._prefix = _namespace(offloading_spec, self._row_bytes)
         self._group_ns = _group_namespace(offloading_spec)
-        # A block's objects: one per KV group (a row holds every local worker's shard).
-        self._group_objects = len(offloading_spec.config.groups)
+        # A block's objects: one per KV group and rank (a row holds every local
+        # worker's shard, so with several workers per scheduler this counts
+        # high: the budget then charges a block a little more). 1 means each
+        # object is its own group, and the store keeps no group for it.
+        par = offloading_spec.config.parallel
+        agnostic = bool(getattr(par, "is_parallelism_agnostic", False) or
+                        getattr(offloading_spec, "replicated_layout", False))
+        ranks = 1 if agnostic else max(1, int(par.world_size))
+        self._group_objects = len(offloading_spec.config.groups) * ranks
         self._lock = threading.Lock()
         self._jobs: Dict[int, Tuple[bool, List[bytes]]] = {}  # job id -> (is a load, its keys)
         self._done: List[Any] = []                            # results not yet returned

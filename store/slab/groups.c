@@ -8,7 +8,7 @@
 
 uint64_t l3_groups_slots_for(uint64_t max_objects)
 {
-    uint64_t slots = max_objects / 2;
+    uint64_t slots = max_objects;
     return slots < 1024 ? 1024 : slots;
 }
 
@@ -16,6 +16,7 @@ void l3_groups_format(l3_groups_meta *meta, uint64_t slots)
 {
     meta->slots = slots;
     meta->count = 0;
+    meta->skip = 0;
 }
 
 static uint64_t home(const l3_groups *g, uint32_t tag)
@@ -101,9 +102,18 @@ l3_group *l3_groups_get(const l3_groups *g, uint32_t tag, uint64_t now)
     if (g->table[i].tag)
         return &g->table[i];
     if (g->meta->count + 1 > g->meta->slots / 4 * 3) {
-        sweep(g, now);
-        if (g->meta->count + 1 > g->meta->slots / 4 * 3)
+        /* Full: sweep, but after a sweep that freed nothing not again for
+         * a sixteenth of the table's refusals (a sweep reads the whole
+         * table, under the store's lock). */
+        if (g->meta->skip > 0) {
+            g->meta->skip--;
             return NULL;
+        }
+        sweep(g, now);
+        if (g->meta->count + 1 > g->meta->slots / 4 * 3) {
+            g->meta->skip = g->meta->slots / 16;
+            return NULL;
+        }
         i = probe(g, tag);
     }
     g->table[i] = (l3_group){ .tag = tag };

@@ -47,6 +47,7 @@ static inline uint32_t l3_group_ms(uint64_t ns) { return (uint32_t)(ns / 1000000
 typedef struct l3_groups_meta {
     uint64_t slots;   /* entries of the table */
     uint64_t count;   /* entries in use */
+    uint64_t skip;    /* refusals of a full table left before it is swept again */
 } l3_groups_meta;
 
 /* A view of a group table. */
@@ -56,8 +57,8 @@ typedef struct l3_groups {
 } l3_groups;
 
 /* Entries of a table for a store of up to `max_objects` objects: one per
- * two objects (so, at a load of 3/4 at most, a store full of groups of
- * three or more objects), at least 1024. */
+ * object (so, at a load of 3/4 at most, a store full of groups of two or
+ * more objects, or three quarters of it groups of one), at least 1024. */
 uint64_t l3_groups_slots_for(uint64_t max_objects);
 
 /* Set up an empty table of `slots` entries (zeroed by the caller). */

@@ -372,7 +372,8 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
                               l3_host_buffer host, const l3_range *ranges, l3_io_result *res,
                               int *io_error, l3_error *err)
 {
-    const uint64_t *groups = w->hints && !w->moves ? w->hints->groups : NULL;
+    /* A group of one object is the object itself: not in the table. */
+    const uint64_t *groups = w->hints && !w->moves && w->hints->group_objects != 1 ? w->hints->groups : NULL;
     for (size_t i = 0; i < w->m; i++) {
         w->keys[i] = (put_key){ .pos = base + i, .move = w->moves ? &w->moves[base + i] : NULL,
                                 .id = l3_key_identity(keys[base + i], strlen(keys[base + i])), .plan = SIZE_MAX,
