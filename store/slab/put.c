@@ -84,7 +84,11 @@ static int admit_key(l3_slabstore *s, put_wave *w, put_key *p, uint64_t bytes)
         v = OVER_BUDGET; /* (counted by the policy) */
     else if (v == L3_VERDICT_REFUSED)
         atomic_fetch_add(&s->not_admitted, 1);
-    if (g)
+    /* Recorded for the other members only where it could go another way:
+     * admitting everything with no budget, every member decides alike, and
+     * a decision would hold its entry for a page's members that never come. */
+    bool binding = s->sh->admit.mode != L3_ADMISSION_ALL || s->opt.write_budget;
+    if (g && binding)
         l3_group_decide(g, v == OVER_BUDGET ? L3_VERDICT_REFUSED : (uint32_t)v, now, h ? h->group_objects : 0);
     return v;
 }
