@@ -248,6 +248,7 @@ typedef struct rank_shared {
     pthread_barrier_t step;
     uint32_t prefix[2][64];
     uint64_t bad_bytes, failed_puts;
+    uint64_t written, dropped; /* over the ranks: objects put, objects dropped with their group */
 } rank_shared;
 
 /* --pools: a hybrid model's objects per block and rank, as SGLang's
@@ -420,12 +421,9 @@ static int rank_child(const l3_trace_options *o, const tr_trace *t, const l3_sla
          l3_slabstore_register_host(s, (l3_host_buffer){ io.pool, io.pool_len }, &err) == L3_OK;
     ok = ok && rank_replay(t, l3_slabstore_store(s), &io, rank, o->ranks, sh, got);
     l3_slab_stats stats;
-    l3_slabstore_stats(s, &stats);
-    if (getenv("L3_TRACE_DEBUG"))
-        fprintf(stderr, "rank %d: written %llu objects, reinserted %llu, dropped with their group %llu, evicted %llu; groups %llu, objects %llu\n",
-               rank, (unsigned long long)stats.put_keys_written, (unsigned long long)stats.reinserted_objects,
-               (unsigned long long)stats.group_dropped, (unsigned long long)stats.evicted_objects,
-               (unsigned long long)stats.groups_live, (unsigned long long)stats.objects);
+    l3_slabstore_stats(s, &stats); /* (this process's counts) */
+    __atomic_fetch_add(&sh->written, stats.put_keys_written, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sh->dropped, stats.group_dropped, __ATOMIC_RELAXED);
     l3_slabstore_register_host(s, (l3_host_buffer){ 0 }, NULL);
     l3_slabstore_free(s);
     req_io_free(&io);
@@ -498,9 +496,11 @@ static bool run_ranks(const l3_trace_options *o, const tr_trace *t, uint64_t cap
         fprintf(stderr, "l3bench: --trace: ranks: %llu reads served wrong bytes, %llu puts failed\n",
                 (unsigned long long)sh->bad_bytes, (unsigned long long)sh->failed_puts);
     if (ok && !o->json)
-        printf("%8s  %u ranks%s, %-9s usable %.4f (%.3f x one rank's %.4f; %.3f x LRU); the ranks' own %.4f; %.1f s\n",
+        printf("%8s  %u ranks%s, %-9s usable %.4f (%.3f x one rank's %.4f; %.3f x LRU); the ranks' own %.4f; %.1f s; "
+               "%llu objects written, %llu dropped with their group\n",
                "", o->ranks, o->pools ? " with pools" : "", groups ? "groups:" : "no groups:", usable, single > 0 ? usable / single : 0, single,
-               hl > 0 ? usable / hl : 0, own, l3_monotonic_seconds() - t0);
+               hl > 0 ? usable / hl : 0, own, l3_monotonic_seconds() - t0, (unsigned long long)sh->written,
+               (unsigned long long)sh->dropped);
     ok = ok && !sh->bad_bytes && !sh->failed_puts;
     if (s)
         l3_slabstore_free(s);
