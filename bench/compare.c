@@ -804,7 +804,7 @@ typedef struct extras {
  * fio has no counterpart for. 0 when the buffer cannot be had. */
 static double crc_cost(void)
 {
-    const size_t len = 256 * MIB, piece = 64 * 1024;
+    const size_t len = 256 * MIB, piece = (size_t)64 << 10;
     uint8_t *buf = malloc(len);
     if (!buf)
         return 0;

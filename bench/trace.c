@@ -163,7 +163,7 @@ static void req_io_free(req_io *io)
 
 static bool req_io_alloc(req_io *io, const tr_trace *t, uint64_t block, int admit, bool pools)
 {
-    size_t n = (t->longest ? t->longest : 1) * (pools ? 3 : 1);
+    size_t n = (size_t)(t->longest ? t->longest : 1) * (pools ? 3 : 1);
     *io = (req_io){ .admit = admit, .pools = pools, .batch = calloc(n, sizeof(char *)),
                     .batch_obj = calloc(n, sizeof(uint32_t)), .seen = calloc(t->num_ids ? t->num_ids : 1, 1),
                     .kbuf = calloc(n, sizeof *io->kbuf), .keys = calloc(n, sizeof *io->keys),
@@ -414,7 +414,7 @@ static int rank_child(const l3_trace_options *o, const tr_trace *t, const l3_sla
     }
     req_io io;
     bool ok = req_io_alloc(&io, t, o->block_bytes, L3_ADMIT_ALL, o->pools);
-    io.groups = groups ? calloc((t->longest ? t->longest : 1) * (o->pools ? 3 : 1), sizeof *io.groups) : NULL;
+    io.groups = groups ? calloc((size_t)(t->longest ? t->longest : 1) * (o->pools ? 3 : 1), sizeof *io.groups) : NULL;
     /* as SGLang's adapter counts a page: its KV, sidecar and state on every rank */
     io.group_objects = groups ? o->ranks * (o->pools ? 3 : 1) : 0;
     ok = ok && (!groups || io.groups) &&
