@@ -408,17 +408,15 @@ static void the_replay_runs_through_the_store_and_reports(void **state)
     unlink(out);
 }
 
-/* --ranks 2 through the store: two processes in lockstep on one store,
- * each its shard of every block; the usable hit (the minimum over the
- * ranks) is printed with and without groups, never above what the ranks
- * hit on their own, and with groups the ranks agree (usable within 1% of
- * their own: a read racing another rank's eviction may still differ). */
-static void the_replay_over_ranks_reports_usable_hits(void **state)
+/* Replay `args` (a trace of `name`) and check its rows "<label>, groups:"
+ * and "<label>, no groups:": the usable hit above 0, never above what the
+ * ranks hit on their own, with groups the ranks' own within 1% (a page's
+ * objects stay or go together; a read racing another rank's eviction may
+ * still differ), and under one rank's single-process hit when `below`. */
+static void check_rank_rows(const char *name, const char *args, const char *label, bool below)
 {
-    (void)state;
     char out[600];
-    run_replay("ranks.jsonl", 1500,
-               "--capacity 400 --block-bytes 32K --eviction fifo-reinsert --admit rung:2 --ranks 2", out, sizeof out);
+    run_replay(name, 1500, args, out, sizeof out);
     FILE *f = fopen(out, "r");
     assert_non_null(f);
     char line[512];
@@ -426,12 +424,15 @@ static void the_replay_over_ranks_reports_usable_hits(void **state)
     while (fgets(line, sizeof line, f)) {
         char kind[16];
         double usable, share, single, own;
-        if (sscanf(line, " 2 ranks, %15[a-z ]: usable %lf (%lf x one rank's %lf; %*f x LRU); the ranks' own %lf",
+        const char *at = line + strspn(line, " ");
+        if (strncmp(at, label, strlen(label)) == 0 &&
+            sscanf(at + strlen(label), ", %15[a-z ]: usable %lf (%lf x one rank's %lf; %*f x LRU); the ranks' own %lf",
                    kind, &usable, &share, &single, &own) == 5) {
             rows++;
             assert_true(usable > 0 && usable <= own + 1e-9 && single > 0);
+            assert_true(!below || usable < single);
             if (strcmp(kind, "groups") == 0)
-                assert_true(usable >= 0.99 * own); /* a page's shards stay or go together */
+                assert_true(usable >= 0.99 * own);
         }
     }
     fclose(f);
@@ -439,35 +440,26 @@ static void the_replay_over_ranks_reports_usable_hits(void **state)
     unlink(out);
 }
 
+/* --ranks 2 through the store: two processes in lockstep on one store,
+ * each its shard of every block; the usable hit (the minimum over the
+ * ranks) is printed with and without groups. */
+static void the_replay_over_ranks_reports_usable_hits(void **state)
+{
+    (void)state;
+    check_rank_rows("ranks.jsonl", "--capacity 400 --block-bytes 32K --eviction fifo-reinsert --admit rung:2 --ranks 2",
+                    "2 ranks", false);
+}
+
 /* --pools through the store (two ranks): a KV, a sidecar and a last full
  * page's state per rank, read back and checked by their stamps (a wrong
  * byte or a failed put fails the run); the usable hit is cut back to the
  * last page with a state, so it stays under the KV-only replay's at the
- * same capacity, and with groups the ranks agree. */
+ * same capacity. */
 static void the_replay_with_pools_cuts_prefixes_at_states(void **state)
 {
     (void)state;
-    char out[600];
-    run_replay("pools.jsonl", 1500, "--capacity 400 --block-bytes 32K --eviction fifo-reinsert --ranks 2 --pools", out,
-               sizeof out);
-    FILE *f = fopen(out, "r");
-    assert_non_null(f);
-    char line[512];
-    int rows = 0;
-    while (fgets(line, sizeof line, f)) {
-        char kind[16];
-        double usable, share, single, own;
-        if (sscanf(line, " 2 ranks with pools, %15[a-z ]: usable %lf (%lf x one rank's %lf; %*f x LRU); the ranks' "
-                         "own %lf", kind, &usable, &share, &single, &own) == 5) {
-            rows++;
-            assert_true(usable > 0 && usable <= own + 1e-9 && usable < single);
-            if (strcmp(kind, "groups") == 0)
-                assert_true(usable >= 0.99 * own);
-        }
-    }
-    fclose(f);
-    assert_int_equal(rows, 2);
-    unlink(out);
+    check_rank_rows("pools.jsonl", "--capacity 400 --block-bytes 32K --eviction fifo-reinsert --ranks 2 --pools",
+                    "2 ranks with pools", true);
 }
 
 /* The log of slabs (the store's fifo-reinsert): the oldest slab's worth is
