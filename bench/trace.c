@@ -23,6 +23,7 @@
 /* One replay's outcome. */
 typedef struct replay {
     uint64_t hits, accesses, admitted, declined, failed_puts, bad_bytes;
+    uint64_t declined_room; /* declined in batches of more than half the store: no room, not a fault */
     uint64_t dev_bytes, reinserted, slab_size;
     uint32_t slabs;
     double seconds;
@@ -86,6 +87,7 @@ typedef struct req_io {
     uint64_t *groups;   /* per key of a put: its page's group (ranks), or NULL */
     uint32_t group_objects;
     bool pools;         /* --pools: a KV, a sidecar and a state key per block (arrays of 3 x longest) */
+    uint64_t slots;     /* the store's slots (0: not known) */
     const char **batch; /* with pools: a get's or put's keys, gathered */
     uint32_t *batch_obj; /* their objects: block id x NUM_POOLS + pool */
 } req_io;
@@ -141,6 +143,7 @@ static void store_rest(l3_store *st, req_io *io, const uint32_t *ids, size_t n, 
     for (size_t k = 0; k < m; k++) {
         r->admitted += io->ok[k];
         r->declined += !io->ok[k]; /* (a store's admission declines; a failure is an object failure) */
+        r->declined_room += !io->ok[k] && io->slots && 2 * m > io->slots;
         r->failed_puts += io->fail[k];
     }
 }
@@ -218,6 +221,7 @@ static bool run_store(const l3_trace_options *o, const tr_trace *t, uint64_t obj
     }
     req_io io;
     bool ok = req_io_alloc(&io, t, o->block_bytes, o->admit, false);
+    io.slots = objects;
     if (ok)
         ok = l3_slabstore_register_host(s, (l3_host_buffer){ io.pool, io.pool_len }, &err) == L3_OK;
     double t0 = l3_monotonic_seconds();
@@ -599,7 +603,8 @@ static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t 
         replay r = { 0 };
         ok = run_store(o, t, cap, (l3_eviction)ev, &r);
         if (o->store_admission == L3_ADMISSION_ALL)
-            r.failed_puts += r.declined; /* a store that admits everything declines nothing */
+            r.failed_puts += r.declined - r.declined_room; /* a store that admits everything declines
+                                                              nothing that has room */
         if (ok && (r.bad_bytes || r.failed_puts)) {
             fprintf(stderr, "l3bench: --trace: %llu reads served wrong bytes, %llu puts failed\n",
                     (unsigned long long)r.bad_bytes, (unsigned long long)r.failed_puts);
