@@ -141,6 +141,7 @@ void l3_entries_clear(l3_slabstore *s)
     memset(s->slot_groups, 0, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint32_t));
     memset(s->groups.table, 0, s->groups.meta->slots * sizeof(l3_group));
     s->groups.meta->count = 0;
+    s->groups.meta->skip = 0;
     for (uint32_t i = 0; i < s->geo.num_slabs; i++)
         s->slabs[i].live = 0, s->slabs[i].live_bytes = 0;
     for (uint32_t i = 0; i < s->sh->num_ns; i++)

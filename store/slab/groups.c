@@ -87,25 +87,12 @@ bool l3_group_idle(const l3_group *e, uint64_t now)
     return e->members == 0 && (uint64_t)e->lease * 1000000000u <= now && !l3_group_decision(e, now);
 }
 
-/* Whether an entry holds only a decision: no members, no lease. */
-static bool decision_only(const l3_group *e, uint64_t now)
-{
-    return e->members == 0 && (uint64_t)e->lease * 1000000000u <= now;
-}
-
-/* Remove every entry that is idle; if that leaves the table full, every
- * entry that holds only a decision too (a page whose other objects never
- * came: a decision goes before a live group is refused). */
+/* Remove every entry that is idle. */
 static void sweep(const l3_groups *g, uint64_t now)
 {
     for (uint64_t i = 0; i < g->meta->slots; i++)
         while (g->table[i].tag && l3_group_idle(&g->table[i], now))
             remove_at(g, i); /* (a later entry may have shifted into i) */
-    if (g->meta->count + 1 <= g->meta->slots / 4 * 3)
-        return;
-    for (uint64_t i = 0; i < g->meta->slots; i++)
-        while (g->table[i].tag && decision_only(&g->table[i], now))
-            remove_at(g, i);
 }
 
 l3_group *l3_groups_get(const l3_groups *g, uint32_t tag, uint64_t now)
@@ -122,13 +109,16 @@ l3_group *l3_groups_get(const l3_groups *g, uint32_t tag, uint64_t now)
             g->meta->skip--;
             return NULL;
         }
+        uint64_t before = g->meta->count;
         sweep(g, now);
         if (g->meta->count + 1 > g->meta->slots / 4 * 3) {
-            g->meta->skip = g->meta->slots / 16;
+            if (g->meta->count == before)
+                g->meta->skip = g->meta->slots / 16;
             return NULL;
         }
         i = probe(g, tag);
     }
+    g->meta->skip = 0; /* room: a later fill starts with a sweep */
     g->table[i] = (l3_group){ .tag = tag };
     g->meta->count++;
     return &g->table[i];

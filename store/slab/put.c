@@ -85,9 +85,10 @@ static int admit_key(l3_slabstore *s, put_wave *w, put_key *p, uint64_t bytes)
     else if (v == L3_VERDICT_REFUSED)
         atomic_fetch_add(&s->not_admitted, 1);
     /* Recorded for the other members only where it could go another way:
-     * admitting everything with no budget, every member decides alike, and
-     * a decision would hold its entry for a page's members that never come. */
-    bool binding = s->sh->admit.mode != L3_ADMISSION_ALL || s->opt.write_budget;
+     * admitting everything with no budget (none here, and no process has
+     * drawn on the shared bucket), every member decides alike, and a
+     * decision would hold its entry for a page's members that never come. */
+    bool binding = s->sh->admit.mode != L3_ADMISSION_ALL || s->opt.write_budget || s->sh->budget_ns;
     if (g && binding)
         l3_group_decide(g, v == OVER_BUDGET ? L3_VERDICT_REFUSED : (uint32_t)v, now, h ? h->group_objects : 0);
     return v;

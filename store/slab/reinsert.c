@@ -35,8 +35,8 @@ static bool keeps(l3_slabstore *s, const l3_index_entry *e, l3_group *g)
     if (l3_group_kept_for(g, e->seq, l3_policy_clock_ns()))
         return true;
     bool keep = l3_policy_reinserts(s, e);
-    if (keep && g)
-        g->verdict = atomic_load(&s->sh->seq) << 1;
+    if (keep && g && !(g->verdict & 1))
+        g->verdict = atomic_load(&s->sh->seq) << 1; /* (a dead group stays dead for its older members) */
     return keep;
 }
 
