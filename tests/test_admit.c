@@ -272,13 +272,31 @@ static void a_full_table_sweeps_idle_entries_then_refuses(void **state)
 static void a_verdict_binds_the_members_older_than_it(void **state)
 {
     (void)state;
-    l3_group e = { .tag = 5, .verdict = 100u << 1 | 1 };
+    l3_group e = { .tag = 5 };
+    l3_group_set_dead(&e, 100);
     assert_true(l3_group_dead_for(&e, 99));
     assert_false(l3_group_dead_for(&e, 100)); /* written after the death: a new page */
     assert_false(l3_group_kept_for(&e, 99, 0));
-    e.verdict = 100u << 1;
+    l3_group_set_kept(&e, 200);
+    l3_group_set_read(&e, 300);
+    assert_true(l3_group_dead_for(&e, 99)); /* dead stays dead */
+    e.verdict = 0;
+    l3_group_set_kept(&e, 100);
     assert_true(l3_group_kept_for(&e, 99, 0));
     assert_false(l3_group_kept_for(&e, 101, 0));
+    assert_int_equal(l3_group_read_after(&e, 99), 0); /* kept, not read */
+    /* A read: members written before it count as read at it, by the
+     * policy's rule (not kept outright), later ones not at all. */
+    l3_group_set_read(&e, 150);
+    assert_false(l3_group_kept_for(&e, 99, 0));
+    assert_int_equal(l3_group_read_after(&e, 99), 150);
+    assert_int_equal(l3_group_read_after(&e, 150), 0);
+    l3_group_set_read(&e, 120); /* an older read changes nothing */
+    assert_int_equal(l3_group_read_after(&e, 99), 150);
+    l3_group_set_kept(&e, 160);
+    assert_true(l3_group_kept_for(&e, 155, 0));
+    e.verdict = 0;
+    l3_group_set_kept(&e, 100);
     e.lease = 50; /* seconds */
     assert_true(l3_group_kept_for(&e, 101, 49999999999ull)); /* leased: every member stays */
     assert_false(l3_group_kept_for(&e, 101, 50000000000ull));

@@ -119,7 +119,7 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
         l3_index_entry *e = l3_index_find_at(&s->index, ids[k], v, k);
         l3_group *g = e ? l3_groups_find(&s->groups, groups[k]) : NULL;
         if (g && !l3_group_dead_for(g, e->seq))
-            g->verdict = seq << 1 | 1; /* its group is dead: every older member goes as it is found */
+            l3_group_set_dead(g, seq); /* every older member goes as it is found */
         if (e) {
             l3_entry_unpublish(s, e);
             dropped++;

@@ -110,9 +110,8 @@ void l3_entry_group_read(l3_slabstore *s, const l3_index_entry *e)
 {
     uint32_t group = l3_slab_slot_groups(s, e->slab)[e->slot];
     l3_group *g = group ? l3_groups_find(&s->groups, group) : NULL;
-    uint64_t kept = atomic_load(&s->sh->seq) << 1;
-    if (g && !(g->verdict & 1) && g->verdict < kept)
-        g->verdict = kept;
+    if (g)
+        l3_group_set_read(g, atomic_load(&s->sh->seq));
 }
 
 void l3_entry_lease_group(l3_slabstore *s, const l3_index_entry *e, uint64_t until)

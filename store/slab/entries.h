@@ -43,10 +43,11 @@ void l3_entry_count(l3_slabstore *s, const l3_index_entry *e);
 l3_index_entry *l3_entry_find_live(l3_slabstore *s, l3_key_id id);
 
 /* A served read of entry `e` (under the lock), for its group if it has
- * one: every member written before now is then kept by eviction, as a
- * read object is (a page is used whole or not at all, so a rarely read
- * member, a state, must not take its read siblings with it). A dead group
- * stays dead. The object's own read mark is the policy's. */
+ * one: every member written before now then counts as read now when
+ * eviction asks the policy about it (a page is used whole or not at all,
+ * so a rarely read member, a state, must not take its read siblings with
+ * it). A dead group stays dead. The object's own read mark is the
+ * policy's. */
 void l3_entry_group_read(l3_slabstore *s, const l3_index_entry *e);
 
 /* Lease the group of entry `e` (if it has one) until `until`

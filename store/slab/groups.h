@@ -23,7 +23,7 @@
 typedef struct l3_group {
     uint32_t tag;     /* the group's tag (l3_group_tag; never 0, 0 marks a free slot) */
     uint32_t members; /* published objects of the group */
-    uint64_t verdict; /* (seq << 1) | dead: members older than seq are kept, or dead (0: none) */
+    uint64_t verdict; /* (seq << 2) | read << 1 | dead: what members older than seq follow (below) */
     uint32_t lease;   /* CLOCK_MONOTONIC seconds until which its members are leased (0: none) */
     uint32_t decided; /* its admission decision: 0 none, else (ms << 10) | (followers << 2) |
                          (1 + verdict), ms of CLOCK_MONOTONIC's low 22 bits (a 2 s window,
@@ -103,18 +103,50 @@ bool l3_group_idle(const l3_group *e, uint64_t now);
  * fewer; the entry goes when it is idle. */
 void l3_groups_release(const l3_groups *g, uint32_t tag, uint64_t now);
 
+/* A group's verdict: (seq << 2) | read << 1 | dead. Dead: a member was
+ * evicted at `seq`, every member written before goes. Kept (neither
+ * bit): a member was reinserted at `seq`, every member written before is
+ * kept. Read: a member was read at `seq`, every member written before
+ * counts as read at `seq` by the eviction policy's rule. 0: none. */
+static inline uint64_t l3_group_seq(const l3_group *e) { return e->verdict >> 2; }
+
+/* Mark the group dead at `seq`. */
+static inline void l3_group_set_dead(l3_group *e, uint64_t seq) { e->verdict = seq << 2 | 1; }
+
+/* A member kept (reinserted) at `seq`: unless the group is dead. */
+static inline void l3_group_set_kept(l3_group *e, uint64_t seq)
+{
+    if (!(e->verdict & 1))
+        e->verdict = seq << 2;
+}
+
+/* A member read at `seq`: unless the group is dead, or holds a later
+ * verdict. */
+static inline void l3_group_set_read(l3_group *e, uint64_t seq)
+{
+    if (!(e->verdict & 1) && l3_group_seq(e) < seq)
+        e->verdict = seq << 2 | 2;
+}
+
 /* Whether an object of the group, written at sequence `seq`, is dead: a
  * member written before it was evicted. */
 static inline bool l3_group_dead_for(const l3_group *e, uint64_t seq)
 {
-    return e && (e->verdict & 1) && seq < (e->verdict >> 1);
+    return e && (e->verdict & 1) && seq < l3_group_seq(e);
 }
 
 /* Whether an object of the group written at `seq` is to be kept: a member
  * written before it was kept, or the group is leased at `now` (ns). */
 static inline bool l3_group_kept_for(const l3_group *e, uint64_t seq, uint64_t now)
 {
-    return e && ((!(e->verdict & 1) && seq < (e->verdict >> 1)) || (uint64_t)e->lease * 1000000000u > now);
+    return e && ((!(e->verdict & 3) && seq < l3_group_seq(e)) || (uint64_t)e->lease * 1000000000u > now);
+}
+
+/* The sequence at which a member read after `seq` was written, or 0 (no
+ * read verdict, or one older than the object). */
+static inline uint64_t l3_group_read_after(const l3_group *e, uint64_t seq)
+{
+    return e && (e->verdict & 2) && seq < l3_group_seq(e) ? l3_group_seq(e) : 0;
 }
 
 #endif

@@ -45,18 +45,31 @@ static uint64_t last_read_seq(const l3_index_entry *e, uint64_t now)
     return seq > e->seq ? seq : e->seq;
 }
 
-bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e)
+/* The rule, for `e` last read at `last` (> its write). */
+static bool reinserts_after(const l3_slabstore *s, const l3_index_entry *e, uint64_t last, uint64_t now)
 {
-    if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || !(e->pad & L3_ENTRY_READ))
-        return false;
     if (s->slabs[e->slab].segment == SEG_PROBATION)
         return true; /* written at first sight and read since: it moves to main */
     /* Read in the last three quarters of its time here: a read right after
      * the write and none since says little (bench/results: the write cost
      * falls by a third, the hits stay). */
-    uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
-    uint64_t last = last_read_seq(e, now);
     return now <= e->seq || (last - e->seq) * 4 > now - e->seq;
+}
+
+bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e)
+{
+    if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || !(e->pad & L3_ENTRY_READ))
+        return false;
+    uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
+    return reinserts_after(s, e, last_read_seq(e, now), now);
+}
+
+bool l3_policy_reinserts_read_at(const l3_slabstore *s, const l3_index_entry *e, uint64_t read_seq)
+{
+    if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || read_seq <= e->seq)
+        return false;
+    uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
+    return reinserts_after(s, e, read_seq, now);
 }
 
 /* A slab's age for the victim choice: FIFO orders by when it was opened,

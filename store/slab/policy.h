@@ -50,6 +50,10 @@ void l3_policy_written(l3_slabstore *s, uint32_t slab);
  * main's, read in the last three quarters of its time here. */
 bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e);
 
+/* The same rule as if `e` had been read at sequence `read_seq` (its
+ * group's last read; 0: never). */
+bool l3_policy_reinserts_read_at(const l3_slabstore *s, const l3_index_entry *e, uint64_t read_seq);
+
 /* The slab to reuse, under the lock: with `need_live` false a free or
  * empty slab first, else the victim among slabs with live objects; never
  * a slab with writes in flight, a read lease, or its device offline; only

@@ -34,9 +34,11 @@ static bool keeps(l3_slabstore *s, const l3_index_entry *e, l3_group *g)
     }
     if (l3_group_kept_for(g, e->seq, l3_policy_clock_ns()))
         return true;
-    bool keep = l3_policy_reinserts(s, e);
-    if (keep && g && !(g->verdict & 1))
-        g->verdict = atomic_load(&s->sh->seq) << 1; /* (a dead group stays dead for its older members) */
+    /* Its own reads, or its page's: a member read since it was written
+     * counts for every member written before that read. */
+    bool keep = l3_policy_reinserts(s, e) || l3_policy_reinserts_read_at(s, e, l3_group_read_after(g, e->seq));
+    if (keep && g)
+        l3_group_set_kept(g, atomic_load(&s->sh->seq)); /* (a dead group stays dead for its older members) */
     return keep;
 }
 
