@@ -74,6 +74,13 @@ static void stamp(uint8_t *p, uint32_t id)
     memcpy(p, &v, sizeof v);
 }
 
+/* --pools: a hybrid model's objects per block and rank, as SGLang's
+ * HiCache stores them: the KV ("tr_<id>_r<rank>"), a sidecar of the same
+ * page ("..._x", a DSA indexer's, say) and, for a request's last full page
+ * only, its state ("..._s", a Mamba/SWA state: TRAILING). In io's key and
+ * flag arrays the KV keys come first, then the sidecars, then the states. */
+enum { POOL_KV, POOL_SIDECAR, POOL_STATE, NUM_POOLS };
+
 /* Scratch for one request. */
 typedef struct req_io {
     char (*kbuf)[24];
@@ -86,7 +93,8 @@ typedef struct req_io {
     bool *seen;         /* per id: in an earlier request (second-sight admission) */
     uint64_t *groups;   /* per key of a put: its page's group (ranks), or NULL */
     uint32_t group_objects;
-    bool pools;         /* --pools: a KV, a sidecar and a state key per block (arrays of 3 x longest) */
+    bool pools;         /* --pools: a KV, a sidecar and a state key per block */
+    size_t cap;         /* keys the arrays hold: the longest request's blocks, x NUM_POOLS with pools */
     uint64_t slots;     /* the store's slots (0: not known) */
     const char **batch; /* with pools: a get's or put's keys, gathered */
     uint32_t *batch_obj; /* their objects: block id x NUM_POOLS + pool */
@@ -116,6 +124,25 @@ static size_t read_prefix(l3_store *st, req_io *io, const uint32_t *ids, size_t 
     return got;
 }
 
+/* Put `m` keys (their bytes stamped at io's ranges, their groups in
+ * io->groups), the last a prompt's partial page when `tail`; counted. */
+static void put_batch(l3_store *st, req_io *io, const char **keys, size_t m, bool tail, replay *r)
+{
+    if (!m)
+        return;
+    l3_io_result res = { .success = io->ok, .object_failures = io->fail };
+    l3_put_hints hints = { .groups = io->groups, .group_objects = io->group_objects, .last_is_partial = tail };
+    if (l3_store_batch_put_hinted(st, keys, m, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, 1, &hints,
+                                  &res, NULL) != L3_OK)
+        r->failed_puts += m;
+    for (size_t k = 0; k < m; k++) {
+        r->admitted += io->ok[k];
+        r->declined += !io->ok[k]; /* (a store's admission declines; a failure is an object failure) */
+        r->declined_room += !io->ok[k] && io->slots && 2 * m > io->slots;
+        r->failed_puts += io->fail[k];
+    }
+}
+
 /* Store the blocks after the hit prefix that are absent. */
 static void store_rest(l3_store *st, req_io *io, const uint32_t *ids, size_t n, size_t hit, replay *r)
 {
@@ -133,19 +160,7 @@ static void store_rest(l3_store *st, req_io *io, const uint32_t *ids, size_t n, 
         m++;
         tail = j + 1 == n;
     }
-    if (!m)
-        return;
-    l3_io_result res = { .success = io->ok, .object_failures = io->fail };
-    l3_put_hints hints = { .groups = io->groups, .group_objects = io->group_objects, .last_is_partial = tail };
-    if (l3_store_batch_put_hinted(st, io->keys, m, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, 1,
-                                  &hints, &res, NULL) != L3_OK)
-        r->failed_puts += m;
-    for (size_t k = 0; k < m; k++) {
-        r->admitted += io->ok[k];
-        r->declined += !io->ok[k]; /* (a store's admission declines; a failure is an object failure) */
-        r->declined_room += !io->ok[k] && io->slots && 2 * m > io->slots;
-        r->failed_puts += io->fail[k];
-    }
+    put_batch(st, io, io->keys, m, tail, r);
 }
 
 static void req_io_free(req_io *io)
@@ -166,8 +181,8 @@ static void req_io_free(req_io *io)
 
 static bool req_io_alloc(req_io *io, const tr_trace *t, uint64_t block, int admit, bool pools)
 {
-    size_t n = (size_t)(t->longest ? t->longest : 1) * (pools ? 3 : 1);
-    *io = (req_io){ .admit = admit, .pools = pools, .batch = calloc(n, sizeof(char *)),
+    size_t n = (size_t)(t->longest ? t->longest : 1) * (pools ? NUM_POOLS : 1);
+    *io = (req_io){ .admit = admit, .pools = pools, .cap = n, .batch = calloc(n, sizeof(char *)),
                     .batch_obj = calloc(n, sizeof(uint32_t)), .seen = calloc(t->num_ids ? t->num_ids : 1, 1),
                     .kbuf = calloc(n, sizeof *io->kbuf), .keys = calloc(n, sizeof *io->keys),
                     .flags = calloc(n, 1), .ok = calloc(n, 1), .fail = calloc(n, 1),
@@ -254,13 +269,6 @@ typedef struct rank_shared {
     uint64_t bad_bytes, failed_puts;
     uint64_t written, dropped; /* over the ranks: objects put, objects dropped with their group */
 } rank_shared;
-
-/* --pools: a hybrid model's objects per block and rank, as SGLang's
- * HiCache stores them: the KV ("tr_<id>_r<rank>"), a sidecar of the same
- * page ("..._x", a DSA indexer's, say) and, for a request's last full page
- * only, its state ("..._s", a Mamba/SWA state: TRAILING). In io's key and
- * flag arrays the KV keys come first, then the sidecars, then the states. */
-enum { POOL_KV, POOL_SIDECAR, POOL_STATE, NUM_POOLS };
 
 static void pool_keys(const uint32_t *ids, size_t n, int rank, req_io *io)
 {
@@ -351,15 +359,7 @@ static void pool_store(l3_store *st, req_io *io, const uint32_t *ids, size_t n, 
         if (io->groups)
             io->groups[k] = (uint64_t)(io->batch_obj[k] / NUM_POOLS) + 1;
     }
-    if (!m)
-        return;
-    l3_io_result res = { .success = io->ok, .object_failures = io->fail };
-    l3_put_hints hints = { .groups = io->groups, .group_objects = io->group_objects, .last_is_partial = tail };
-    if (l3_store_batch_put_hinted(st, io->batch, m, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, 1,
-                                  &hints, &res, NULL) != L3_OK)
-        r->failed_puts += m;
-    for (size_t k = 0; k < m; k++)
-        r->failed_puts += io->fail[k];
+    put_batch(st, io, io->batch, m, tail, r);
 }
 
 /* One rank's replay of every request on the shared store: its own shard
@@ -418,9 +418,9 @@ static int rank_child(const l3_trace_options *o, const tr_trace *t, const l3_sla
     }
     req_io io;
     bool ok = req_io_alloc(&io, t, o->block_bytes, L3_ADMIT_ALL, o->pools);
-    io.groups = groups ? calloc((size_t)(t->longest ? t->longest : 1) * (o->pools ? 3 : 1), sizeof *io.groups) : NULL;
+    io.groups = groups ? calloc(io.cap, sizeof *io.groups) : NULL;
     /* as SGLang's adapter counts a page: its KV, sidecar and state on every rank */
-    io.group_objects = groups ? o->ranks * (o->pools ? 3 : 1) : 0;
+    io.group_objects = groups ? o->ranks * (o->pools ? NUM_POOLS : 1) : 0;
     ok = ok && (!groups || io.groups) &&
          l3_slabstore_register_host(s, (l3_host_buffer){ io.pool, io.pool_len }, &err) == L3_OK;
     ok = ok && rank_replay(t, l3_slabstore_store(s), &io, rank, o->ranks, sh, got);

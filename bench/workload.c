@@ -9,19 +9,14 @@
 #include "l3_clock.h"
 #include "l3_pool.h"
 
-double wl_cpu_user_seconds(void)
+double wl_cpu_seconds(double *user)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
-}
-
-double wl_cpu_seconds(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec * 1e-6;
+    double u = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
+    if (user)
+        *user = u;
+    return u + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -119,7 +114,7 @@ bool wl_run(workload *w, l3_op_kind kind, size_t count, uint64_t base, wl_phase 
     } slot;
     slot *slots = calloc(qd, sizeof *slots);
     size_t next = 0, done = 0;
-    double t0 = l3_monotonic_seconds(), c0 = wl_cpu_seconds(), u0 = wl_cpu_user_seconds();
+    double u0, t0 = l3_monotonic_seconds(), c0 = wl_cpu_seconds(&u0);
     bool ok = true;
     while (done < nops && ok) {
         for (size_t s = 0; s < qd && next < nops; s++) {
@@ -196,8 +191,9 @@ bool wl_run(workload *w, l3_op_kind kind, size_t count, uint64_t base, wl_phase 
             l3_executor_wait(w->ex, 0.05); /* sleep until a completion, not spin */
     }
     p->seconds = l3_monotonic_seconds() - t0;
-    p->cpu = wl_cpu_seconds() - c0;
-    p->cpu_user = wl_cpu_user_seconds() - u0;
+    double u1;
+    p->cpu = wl_cpu_seconds(&u1) - c0;
+    p->cpu_user = u1 - u0;
     wl_sort(p->lat, p->nlat);
     free(slots);
     return ok;

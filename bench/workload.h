@@ -51,11 +51,9 @@ void wl_sort(double *v, size_t n);
 /* The q-quantile of a phase's latencies (sorted by wl_run). */
 double wl_pct(const wl_phase *p, double q);
 
-/* This process's CPU seconds so far (user + system). */
-double wl_cpu_seconds(void);
-
-/* This process's user CPU seconds so far. */
-double wl_cpu_user_seconds(void);
+/* This process's CPU seconds so far (user + system); its user seconds in
+ * *user (if not NULL). */
+double wl_cpu_seconds(double *user);
 
 /* Close the executor (and with it the store); frees the workload. */
 l3_status wl_stop(workload *w, l3_error *err);

@@ -80,12 +80,18 @@ def _clean(text: Any) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]", "-", str(text))
 
 
+def _agnostic(spec: Any) -> bool:
+    """Whether every rank stores a block alike (no rank in its key)."""
+    return bool(getattr(spec.config.parallel, "is_parallelism_agnostic", False) or
+                getattr(spec, "replicated_layout", False))
+
+
 def _deployment(spec: Any, with_rank: bool) -> Dict[str, Any]:
     """What every block of a deployment shares: model, dtype, chunk
     geometry and the parallel layout (with this process's rank, or not)."""
     config = spec.config
     par = config.parallel
-    agnostic = bool(getattr(par, "is_parallelism_agnostic", False) or getattr(spec, "replicated_layout", False))
+    agnostic = _agnostic(spec)
     layout = [par.tp_size, par.pp_size, getattr(par, "pcp_size", 1), getattr(par, "dcp_size", 1), par.world_size]
     return {
         "model": config.model.name, "dtype": str(config.model.dtype),
@@ -154,10 +160,7 @@ class L3CacheTier(_Base):
         # worker's shard, so with several workers per scheduler this counts
         # high: the budget then charges a block a little more). 1 means each
         # object is its own group, and the store keeps no group for it.
-        par = offloading_spec.config.parallel
-        agnostic = bool(getattr(par, "is_parallelism_agnostic", False) or
-                        getattr(offloading_spec, "replicated_layout", False))
-        ranks = 1 if agnostic else max(1, int(par.world_size))
+        ranks = 1 if _agnostic(offloading_spec) else max(1, int(offloading_spec.config.parallel.world_size))
         self._group_objects = len(offloading_spec.config.groups) * ranks
         self._lock = threading.Lock()
         self._jobs: Dict[int, Tuple[bool, List[bytes]]] = {}  # job id -> (is a load, its keys)

@@ -92,13 +92,18 @@ void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e)
     l3_index_remove(&s->index, e);
 }
 
+/* The group of a published entry's object, or NULL (none, or not in the table). */
+static l3_group *entry_group(l3_slabstore *s, const l3_index_entry *e)
+{
+    return l3_groups_find(&s->groups, l3_slab_slot_groups(s, e->slab)[e->slot]);
+}
+
 l3_index_entry *l3_entry_find_live(l3_slabstore *s, l3_key_id id)
 {
     l3_index_entry *e = l3_index_find(&s->index, id);
     if (!e)
         return NULL;
-    uint32_t group = l3_slab_slot_groups(s, e->slab)[e->slot];
-    if (group && l3_group_dead_for(l3_groups_find(&s->groups, group), e->seq)) {
+    if (l3_group_dead_for(entry_group(s, e), e->seq)) {
         l3_entry_unpublish(s, e); /* a member of its page was evicted: it is of no use alone */
         atomic_fetch_add(&s->group_dropped, 1);
         return NULL;
@@ -108,15 +113,14 @@ l3_index_entry *l3_entry_find_live(l3_slabstore *s, l3_key_id id)
 
 void l3_entry_group_read(l3_slabstore *s, const l3_index_entry *e)
 {
-    uint32_t group = l3_slab_slot_groups(s, e->slab)[e->slot];
-    l3_group *g = group ? l3_groups_find(&s->groups, group) : NULL;
+    l3_group *g = entry_group(s, e);
     if (g)
         l3_group_set_read(g, atomic_load(&s->sh->seq));
 }
 
 void l3_entry_lease_group(l3_slabstore *s, const l3_index_entry *e, uint64_t until)
 {
-    l3_group *g = l3_groups_find(&s->groups, l3_slab_slot_groups(s, e->slab)[e->slot]);
+    l3_group *g = entry_group(s, e);
     uint32_t seconds = (uint32_t)((until + 999999999u) / 1000000000u);
     if (g && g->lease < seconds)
         g->lease = seconds;
