@@ -80,18 +80,12 @@ def _clean(text: Any) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]", "-", str(text))
 
 
-def _agnostic(spec: Any) -> bool:
-    """Whether every rank stores a block alike (no rank in its key)."""
-    return bool(getattr(spec.config.parallel, "is_parallelism_agnostic", False) or
-                getattr(spec, "replicated_layout", False))
-
-
 def _deployment(spec: Any, with_rank: bool) -> Dict[str, Any]:
     """What every block of a deployment shares: model, dtype, chunk
     geometry and the parallel layout (with this process's rank, or not)."""
     config = spec.config
     par = config.parallel
-    agnostic = _agnostic(spec)
+    agnostic = bool(getattr(par, "is_parallelism_agnostic", False) or getattr(spec, "replicated_layout", False))
     layout = [par.tp_size, par.pp_size, getattr(par, "pcp_size", 1), getattr(par, "dcp_size", 1), par.world_size]
     return {
         "model": config.model.name, "dtype": str(config.model.dtype),
@@ -156,12 +150,11 @@ class L3CacheTier(_Base):
         self._io.register_hosts([(self._base, self._rows * self._row_bytes)])
         self._prefix = _namespace(offloading_spec, self._row_bytes)
         self._group_ns = _group_namespace(offloading_spec)
-        # A block's objects: one per KV group and rank (a row holds every local
-        # worker's shard, so with several workers per scheduler this counts
-        # high: the budget then charges a block a little more). 1 means each
+        # A block's objects: one per KV group. The tier runs on the scheduler
+        # (OffloadingParallelConfig.rank is 0 there) and a row holds every
+        # worker's shard, so no other rank stores the block. 1 means each
         # object is its own group, and the store keeps no group for it.
-        ranks = 1 if _agnostic(offloading_spec) else max(1, int(offloading_spec.config.parallel.world_size))
-        self._group_objects = len(offloading_spec.config.groups) * ranks
+        self._group_objects = len(offloading_spec.config.groups)
         self._lock = threading.Lock()
         self._jobs: Dict[int, Tuple[bool, List[bytes]]] = {}  # job id -> (is a load, its keys)
         self._done: List[Any] = []                            # results not yet returned

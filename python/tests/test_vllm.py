@@ -31,9 +31,11 @@ TEST_DIR = os.environ.get("L3_TEST_DIR") or tempfile.gettempdir()
 ROW = 64 * 1024  # a chunk's bytes: worker_kv_bytes_per_block x blocks_per_chunk
 
 
-def offloading_config(extra, model="org/Model-8B", dtype="bfloat16", tokens_per_hash=16, tp_size=1, rank=0):
+def offloading_config(extra, model="org/Model-8B", dtype="bfloat16", tokens_per_hash=16, tp_size=1, rank=0,
+                      kv_groups=1):
     return OffloadingConfig(
-        groups=(OffloadingGroupConfig(16, ("layers.0", "layers.1")),), worker_kv_bytes_per_block=ROW // 2,
+        groups=tuple(OffloadingGroupConfig(16, ("layers.%d" % (2 * g), "layers.%d" % (2 * g + 1)))
+                     for g in range(kv_groups)), worker_kv_bytes_per_block=ROW // 2,
         enable_kv_cache_events=False, extra_config=extra, engine_id="e0",
         model=OffloadingModelConfig(model, dtype), cache=OffloadingCacheConfig(tokens_per_hash, 2),
         parallel=OffloadingParallelConfig(rank, tp_size, tp_size, 1, 1, 1, 0, False))
@@ -240,10 +242,10 @@ class VLLMTierTest(unittest.TestCase):
         self.assertIs(same.mgr.lookup(key(1), same.request()), LookupResult.HIT_PENDING)
 
     def test_a_block_s_kv_groups_and_ranks_are_one_group(self):
-        # Each block stored under two KV group indices, by two tiers of
-        # different ranks: four objects a block, one group (the group id
+        # Each block stored under its two KV groups' indices, by two tiers
+        # of different ranks: four objects a block, one group (the group id
         # leaves the KV group index and the rank out).
-        tiers = [self.deployment(tp_size=2, rank=r) for r in (0, 1)]
+        tiers = [self.deployment(tp_size=2, rank=r, kv_groups=2) for r in (0, 1)]
         keys = [key(i, group=g) for i in range(4) for g in (0, 1)]
         for d in tiers:
             d.store(keys, list(range(8)))
