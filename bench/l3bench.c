@@ -68,10 +68,11 @@ static int usage(void)
             "       l3bench --trace FILE.jsonl [--capacity 1000,5859|1GiB] [--block-bytes 64K]\n"
             "               [--slab-size SIZE] [--eviction fifo-reinsert|lru-slab|both]\n"
             "               [--admit all|no-tail|second-sight|adaptive|rung:N] [--ranks R] [--pools] [--dir DIR]\n"
-            "               [--json]   (--ranks: R processes of one TP group on one store, in lockstep;\n"
-            "               --pools: a KV, a sidecar and a TRAILING state per page and rank)\n"
+            "               [--budget DWPD|SHAREx[,...]] [--json]   (--ranks: R processes of one TP group on one\n"
+            "               store, in lockstep; --pools: a KV, a sidecar and a TRAILING state per page and rank;\n"
+            "               --budget: rows under a write budget on the trace's clock, 0.5x = half the LRU's rate)\n"
             "       l3bench --trace FILE.jsonl --sim|--sim-all [--capacity ...] [--ranks R] [--pools]\n"
-            "               [--budget DWPD[,DWPD...]] [--plot PNG] [--json]   (the simulators alone)\n"
+            "               [--budget DWPD|SHAREx[,...]] [--plot PNG] [--json]   (the simulators alone)\n"
             "  default: l3cache.store (1 GiB) in the working directory, 1024 pages of 256 KiB,\n"
             "  16 keys per operation, 8 operations in flight\n");
     return 2;
@@ -109,11 +110,14 @@ static bool budget_arg(args *a, const char *v)
     for (const char *p = v; ok && *p; m++) {
         char *end;
         double d = strtod(p, &end);
+        if (end != p && *end == 'x')
+            end++; /* a share of the object LRU's own write rate */
         ok = end != p && d > 0 && (*end == ',' || *end == '\0') && m < L3_TRACE_MAX_BUDGETS;
         p = *end ? end + 1 : end;
     }
     if (!ok || m == 0) {
-        fprintf(stderr, "l3bench: --budget: expected 1 to %d drive writes per day, like 0.5,1,3\n",
+        fprintf(stderr, "l3bench: --budget: expected 1 to %d drive writes per day (0.5,1,3) or shares of the "
+                        "LRU's rate (1x,0.5x)\n",
                 L3_TRACE_MAX_BUDGETS);
         return false;
     }

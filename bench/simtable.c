@@ -309,31 +309,44 @@ static void budget_row(simctx *x, const sim_row *base, double d)
     }
 }
 
-static void budget_table(simctx *x, const sim_row *rows, size_t n)
+size_t l3_trace_budgets(const l3_trace_options *o, double lru_dwpd, double *out)
 {
-    double list[L3_TRACE_MAX_BUDGETS];
     size_t m = 0;
-    char text[sizeof x->o->budget];
-    snprintf(text, sizeof text, "%s", x->o->budget);
+    char text[sizeof o->budget];
+    snprintf(text, sizeof text, "%s", o->budget);
     for (char *save = NULL, *tok = strtok_r(text, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         L3_ASSERT(m < L3_TRACE_MAX_BUDGETS); /* l3bench refuses a longer list */
-        list[m++] = atof(tok);
+        char *end;
+        double d = strtod(tok, &end);
+        out[m++] = *end == 'x' ? d * lru_dwpd : d;
     }
+    return m;
+}
+
+double l3_trace_hours(const tr_trace *t)
+{
+    return t->num_requests > 1 ? (double)(t->time[t->num_requests - 1] - t->time[0]) / 3600000.0 : 0;
+}
+
+static void budget_table(simctx *x, const sim_row *rows, size_t n)
+{
     if (!x->rows)
         printf("\nhit rate against a write budget (drive writes per day of the capacity, by the trace's clock)\n"
                "capacity      DWPD  of LRU  policy               hit      vs LRU  DWPD written\n");
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        double list[L3_TRACE_MAX_BUDGETS];
+        size_t m = l3_trace_budgets(x->o, dwpd(x, rows[i].lru.admitted, rows[i].cap), list);
         for (size_t k = 0; k < m; k++)
             if (list[k] > 0)
                 budget_row(x, &rows[i], list[k]);
+    }
 }
 
 int l3_trace_sim(const l3_trace_options *o, const tr_trace *t, const uint64_t *caps, size_t ncaps)
 {
     sim_row rows[L3_TRACE_MAX_CAPACITIES];
     simctx x = { .o = o, .t = t, .rows = o->json ? json_array() : NULL, .progress = !o->json && isatty(2) };
-    if (t->num_requests)
-        x.hours = (double)(t->time[t->num_requests - 1] - t->time[0]) / 3600000.0;
+    x.hours = l3_trace_hours(t);
     for (size_t i = 0; i < ncaps; i++)
         if (caps[i] == 0 || caps[i] >= UINT32_MAX) {
             fprintf(stderr, "l3bench: --capacity: %llu blocks is out of range\n", (unsigned long long)caps[i]);

@@ -15,4 +15,12 @@
 /* Print the tables for `caps` (blocks); the exit code. */
 int l3_trace_sim(const l3_trace_options *o, const tr_trace *t, const uint64_t *caps, size_t ncaps);
 
+/* --budget's list as drive writes per day into `out` (at most
+ * L3_TRACE_MAX_BUDGETS): a plain number is DWPD, one ending in "x" that
+ * share of the object LRU's own rate (`lru_dwpd`); how many. */
+size_t l3_trace_budgets(const l3_trace_options *o, double lru_dwpd, double *out);
+
+/* The trace's span in hours (0 for fewer than two requests). */
+double l3_trace_hours(const tr_trace *t);
+
 #endif

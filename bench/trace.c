@@ -98,7 +98,15 @@ typedef struct req_io {
     uint64_t slots;     /* the store's slots (0: not known) */
     const char **batch; /* with pools: a get's or put's keys, gathered */
     uint32_t *batch_obj; /* their objects: block id x NUM_POOLS + pool */
+    uint64_t now_ns;    /* the trace's clock at the request replayed (the write budget's) */
 } req_io;
+
+/* The store's write-budget clock during a replay: the trace's time. */
+static double trace_clock(void *arg) { return (double)((const req_io *)arg)->now_ns * 1e-9; }
+
+/* Request q's time on that clock: from one second, as the trace's
+ * milliseconds since its first request (a clock of 0 is no clock). */
+static uint64_t trace_ns(const tr_trace *t, size_t q) { return (t->time[q] - t->time[0]) * 1000000ull + 1000000000ull; }
 
 /* Read the hit prefix, at most `limit` blocks: how many from the start
  * arrived whole. */
@@ -201,6 +209,7 @@ static bool replay_all(const tr_trace *t, l3_store *st, req_io *io, replay *r, b
         const uint32_t *ids = t->ids + t->start[q];
         size_t n = t->start[q + 1] - t->start[q];
         request_keys(ids, n, -1, io->kbuf, io->keys);
+        io->now_ns = trace_ns(t, q);
         if (l3_store_batch_exists(st, io->keys, n, io->flags, NULL) != L3_OK)
             return false;
         size_t hit = read_prefix(st, io, ids, n, r);
@@ -218,8 +227,10 @@ static bool replay_all(const tr_trace *t, l3_store *st, req_io *io, replay *r, b
     return true;
 }
 
-/* One capacity, one policy: a fresh store, the replay, its counters. */
-static bool run_store(const l3_trace_options *o, const tr_trace *t, uint64_t objects, l3_eviction ev,
+/* One capacity, one policy: a fresh store, the replay, its counters; with
+ * `dwpd` > 0 a write budget of that many drive writes a day, on the
+ * trace's clock. */
+static bool run_store(const l3_trace_options *o, const tr_trace *t, uint64_t objects, l3_eviction ev, double dwpd,
                       replay *r)
 {
     char path[4096];
@@ -228,17 +239,22 @@ static bool run_store(const l3_trace_options *o, const tr_trace *t, uint64_t obj
     if (!store_options(o, objects, path, &so))
         return false;
     so.eviction = ev;
-    l3_slabstore *s;
-    l3_error err;
-    if (l3_slabstore_open(&so, &s, &err) != L3_OK) {
-        fprintf(stderr, "l3bench: --trace: %s\n", err.msg);
-        return false;
-    }
     req_io io;
     bool ok = req_io_alloc(&io, t, o->block_bytes, o->admit, false);
+    if (dwpd > 0) {
+        so.write_budget_dwpd = dwpd;
+        so.budget_clock = (l3_clock){ trace_clock, &io };
+        io.now_ns = trace_ns(t, 0);
+    }
+    l3_slabstore *s;
+    l3_error err;
+    if (!ok || l3_slabstore_open(&so, &s, &err) != L3_OK) {
+        fprintf(stderr, "l3bench: --trace: %s\n", ok ? err.msg : "out of memory");
+        req_io_free(&io);
+        return false;
+    }
     io.slots = objects;
-    if (ok)
-        ok = l3_slabstore_register_host(s, (l3_host_buffer){ io.pool, io.pool_len }, &err) == L3_OK;
+    ok = l3_slabstore_register_host(s, (l3_host_buffer){ io.pool, io.pool_len }, &err) == L3_OK;
     double t0 = l3_monotonic_seconds();
     ok = ok && replay_all(t, l3_slabstore_store(s), &io, r, !o->json && isatty(2));
     r->seconds = l3_monotonic_seconds() - t0;
@@ -590,6 +606,66 @@ static void print_sim(const l3_trace_options *o, const tr_trace *t, uint64_t cap
     fflush(stdout);
 }
 
+/* The simulator's policy that matches the store's admission under a
+ * budget: the store's ghost knows first sightings (the graceful gate)
+ * unless it admits everything; its shadows ignore the budget, the
+ * simulator's are scaled to it. */
+static tr_admit_config sim_budgeted(const l3_trace_options *o, uint64_t cap, double dwpd)
+{
+    tr_admit_config c;
+    int kind = o->store_admission == L3_ADMISSION_ADAPTIVE ? TR_ADAPTIVE
+             : o->store_admission == L3_ADMISSION_RUNG   ? TR_RUNG
+                                                          : TR_ALL;
+    tr_admit_defaults(&c, kind);
+    if (kind == TR_RUNG)
+        c.rung = tr_ladder[o->store_rung];
+    c.budget = dwpd * (double)cap / 86400000.0; /* objects a millisecond of trace time */
+    c.graceful = kind != TR_ALL;
+    return c;
+}
+
+/* --budget through the store, at one capacity: per budget a fresh store
+ * with that write budget on the trace's clock; its hit rate against the
+ * unbudgeted object LRU's, the drive writes a day it made (device bytes
+ * over the slabs' bytes), and the simulator's figure for the same policy
+ * and budget. False when a replay failed or served wrong bytes. */
+static bool budget_rows(const l3_trace_options *o, const tr_trace *t, uint64_t cap, const tr_sim_result *lru,
+                        json_t *rows)
+{
+    double hours = l3_trace_hours(t), days = hours / 24.0;
+    double lru_dwpd = days > 0 ? (double)lru->admitted / (double)cap / days : 0;
+    double list[L3_TRACE_MAX_BUDGETS], hl = ratio(lru->hits, lru->accesses);
+    size_t m = l3_trace_budgets(o, lru_dwpd, list);
+    for (size_t k = 0; k < m; k++) {
+        replay r = { 0 };
+        if (!run_store(o, t, cap, L3_EVICT_FIFO_REINSERT, list[k], &r) || r.bad_bytes || r.failed_puts) {
+            fprintf(stderr, "l3bench: --trace --budget: %llu reads served wrong bytes, %llu puts failed\n",
+                    (unsigned long long)r.bad_bytes, (unsigned long long)r.failed_puts);
+            return false;
+        }
+        tr_admit_config c = sim_budgeted(o, cap, list[k]);
+        tr_admit_result a = tr_sim_admit(t, (uint32_t)cap, &c);
+        double h = ratio(r.hits, r.accesses), hs = ratio(a.hits, a.accesses);
+        double written = days > 0 ? (double)r.dev_bytes / ((double)r.slabs * (double)r.slab_size) / days : 0;
+        if (rows) {
+            json_array_append_new(rows, json_pack("{s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "table", "budget",
+                                                  "capacity_blocks", (json_int_t)cap, "dwpd", list[k], "of_lru_rate",
+                                                  lru_dwpd > 0 ? list[k] / lru_dwpd : 0, "l3cache", h, "vs_lru",
+                                                  hl > 0 ? h / hl : 0, "dwpd_written", written, "sim", hs, "vs_sim",
+                                                  hs > 0 ? h / hs : 0));
+            continue;
+        }
+        if (k == 0)
+            printf("%8s  under a write budget on the trace's clock (%.2f h; DWPD of the slabs' bytes):\n"
+                   "%8s  %8s  %6s  %7s  %6s  %12s  %9s  %s\n",
+                   "", hours, "", "DWPD", "of LRU", "l3cache", "vs LRU", "DWPD written", "simulated", "the store x of it");
+        printf("%8s  %8.1f  %6.3f  %7.4f  %6.3f  %12.1f  %9.4f  %.3f\n", "", list[k],
+               lru_dwpd > 0 ? list[k] / lru_dwpd : 0, h, hl > 0 ? h / hl : 0, written, hs, hs > 0 ? h / hs : 0);
+        fflush(stdout);
+    }
+    return true;
+}
+
 /* Every policy asked for, at one capacity; false when a replay failed or
  * served wrong bytes. */
 static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t cap, json_t *rows)
@@ -601,7 +677,7 @@ static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t 
         if (o->eviction >= 0 && o->eviction != ev)
             continue;
         replay r = { 0 };
-        ok = run_store(o, t, cap, (l3_eviction)ev, &r);
+        ok = run_store(o, t, cap, (l3_eviction)ev, 0, &r);
         if (o->store_admission == L3_ADMISSION_ALL)
             r.failed_puts += r.declined - r.declined_room; /* a store that admits everything declines
                                                               nothing that has room */
@@ -622,6 +698,8 @@ static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t 
             print_row(o, cap, name, &lru, &bel, &r, rows);
         if (ok && o->store_admission != L3_ADMISSION_ALL)
             print_sim(o, t, cap, &lru, &r, rows);
+        if (ok && o->budget[0] && ev == L3_EVICT_FIFO_REINSERT)
+            ok = budget_rows(o, t, cap, &lru, rows);
         if (ok && (o->ranks > 1 || o->pools) && ev == L3_EVICT_FIFO_REINSERT)
             ok = run_ranks(o, t, cap, true, ratio(r.hits, r.accesses), &lru) &&
                  run_ranks(o, t, cap, false, ratio(r.hits, r.accesses), &lru);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "l3_clock.h"
 #include "l3_io.h"
 #include "l3_store.h"
 
@@ -66,6 +67,9 @@ typedef struct l3_slab_options {
     l3_admission admission;    /* default L3_ADMISSION_ALL; the process that builds the shared
                                   mapping sets it for every process of the store */
     uint32_t admission_rung;   /* L3_ADMISSION_RUNG's rung, 0 to 6 */
+    l3_clock budget_clock;     /* the write budget's clock (seconds, positive, never going
+                                  back), for a replay of a trace's time and for tests; `now`
+                                  NULL: CLOCK_MONOTONIC */
 } l3_slab_options;
 
 /* The most devices a store spans. */

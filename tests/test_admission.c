@@ -342,6 +342,36 @@ static void a_budget_in_drive_writes_per_day_declines_first_sightings_first(void
     unlink(path);
 }
 
+/* The budget's clock as the caller gives it (a replay's trace time): the
+ * bucket refills as that clock moves, not as the wall clock does. */
+static double trace_clock(void *arg) { return *(const double *)arg; }
+
+static void a_budget_refills_by_the_caller_s_clock(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "bclock");
+    l3_slab_options o = slab_count_options(path, 8, L3_ENGINE_AUTO);
+    double now = 1; /* one second in */
+    o.write_budget_dwpd = 1000; /* a bucket of 971 KB, as above */
+    o.admission = L3_ADMISSION_RUNG;
+    o.admission_rung = 6;
+    o.budget_clock = (l3_clock){ trace_clock, &now };
+    l3_slabstore *s = open_test_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(256 * OBJ);
+    assert_int_equal(put_range(st, pool, "a", 0, 20, false, NULL), 7);
+    assert_int_equal(put_range(st, pool, "b", 0, 20, false, NULL), 0); /* the clock has not moved */
+    now += 2; /* two seconds: 194 KB more, the bucket over half full again */
+    size_t two = put_range(st, pool, "c", 0, 20, false, NULL);
+    assert_true(two >= 1 && two <= 3);
+    now += 100; /* long after: a full bucket again, not more */
+    assert_int_equal(put_range(st, pool, "d", 0, 20, false, NULL), 7);
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +383,7 @@ int main(void)
         cmocka_unit_test(a_read_of_one_member_keeps_its_unread_siblings),
         cmocka_unit_test(groups_of_one_object_are_not_tracked),
         cmocka_unit_test(a_budget_in_drive_writes_per_day_declines_first_sightings_first),
+        cmocka_unit_test(a_budget_refills_by_the_caller_s_clock),
     };
     return cmocka_run_group_tests_name("admission", tests, NULL, NULL);
 }

@@ -133,6 +133,39 @@ static void a_refused_key_refuses_the_rest_of_its_request(void **state)
     free(c);
 }
 
+/* Under a write budget a shadow writes as the store does: a token a
+ * write, a first sighting only while the bucket is half full, refilled
+ * by the clock it is given. */
+static void a_shadow_writes_within_its_budget(void **state)
+{
+    (void)state;
+    l3_shadow *c = malloc(sizeof *c);
+    l3_shadow_init(c, 64, L3_LADDER_LEN - 1);
+    l3_shadow_budget(c, 1e-9, 1000000000ull); /* one write a second: a bucket of 10, full */
+    bool no[16] = { 0 }, yes[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+    uint64_t a[16], b[16], d[16];
+    for (int i = 0; i < 16; i++) {
+        a[i] = 100 + (uint64_t)i;
+        b[i] = 200 + (uint64_t)i;
+        d[i] = 300 + (uint64_t)i;
+    }
+    replay(c, a, 16, no); /* first sightings: while at least 5 tokens are left, 6 of them */
+    assert_int_equal(c->written, 6);
+    assert_true(l3_shadow_has(c, 105));
+    assert_false(l3_shadow_has(c, 106));
+    replay(c, b, 16, yes); /* seen before: down to the last token */
+    assert_int_equal(c->written, 10);
+    replay(c, d, 16, yes);
+    assert_int_equal(c->written, 10); /* the clock has not moved */
+    l3_shadow_budget(c, 1e-9, 4000000000ull); /* three seconds later: three more */
+    replay(c, d, 16, yes);
+    assert_int_equal(c->written, 13);
+    l3_shadow_budget(c, 0, 5000000000ull); /* no budget: everything */
+    replay(c, d, 16, yes);
+    assert_int_equal(c->written, 26);
+    free(c);
+}
+
 static void probation_gives_way_while_it_holds_its_share(void **state)
 {
     (void)state;
@@ -417,6 +450,7 @@ int main(void)
         cmocka_unit_test(the_top_rung_is_an_object_lru),
         cmocka_unit_test(rung_zero_writes_only_what_was_seen_once_the_cache_is_full),
         cmocka_unit_test(a_refused_key_refuses_the_rest_of_its_request),
+        cmocka_unit_test(a_shadow_writes_within_its_budget),
         cmocka_unit_test(probation_gives_way_while_it_holds_its_share),
         cmocka_unit_test(a_shadow_survives_churn_through_its_table),
         cmocka_unit_test(groups_count_members_and_go_when_idle),

@@ -348,8 +348,9 @@ static void a_group_is_written_whole_or_not_at_all(void **state)
 }
 
 /* Conversations that grow turn by turn over shared system prompts: enough
- * reuse and enough churn to evict. */
-static void write_conversations(const char *path, int requests)
+ * reuse and enough churn to evict; a request every `ms` milliseconds of
+ * the trace's clock (0: no timestamps, a request a millisecond). */
+static void write_conversations(const char *path, int requests, int ms)
 {
     FILE *f = fopen(path, "w");
     assert_non_null(f);
@@ -359,7 +360,11 @@ static void write_conversations(const char *path, int requests)
     srand(7);
     for (int r = 0; r < requests; r++) {
         int c = rand() % 64;
-        fprintf(f, "{\"hash_ids\": [%d", c % 4); /* one of four system prompts */
+        if (ms)
+            fprintf(f, "{\"timestamp\": %d, ", r * ms);
+        else
+            fputc('{', f);
+        fprintf(f, "\"hash_ids\": [%d", c % 4); /* one of four system prompts */
         turns[c] = turns[c] % 12 + 1;
         for (unsigned k = 0; k < turns[c]; k++)
             fprintf(f, ", %u", base[c] + k);
@@ -371,12 +376,12 @@ static void write_conversations(const char *path, int requests)
 /* Run l3bench --trace with `args` over `requests` generated conversations
  * (into a temporary trace named `name`); its output is left in `out`, and
  * the trace is removed. */
-static void run_replay(const char *name, int requests, const char *args, char *out, size_t out_len)
+static void run_replay(const char *name, int requests, int ms, const char *args, char *out, size_t out_len)
 {
     char trace[512], cmd[2048];
     temp_store_path(trace, sizeof trace, name);
     snprintf(out, out_len, "%s.out", trace);
-    write_conversations(trace, requests);
+    write_conversations(trace, requests, ms);
     const char *dir = getenv("L3_TEST_DIR") ? getenv("L3_TEST_DIR") : L3_TEST_DIR_DEFAULT;
     snprintf(cmd, sizeof cmd, "%s --trace %s %s --dir %s > %s", L3BENCH, trace, args, dir, out);
     assert_int_equal(system(cmd), 0);
@@ -387,7 +392,7 @@ static void the_replay_runs_through_the_store_and_reports(void **state)
 {
     (void)state;
     char out[600];
-    run_replay("conv.jsonl", 3000, "--capacity 120,400 --block-bytes 16K --eviction both", out, sizeof out);
+    run_replay("conv.jsonl", 3000, 0, "--capacity 120,400 --block-bytes 16K --eviction both", out, sizeof out);
     FILE *f = fopen(out, "r");
     assert_non_null(f);
     char line[512];
@@ -408,6 +413,38 @@ static void the_replay_runs_through_the_store_and_reports(void **state)
     unlink(out);
 }
 
+/* Under a write budget on the trace's clock (a request every 100 ms, 300
+ * s in all, replayed in about a second): the store writes what the budget
+ * allows over the trace's time, not over the replay's, and no more (the
+ * bucket's 10 s and the slabs' own headers above it). */
+static void the_replay_under_a_budget_writes_what_the_trace_s_clock_allows(void **state)
+{
+    (void)state;
+    char out[600];
+    run_replay("budget.jsonl", 3000, 100,
+               "--capacity 400 --block-bytes 32K --eviction fifo-reinsert --admit adaptive --budget 1x,0.25x", out,
+               sizeof out);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    double shares[2] = { 1, 0.25 };
+    while (fgets(line, sizeof line, f)) {
+        double dwpd, share, hit, vs_lru, written, sim, vs_sim;
+        if (sscanf(line, "%lf %lf %lf %lf %lf %lf %lf", &dwpd, &share, &hit, &vs_lru, &written, &sim, &vs_sim) != 7)
+            continue;
+        assert_true(rows < 2);
+        assert_true(share > shares[rows] - 0.001 && share < shares[rows] + 0.001);
+        assert_true(hit > 0 && hit < 1 && sim > 0);
+        assert_true(written <= 1.10 * dwpd);                   /* within the budget */
+        assert_true(rows == 0 || written >= 0.5 * dwpd);      /* and held to it by the trace's clock */
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 2);
+    unlink(out);
+}
+
 /* Replay `args` (a trace of `name`) and check its rows "<label>, groups:"
  * and "<label>, no groups:": the usable hit above 0, never above what the
  * ranks hit on their own, with groups the ranks' own within 1% (a page's
@@ -416,7 +453,7 @@ static void the_replay_runs_through_the_store_and_reports(void **state)
 static void check_rank_rows(const char *name, const char *args, const char *label, bool below)
 {
     char out[600];
-    run_replay(name, 1500, args, out, sizeof out);
+    run_replay(name, 1500, 0, args, out, sizeof out);
     FILE *f = fopen(out, "r");
     assert_non_null(f);
     char line[512];
@@ -535,7 +572,7 @@ static void the_simulation_tables_cover_every_capacity(void **state)
     temp_store_path(out, sizeof out, "simconv.out");
     temp_store_path(png, sizeof png, "simconv.png");
     snprintf(dat, sizeof dat, "%s.dat", png);
-    write_conversations(trace, 3000);
+    write_conversations(trace, 3000, 0);
     snprintf(cmd, sizeof cmd, "%s --trace %s --sim-all --ranks 2 --pools --budget 500 --capacity 120,400 --plot %s > %s",
              L3BENCH, trace, png, out);
     assert_int_equal(system(cmd), 0);
@@ -569,6 +606,7 @@ int main(void)
         cmocka_unit_test(a_group_is_written_whole_or_not_at_all),
         cmocka_unit_test(the_slab_log_rewrites_what_was_read),
         cmocka_unit_test(the_replay_runs_through_the_store_and_reports),
+        cmocka_unit_test(the_replay_under_a_budget_writes_what_the_trace_s_clock_allows),
         cmocka_unit_test(the_replay_over_ranks_reports_usable_hits),
         cmocka_unit_test(the_replay_with_pools_cuts_prefixes_at_states),
         cmocka_unit_test(the_simulation_tables_cover_every_capacity),

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "hash.h"
+#include "monotonic.h"
 
 /* A generation's sightings may not be fewer (a tiny store's ghost would
  * forget within a request or two), nor an epoch's. */
@@ -115,6 +116,24 @@ static void advance(l3_slabstore *s)
         size_for(s, cap); /* the objects' size changed: the shadows start over */
 }
 
+uint64_t l3_admit_budget_clock(const l3_slabstore *s)
+{
+    return s->opt.budget_clock.now ? (uint64_t)(l3_clock_now(s->opt.budget_clock) * 1e9) : l3_now_ns();
+}
+
+/* A shadow's share of the write budget, in writes a nanosecond: the
+ * budget over the puts' mean slot, at the shadows' sampling rate (0: no
+ * budget, or nothing put yet). */
+static double shadow_budget(const l3_slabstore *s)
+{
+    const l3_admit_state *a = &s->sh->admit;
+    uint64_t slot = atomic_load_explicit(&a->slot_bytes, memory_order_relaxed);
+    if (!s->opt.write_budget || !slot || !a->cap)
+        return 0;
+    double sampled_share = (double)s->shadows[0].cap / (double)a->cap;
+    return (double)s->opt.write_budget / (double)slot * sampled_share * 1e-9;
+}
+
 /* The shadows replay one exists call's sampled keys (under the admission
  * lock). */
 static void shadows_replay(l3_slabstore *s, const l3_key_id *ids, size_t n)
@@ -134,6 +153,10 @@ static void shadows_replay(l3_slabstore *s, const l3_key_id *ids, size_t n)
             seen[m++] = l3_ghost_has(&s->ghost, ids[i].hash);
         }
     bool tails = atomic_load(&a->tails) != 0;
+    double per_ns = shadow_budget(s);
+    uint64_t now = per_ns > 0 ? l3_admit_budget_clock(s) : 0;
+    for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++)
+        l3_shadow_budget(&s->shadows[k], per_ns, now);
     for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++)
         s->shadows[k].window += (double)l3_shadow_request(&s->shadows[k], fps, pos, seen, m, n, tails);
     if (n > 256) {

@@ -25,6 +25,10 @@
 /* A put key's verdict. */
 enum { L3_VERDICT_REFUSED = 0, L3_VERDICT_PROBATION = 1, L3_VERDICT_MAIN = 2 };
 
+/* The write budget's clock in nanoseconds: the options' budget_clock
+ * (a replay's trace time, a test's) or CLOCK_MONOTONIC. */
+uint64_t l3_admit_budget_clock(const l3_slabstore *s);
+
 /* The rung in force (l3_ladder). */
 const l3_rung *l3_admit_rung(const l3_slabstore *s);
 

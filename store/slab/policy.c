@@ -124,7 +124,7 @@ bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight)
     uint64_t rate = s->opt.write_budget;
     if (!rate)
         return true;
-    uint64_t now = l3_policy_clock_ns(), cap = rate * 10;
+    uint64_t now = l3_admit_budget_clock(s), cap = rate * 10;
     shared *sh = s->sh;
     if (sh->budget_ns == 0) {
         sh->budget_bytes = cap; /* a new store starts with a full bucket */

@@ -139,6 +139,38 @@ static void touch(l3_shadow *c, uint16_t x)
     list_push(c, x, MAIN);
 }
 
+#define BUCKET_NS 1e10 /* the store's bucket: 10 s of budget */
+
+void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns)
+{
+    L3_ASSERT(per_ns >= 0);
+    if (per_ns <= 0) {
+        c->per_ns = 0;
+        return;
+    }
+    double bucket = per_ns * BUCKET_NS;
+    if (c->per_ns <= 0)
+        c->tokens = bucket; /* a new budget starts full */
+    else if (now_ns > c->budget_ns)
+        c->tokens += (double)(now_ns - c->budget_ns) * per_ns;
+    if (c->tokens > bucket)
+        c->tokens = bucket;
+    c->per_ns = per_ns;
+    c->budget_ns = now_ns;
+}
+
+/* Whether the budget (if any) lets the shadow write a key, `seen` before;
+ * takes its token. */
+static bool budget_takes(l3_shadow *c, bool seen)
+{
+    if (c->per_ns <= 0)
+        return true;
+    if (c->tokens < 1 || (!seen && c->tokens < 0.5 * c->per_ns * BUCKET_NS))
+        return false;
+    c->tokens -= 1;
+    return true;
+}
+
 size_t l3_shadow_request(l3_shadow *c, const uint64_t *fps, const uint32_t *pos, const bool *seen, size_t m,
                          size_t n, bool tails)
 {
@@ -156,7 +188,7 @@ size_t l3_shadow_request(l3_shadow *c, const uint64_t *fps, const uint32_t *pos,
             continue; /* present after the first miss: left alone */
         bool full = c->size[0] + c->size[1] >= c->cap;
         bool tail = tails && pos[j] + 1 == n;
-        if (!l3_rung_admits(r, seen[j], pos[j] - first, tail, full))
+        if (!l3_rung_admits(r, seen[j], pos[j] - first, tail, full) || !budget_takes(c, seen[j]))
             break; /* the rest could not be a prefix hit */
         insert(c, fps[j], seen[j]);
     }

@@ -57,6 +57,9 @@ typedef struct l3_shadow {
     uint16_t pad[3];
     double window;   /* hits, halved every epoch (admit.c) */
     uint64_t hits, written;
+    double tokens;   /* its share of the write budget: writes it may make now */
+    double per_ns;   /* writes the budget adds a nanosecond (0: no budget) */
+    uint64_t budget_ns; /* the budget's clock at the last refill */
     l3_shadow_entry e[L3_SHADOW_ENTRIES + 1];
     uint16_t slot[L3_SHADOW_SLOTS];
 } l3_shadow;
@@ -73,6 +76,13 @@ void l3_shadow_init(l3_shadow *c, uint32_t cap, uint32_t rung);
  * one is refused. */
 size_t l3_shadow_request(l3_shadow *c, const uint64_t *fps, const uint32_t *pos, const bool *seen, size_t m,
                          size_t n, bool tails);
+
+/* Move c's write budget to the clock's `now_ns`, refilling at `per_ns`
+ * writes a nanosecond into a bucket of 10 s of it (`per_ns` 0: no
+ * budget; a new budget starts full). Under a budget the shadow writes as
+ * the store does: a write needs a token, a first sighting a bucket at
+ * least half full. */
+void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns);
 
 /* Whether `fp` is in the shadow (for tests). */
 bool l3_shadow_has(const l3_shadow *c, uint64_t fp);

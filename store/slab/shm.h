@@ -24,7 +24,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 10
+#define L3_SHM_VERSION 11
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
 
