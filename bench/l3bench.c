@@ -68,9 +68,11 @@ static int usage(void)
             "       l3bench --trace FILE.jsonl [--capacity 1000,5859|1GiB] [--block-bytes 64K]\n"
             "               [--slab-size SIZE] [--eviction fifo-reinsert|lru-slab|both]\n"
             "               [--admit all|no-tail|second-sight|adaptive|rung:N] [--ranks R] [--pools] [--dir DIR]\n"
-            "               [--budget DWPD|SHAREx[,...]] [--json]   (--ranks: R processes of one TP group on one\n"
-            "               store, in lockstep; --pools: a KV, a sidecar and a TRAILING state per page and rank;\n"
-            "               --budget: rows under a write budget on the trace's clock, 0.5x = half the LRU's rate)\n"
+            "               [--budget DWPD|SHAREx[,...]] [--targets R[,R...]] [--json]\n"
+            "               (--ranks: R processes of one TP group on one store, in lockstep; --pools: a KV, a\n"
+            "               sidecar and a TRAILING state per page and rank; --budget: rows under a write budget\n"
+            "               on the trace's clock, 0.5x = half the LRU's rate; --targets: per capacity the least\n"
+            "               hit rate over the LRU's, writes at most its own, said met or missed)\n"
             "       l3bench --trace FILE.jsonl --sim|--sim-all [--capacity ...] [--ranks R] [--pools]\n"
             "               [--budget DWPD|SHAREx[,...]] [--plot PNG] [--json]   (the simulators alone)\n"
             "  default: l3cache.store (1 GiB) in the working directory, 1024 pages of 256 KiB,\n"
@@ -125,6 +127,30 @@ static bool budget_arg(args *a, const char *v)
     return true;
 }
 
+/* --targets: per capacity, in its order, the least hit rate over the
+ * object LRU's; false (said on stderr) unless 1 to L3_TRACE_MAX_CAPACITIES
+ * positive ratios. */
+static bool targets_arg(args *a, const char *v)
+{
+    size_t m = 0;
+    bool ok = true;
+    for (const char *p = v; ok && *p; m++) {
+        char *end;
+        double d = strtod(p, &end);
+        ok = end != p && d > 0 && (*end == ',' || *end == '\0') && m < L3_TRACE_MAX_CAPACITIES;
+        if (ok)
+            a->tr.targets[m] = d;
+        p = *end ? end + 1 : end;
+    }
+    if (!ok || m == 0) {
+        fprintf(stderr, "l3bench: --targets: expected 1 to %d ratios over the LRU's hits, one per capacity "
+                        "(1.0,1.1,1.1,1.0)\n", L3_TRACE_MAX_CAPACITIES);
+        return false;
+    }
+    a->tr.num_targets = m;
+    return true;
+}
+
 /* --repeat: 1 to L3_COMPARE_MAX_ROUNDS; false (said on stderr) otherwise. */
 static bool repeat_arg(args *a, const char *v)
 {
@@ -159,6 +185,7 @@ static bool parse_trace_arg(args *a, int c, const char *v)
             fprintf(stderr, "l3bench: --ranks: expected 1 to 64\n");
         return a->tr.ranks >= 1 && a->tr.ranks <= 64;
     case 'B': return budget_arg(a, v);
+    case 'G': return targets_arg(a, v);
     case 'A':
         a->tr.admit = strcmp(v, "all") == 0 ? L3_ADMIT_ALL : strcmp(v, "no-tail") == 0 ? L3_ADMIT_NO_TAIL
                     : strcmp(v, "second-sight") == 0 ? L3_ADMIT_SECOND_SIGHT : -1;
@@ -195,7 +222,8 @@ static bool parse_args(args *a, int argc, char **argv)
         { "eviction", required_argument, 0, 'E' }, { "admit", required_argument, 0, 'A' },
         { "scale", required_argument, 0, 'L' }, { "keep", no_argument, 0, 'K' }, { "help", no_argument, 0, 'h' },
         { "sim", no_argument, 0, 'M' }, { "sim-all", no_argument, 0, 'a' }, { "ranks", required_argument, 0, 'N' },
-        { "pools", no_argument, 0, 'O' }, { "budget", required_argument, 0, 'B' }, { 0, 0, 0, 0 },
+        { "pools", no_argument, 0, 'O' }, { "budget", required_argument, 0, 'B' },
+        { "targets", required_argument, 0, 'G' }, { 0, 0, 0, 0 },
     };
     bool ok = true;
     for (int c; ok && (c = getopt_long(argc, argv, "h", longs, NULL)) != -1;) {

@@ -666,9 +666,28 @@ static bool budget_rows(const l3_trace_options *o, const tr_trace *t, uint64_t c
     return true;
 }
 
-/* Every policy asked for, at one capacity; false when a replay failed or
- * served wrong bytes. */
-static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t cap, json_t *rows)
+/* --targets: whether the fifo-reinsert replay `r` at this capacity hits
+ * at least `target` x the object LRU's with writes at most its own; said. */
+static bool check_target(double target, const tr_sim_result *lru, const replay *r, json_t *rows)
+{
+    double vs = ratio(r->hits, lru->hits), writes = ratio(r->admitted, lru->admitted);
+    bool met = vs >= target && writes <= 1.0;
+    if (rows) {
+        json_t *last = json_array_get(rows, json_array_size(rows) - 1);
+        json_object_set_new(last, "target", json_real(target));
+        json_object_set_new(last, "target_met", json_boolean(met));
+    } else {
+        printf("%8s  target: >= %.2f x the LRU's hits, writes <= its own: %s (%.3f x, writes %.3f x)\n", "", target,
+               met ? "met" : "MISSED", vs, writes);
+        fflush(stdout);
+    }
+    return met;
+}
+
+/* Every policy asked for, at one capacity (with `target` > 0, checked
+ * against it: *met); false when a replay failed or served wrong bytes. */
+static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t cap, double target, bool *met,
+                         json_t *rows)
 {
     tr_sim_result lru = tr_sim_lru(t, (uint32_t)cap), bel = tr_sim_belady(t, (uint32_t)cap);
     static const char *const names[] = { "fifo-reinsert", "lru-slab" };
@@ -698,6 +717,8 @@ static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t 
             print_row(o, cap, name, &lru, &bel, &r, rows);
         if (ok && o->store_admission != L3_ADMISSION_ALL)
             print_sim(o, t, cap, &lru, &r, rows);
+        if (ok && target > 0 && ev == L3_EVICT_FIFO_REINSERT)
+            *met = check_target(target, &lru, &r, rows);
         if (ok && o->budget[0] && ev == L3_EVICT_FIFO_REINSERT)
             ok = budget_rows(o, t, cap, &lru, rows);
         if (ok && (o->ranks > 1 || o->pools) && ev == L3_EVICT_FIFO_REINSERT)
@@ -732,8 +753,16 @@ int l3_trace_run(const l3_trace_options *o)
                "WA device  WA policy  seconds\n");
     }
     bool ok = true;
-    for (size_t i = 0; i < ncaps && ok; i++)
-        ok = run_capacity(o, &t, caps[i], rows);
+    size_t met = 0, checked = 0;
+    for (size_t i = 0; i < ncaps && ok; i++) {
+        bool m = false;
+        double target = i < o->num_targets ? o->targets[i] : 0;
+        ok = run_capacity(o, &t, caps[i], target, &m, rows);
+        met += m;
+        checked += target > 0;
+    }
+    if (ok && checked && !rows)
+        printf("targets: %zu of %zu met\n", met, checked);
     if (rows) {
         char *text = json_dumps(rows, JSON_INDENT(2));
         puts(text);

@@ -5,6 +5,7 @@
 #define L3_TRACE_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The longest lists --capacity and --budget take (l3bench refuses more). */
@@ -29,6 +30,9 @@ typedef struct l3_trace_options {
     bool pools;               /* --pools: a KV and a sidecar object per page, TRAILING states */
     char budget[256];         /* --budget DWPD[,DWPD...]: hit rate against a write budget */
     const char *plot;         /* --plot PNG (gnuplot) of hit rate against capacity; NULL: none */
+    double targets[L3_TRACE_MAX_CAPACITIES]; /* --targets: per capacity, the least hit rate over the
+                                                object LRU's (writes at most its own); 0: none */
+    size_t num_targets;
 } l3_trace_options;
 
 /* What the replaying engine stores of a request's absent blocks: all of

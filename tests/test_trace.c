@@ -445,6 +445,37 @@ static void the_replay_under_a_budget_writes_what_the_trace_s_clock_allows(void 
     unlink(out);
 }
 
+/* --targets: each capacity's row says met or missed, and the count. */
+static void the_replay_checks_each_capacity_against_its_target(void **state)
+{
+    (void)state;
+    char out[600];
+    run_replay("targets.jsonl", 1500, 0,
+               "--capacity 120,400 --block-bytes 32K --eviction fifo-reinsert --admit rung:0 --targets 0.01,50", out,
+               sizeof out);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char line[512];
+    int said = 0;
+    bool summary = false;
+    while (fgets(line, sizeof line, f)) {
+        double target, vs, writes;
+        char verdict[16];
+        if (sscanf(line, " target: >= %lf x the LRU's hits, writes <= its own: %15s (%lf x, writes %lf x)", &target,
+                   verdict, &vs, &writes) == 4) {
+            bool met = vs >= target && writes <= 1.0;
+            assert_string_equal(verdict, met ? "met" : "MISSED");
+            assert_true(said == 0 ? met : !met); /* 0.01 x is met (rung 0 writes less), 50 x is not */
+            said++;
+        }
+        summary = summary || strcmp(line, "targets: 1 of 2 met\n") == 0;
+    }
+    fclose(f);
+    assert_int_equal(said, 2);
+    assert_true(summary);
+    unlink(out);
+}
+
 /* Replay `args` (a trace of `name`) and check its rows "<label>, groups:"
  * and "<label>, no groups:": the usable hit above 0, never above what the
  * ranks hit on their own, with groups the ranks' own within 1% (a page's
@@ -607,6 +638,7 @@ int main(void)
         cmocka_unit_test(the_slab_log_rewrites_what_was_read),
         cmocka_unit_test(the_replay_runs_through_the_store_and_reports),
         cmocka_unit_test(the_replay_under_a_budget_writes_what_the_trace_s_clock_allows),
+        cmocka_unit_test(the_replay_checks_each_capacity_against_its_target),
         cmocka_unit_test(the_replay_over_ranks_reports_usable_hits),
         cmocka_unit_test(the_replay_with_pools_cuts_prefixes_at_states),
         cmocka_unit_test(the_simulation_tables_cover_every_capacity),
