@@ -171,6 +171,31 @@ static void room_counts_free_and_empty_slabs_and_open_slots(void **state)
     assert_int_equal(l3_policy_room(s), 2 * l3_slot_bytes(&s->geo, 16));
 }
 
+/* With probation and main both written, a wave may land in either log and
+ * reinsertion moves into main's: only the smaller log's open slots are
+ * room (counting probation's let main's moves find no free slab and evict
+ * a live one unread: 717 slabs in a replay of the conversation trace). */
+static void room_counts_the_smaller_log_s_open_slots_while_both_are_written(void **state)
+{
+    l3_slabstore *s = *state;
+    all_sealed(s);
+    uint64_t slot = l3_slot_bytes(&s->geo, 16);
+    s->slabs[1].state = S_OPEN; /* main's open slab: 2 slots left */
+    s->slabs[1].segment = SEG_MAIN;
+    s->slabs[1].next_slot = s->slabs[1].nslots - 2;
+    s->slabs[2].state = S_OPEN; /* probation's: 5 left */
+    s->slabs[2].segment = SEG_PROBATION;
+    s->slabs[2].next_slot = s->slabs[2].nslots - 5;
+    atomic_store(&s->sh->admit.rung, L3_LADDER_LEN - 1); /* one log (main's) */
+    assert_int_equal(l3_policy_room(s), 2 * slot);
+    atomic_store(&s->sh->admit.rung, 3); /* probation and main */
+    assert_int_equal(l3_policy_room(s), 2 * slot);
+    s->slabs[1].next_slot = s->slabs[1].nslots - 9;
+    assert_int_equal(l3_policy_room(s), 5 * slot);
+    s->slabs[3].live = 0; /* and an empty slab, whoever takes it */
+    assert_int_equal(l3_policy_room(s), SLAB + 5 * slot);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +209,7 @@ int main(void)
         T(the_write_budget_is_a_bucket_of_ten_seconds),
         T(a_first_sighting_needs_the_bucket_half_full),
         T(room_counts_free_and_empty_slabs_and_open_slots),
+        T(room_counts_the_smaller_log_s_open_slots_while_both_are_written),
     };
     return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

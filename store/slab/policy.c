@@ -145,13 +145,19 @@ bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight)
 
 uint64_t l3_policy_room(const l3_slabstore *s)
 {
-    uint64_t room = 0;
+    uint64_t free = 0, open[L3_SEGMENTS] = { 0, 0 };
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
         const slab_info *sl = &s->slabs[i];
         if (!sl->inflight && (sl->state == S_FREE || (sl->state == S_SEALED && sl->live == 0)))
-            room += s->geo.slab_size;
+            free += s->geo.slab_size;
         else if (sl->state == S_OPEN && sl->next_slot < sl->nslots)
-            room += (uint64_t)(sl->nslots - sl->next_slot) * l3_slot_bytes(&s->geo, sl->payload_blocks);
+            open[sl->segment] += (uint64_t)(sl->nslots - sl->next_slot) * l3_slot_bytes(&s->geo, sl->payload_blocks);
     }
-    return room;
+    /* A wave's keys may land in either log, and what reinsertion keeps
+     * moves to main's: while both logs are written, only the smaller one's
+     * open slots are room for sure (counting probation's let main's moves
+     * find no free slab, and evict a live one without reinsertion). */
+    const l3_rung *r = l3_admit_rung(s);
+    uint64_t sure = r->single ? open[SEG_MAIN] : open[SEG_MAIN] < open[SEG_PROBATION] ? open[SEG_MAIN] : open[SEG_PROBATION];
+    return free + sure;
 }

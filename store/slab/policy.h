@@ -66,8 +66,9 @@ int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device);
  * at first sight (`first_sight`) needs the bucket at least half full. */
 bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight);
 
-/* The bytes writable without evicting anything: free or empty slabs and
- * the open slabs' free slots (under the lock). */
+/* The bytes writable without evicting anything, whichever log they go
+ * to: free or empty slabs and the open slabs' free slots (while probation
+ * and main are both written, the smaller log's only) (under the lock). */
 uint64_t l3_policy_room(const l3_slabstore *s);
 
 #endif
