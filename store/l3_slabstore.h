@@ -64,8 +64,9 @@ typedef struct l3_slab_options {
                                   it); over it puts are declined, retired; 0: none */
     double write_budget_dwpd;  /* or drive writes per day of the store's capacity (used when
                                   write_budget is 0); 0: none */
-    l3_admission admission;    /* default L3_ADMISSION_ALL; the process that builds the shared
-                                  mapping sets it for every process of the store */
+    l3_admission admission;    /* l3_slab_options_default: L3_ADMISSION_ADAPTIVE (zeroed
+                                  options: ALL); the process that builds the shared mapping
+                                  sets it for every process of the store */
     uint32_t admission_rung;   /* L3_ADMISSION_RUNG's rung, 0 to 6 */
     l3_clock budget_clock;     /* the write budget's clock (seconds, positive, never going
                                   back), for a replay of a trace's time and for tests; `now`

@@ -25,7 +25,7 @@ static void a_path_alone_takes_every_default(void **state)
     assert_int_equal(l3_default_slab_size(1ull << 40), 64ull << 20);
     assert_int_equal(l3_default_slab_size(64ull << 20), 1ull << 20);
     assert_int_equal(c.store.eviction, L3_EVICT_FIFO_REINSERT);
-    assert_int_equal(c.store.admission, L3_ADMISSION_ALL);
+    assert_int_equal(c.store.admission, L3_ADMISSION_ADAPTIVE);
     assert_int_equal(c.store.write_budget, 0);
     assert_int_equal(c.store.block_size, 4096);
     assert_int_equal(c.store.engine, L3_ENGINE_AUTO);
@@ -110,10 +110,10 @@ static void sizes_take_units_and_reject_nonsense(void **state)
     assert_int_equal(b, 2000000000ull);
     l3_config wc;
     assert_int_equal(l3_config_parse("{\"store\": {\"path\": \"x\", \"write_budget\": \"200MB\", "
-                                     "\"eviction\": \"lru-slab\", \"admission\": \"adaptive\"}}", &wc, NULL), L3_OK);
+                                     "\"eviction\": \"lru-slab\", \"admission\": \"all\"}}", &wc, NULL), L3_OK);
     assert_int_equal(wc.store.write_budget, 200000000ull);
     assert_int_equal(wc.store.eviction, L3_EVICT_LRU_SLAB);
-    assert_int_equal(wc.store.admission, L3_ADMISSION_ADAPTIVE);
+    assert_int_equal(wc.store.admission, L3_ADMISSION_ALL);
     assert_false(wc.store.no_preallocate); /* preallocated unless said */
     l3_config_free(&wc);
     assert_int_equal(l3_config_parse("{\"store\": {\"path\": \"x\", \"expected_object_size\": \"64KiB\", "

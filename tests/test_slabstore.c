@@ -537,6 +537,7 @@ static void puts_over_the_write_budget_are_declined(void **state)
     temp_store_path(path, sizeof path, "budget");
     l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
     o.write_budget = 100 * 1024; /* 100 KiB/s: a bucket of 1000 KiB */
+    o.admission = L3_ADMISSION_ALL; /* the bucket alone: no ghost, so no first sightings held back */
     l3_slabstore *s = open_test_store(&o);
     l3_store *st = l3_slabstore_store(s);
     size_t pool_len = 32 * 65536;

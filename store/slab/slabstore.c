@@ -45,6 +45,7 @@ void l3_slab_options_default(l3_slab_options *o, const char *path)
     o->create = true;
     o->lock_timeout = 5.0;
     o->mode = L3_DEFAULT_MODE;
+    o->admission = L3_ADMISSION_ADAPTIVE;
 }
 
 static l3_status check_options(l3_slab_options *o, l3_error *err)
