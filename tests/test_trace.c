@@ -388,13 +388,47 @@ static void run_replay(const char *name, int requests, int ms, const char *args,
     unlink(trace);
 }
 
+/* The next line of `f` that `fmt` reads `want` values from (into the
+ * pointers after it); false at the end. */
+static bool next_match(FILE *f, int want, const char *fmt, ...)
+{
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        va_list ap;
+        va_start(ap, fmt);
+        int got = vsscanf(line, fmt, ap);
+        va_end(ap);
+        if (got == want)
+            return true;
+    }
+    return false;
+}
+
+/* Whether `f` has the line `text` (read from its start). */
+static bool has_line(FILE *f, const char *text)
+{
+    char line[512];
+    rewind(f);
+    while (fgets(line, sizeof line, f))
+        if (strcmp(line, text) == 0)
+            return true;
+    return false;
+}
+
+/* run_replay, then its output opened for reading (`out` names it). */
+static FILE *open_replay(const char *name, int requests, int ms, const char *args, char *out, size_t out_len)
+{
+    run_replay(name, requests, ms, args, out, out_len);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    return f;
+}
+
 static void the_replay_runs_through_the_store_and_reports(void **state)
 {
     (void)state;
     char out[600];
-    run_replay("conv.jsonl", 3000, 0, "--capacity 120,400 --block-bytes 16K --eviction both", out, sizeof out);
-    FILE *f = fopen(out, "r");
-    assert_non_null(f);
+    FILE *f = open_replay("conv.jsonl", 3000, 0, "--capacity 120,400 --block-bytes 16K --eviction both", out, sizeof out);
     char line[512];
     int rows = 0;
     while (fgets(line, sizeof line, f)) {
@@ -421,23 +455,17 @@ static void the_replay_under_a_budget_writes_what_the_trace_s_clock_allows(void 
 {
     (void)state;
     char out[600];
-    run_replay("budget.jsonl", 3000, 100,
-               "--capacity 400 --block-bytes 32K --eviction fifo-reinsert --admit adaptive --budget 1x,0.25x", out,
-               sizeof out);
-    FILE *f = fopen(out, "r");
-    assert_non_null(f);
-    char line[512];
+    FILE *f = open_replay("budget.jsonl", 3000, 100,
+                          "--capacity 400 --block-bytes 32K --eviction fifo-reinsert --admit adaptive --budget 1x,0.25x",
+                          out, sizeof out);
     int rows = 0;
-    double shares[2] = { 1, 0.25 };
-    while (fgets(line, sizeof line, f)) {
-        double dwpd, share, hit, vs_lru, written, sim, vs_sim;
-        if (sscanf(line, "%lf %lf %lf %lf %lf %lf %lf", &dwpd, &share, &hit, &vs_lru, &written, &sim, &vs_sim) != 7)
-            continue;
+    double shares[2] = { 1, 0.25 }, dwpd, share, hit, vs_lru, written, sim, vs_sim;
+    while (next_match(f, 7, "%lf %lf %lf %lf %lf %lf %lf", &dwpd, &share, &hit, &vs_lru, &written, &sim, &vs_sim)) {
         assert_true(rows < 2);
         assert_true(share > shares[rows] - 0.001 && share < shares[rows] + 0.001);
         assert_true(hit > 0 && hit < 1 && sim > 0);
-        assert_true(written <= 1.10 * dwpd);                   /* within the budget */
-        assert_true(rows == 0 || written >= 0.5 * dwpd);      /* and held to it by the trace's clock */
+        assert_true(written <= 1.10 * dwpd);              /* within the budget */
+        assert_true(rows == 0 || written >= 0.5 * dwpd); /* and held to it by the trace's clock */
         rows++;
     }
     fclose(f);
@@ -450,29 +478,22 @@ static void the_replay_checks_each_capacity_against_its_target(void **state)
 {
     (void)state;
     char out[600];
-    run_replay("targets.jsonl", 1500, 0,
-               "--capacity 120,400 --block-bytes 32K --eviction fifo-reinsert --admit rung:0 --targets 0.01,50", out,
-               sizeof out);
-    FILE *f = fopen(out, "r");
-    assert_non_null(f);
-    char line[512];
+    FILE *f = open_replay("targets.jsonl", 1500, 0,
+                          "--capacity 120,400 --block-bytes 32K --eviction fifo-reinsert --admit rung:0 --targets 0.01,50",
+                          out, sizeof out);
     int said = 0;
-    bool summary = false;
-    while (fgets(line, sizeof line, f)) {
-        double target, vs, writes;
-        char verdict[16];
-        if (sscanf(line, " target: >= %lf x the LRU's hits, writes <= its own: %15s (%lf x, writes %lf x)", &target,
-                   verdict, &vs, &writes) == 4) {
-            bool met = vs >= target && writes <= 1.0;
-            assert_string_equal(verdict, met ? "met" : "MISSED");
-            assert_true(said == 0 ? met : !met); /* 0.01 x is met (rung 0 writes less), 50 x is not */
-            said++;
-        }
-        summary = summary || strcmp(line, "targets: 1 of 2 met\n") == 0;
+    double target, vs, writes;
+    char verdict[16];
+    while (next_match(f, 4, " target: >= %lf x the LRU's hits, writes <= its own: %15s (%lf x, writes %lf x)", &target,
+                      verdict, &vs, &writes)) {
+        bool met = vs >= target && writes <= 1.0;
+        assert_string_equal(verdict, met ? "met" : "MISSED");
+        assert_true(said == 0 ? met : !met); /* 0.01 x is met (rung 0 writes less), 50 x is not */
+        said++;
     }
-    fclose(f);
     assert_int_equal(said, 2);
-    assert_true(summary);
+    assert_true(has_line(f, "targets: 1 of 2 met\n"));
+    fclose(f);
     unlink(out);
 }
 
