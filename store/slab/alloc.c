@@ -422,6 +422,7 @@ void l3_alloc_release_proc(l3_slabstore *s, int p)
     }
     h->reserved = h->reserved >= h->procs[p].reserved ? h->reserved - h->procs[p].reserved : 0;
     h->procs[p].reserved = 0;
+    h->procs[p].pending = 0;
 }
 
 int l3_alloc_reap_dead(l3_slabstore *s)

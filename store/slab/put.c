@@ -369,6 +369,7 @@ static void reserve_wave(l3_slabstore *s, put_wave *w, const char *const *keys, 
     }
     for (size_t k = 0; k < w->num_slabs && !w->num_standby; k++)
         w->num_standby = l3_alloc_standby(s, w->slabs[k], w->standby, w->standby_gen, L3_STANDBY_MAX);
+    s->sh->procs[s->shm.me].pending = 0; /* its room is taken: reserved */
     l3_slab_unlock(s);
 }
 

@@ -172,15 +172,29 @@ static bool evacuate_one(l3_slabstore *s)
     return true;
 }
 
+/* Bytes other processes are making room for (their waves not yet
+ * reserved, and a slab each for their own moves): room this process frees
+ * is room any of them may take first, and a wave or a move that finds
+ * none has a live slab evicted unreinserted (under the lock). */
+static uint64_t others_pending(const l3_slabstore *s)
+{
+    uint64_t sum = 0;
+    for (int p = 0; p < L3_MAX_PROCS; p++)
+        if (p != s->shm.me && s->sh->procs[p].used && s->sh->procs[p].pending)
+            sum += s->sh->procs[p].pending + s->geo.slab_size;
+    return sum;
+}
+
 void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes)
 {
     if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || s->opt.read_only)
         return;
     for (uint32_t round = 0; round < s->geo.num_slabs; round++) {
         l3_slab_lock(s);
-        uint64_t room = l3_policy_room(s);
+        s->sh->procs[s->shm.me].pending = bytes; /* (again: this wave's moves cleared it) */
+        uint64_t room = l3_policy_room(s), need = bytes + s->geo.slab_size + others_pending(s);
         l3_slab_unlock(s);
-        if (room >= bytes + s->geo.slab_size || !evacuate_one(s))
+        if (room >= need || !evacuate_one(s))
             return;
     }
 }

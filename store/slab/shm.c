@@ -172,6 +172,7 @@ bool l3_shm_claim_slot(l3_shm *m)
     me->used = 1;
     me->pid = (int32_t)getpid();
     me->reserved = 0;
+    me->pending = 0;
     me->attached_at = (uint64_t)time(NULL);
     m->sh->attached++;
     return true;

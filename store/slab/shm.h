@@ -24,7 +24,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 11
+#define L3_SHM_VERSION 12
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
 
@@ -94,6 +94,8 @@ typedef struct proc_slot {
     uint32_t used;
     int32_t pid;
     uint64_t reserved;       /* its share of the reserved slots */
+    uint64_t pending;        /* bytes of the put wave it makes room for, until its slots are
+                                reserved (l3_reinsert_make_room; others keep room for it) */
     uint64_t attached_at;    /* unix seconds */
 } proc_slot;
 
