@@ -163,6 +163,14 @@ static void a_shadow_writes_within_its_budget(void **state)
     l3_shadow_budget(c, 0, 5000000000ull); /* no budget: everything */
     replay(c, d, 16, yes);
     assert_int_equal(c->written, 26);
+    /* A sampled shadow's share of a small budget is a fraction of a write in
+     * 10 s: its bucket holds 8 writes all the same (the same rate). */
+    l3_shadow_init(c, 64, L3_LADDER_LEN - 1);
+    l3_shadow_budget(c, 1e-11, 1000000000ull);
+    replay(c, b, 16, yes);
+    assert_int_equal(c->written, 8);
+    l3_shadow_budget(c, 1e-11, 1000000000ull - 500000000ull); /* a clock behind: no refill, none back */
+    assert_true(c->budget_ns == 1000000000ull);
     free(c);
 }
 

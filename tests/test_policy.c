@@ -157,6 +157,26 @@ static void a_first_sighting_needs_the_bucket_half_full(void **state)
     assert_true(l3_policy_admit(s, 10, true));
 }
 
+/* The bucket is shared by processes whose clocks may differ (a caller's
+ * budget_clock): one behind never moves it back, or the next would refill
+ * the same seconds again. */
+static double clock_at(void *arg) { return *(const double *)arg; }
+
+static void a_clock_behind_never_moves_the_bucket_back(void **state)
+{
+    l3_slabstore *s = *state;
+    double now = 100;
+    s->opt.write_budget = 1000; /* a bucket of 10000 */
+    s->opt.budget_clock = (l3_clock){ clock_at, &now };
+    assert_true(l3_policy_admit(s, 10000, false)); /* empty at 100 s */
+    now = 50;                                      /* another process, 50 s behind */
+    assert_false(l3_policy_admit(s, 1, false));
+    now = 101; /* one second after the first: 1000, not 51 s of it */
+    assert_true(l3_policy_admit(s, 1000, false));
+    assert_false(l3_policy_admit(s, 1, false));
+    s->opt.budget_clock = (l3_clock){ 0 };
+}
+
 static void room_counts_free_and_empty_slabs_and_open_slots(void **state)
 {
     l3_slabstore *s = *state;
@@ -208,6 +228,7 @@ int main(void)
         T(reinsertion_keeps_what_was_read_late_in_its_time),
         T(the_write_budget_is_a_bucket_of_ten_seconds),
         T(a_first_sighting_needs_the_bucket_half_full),
+        T(a_clock_behind_never_moves_the_bucket_back),
         T(room_counts_free_and_empty_slabs_and_open_slots),
         T(room_counts_the_smaller_log_s_open_slots_while_both_are_written),
     };

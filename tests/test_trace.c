@@ -484,8 +484,9 @@ static void the_replay_checks_each_capacity_against_its_target(void **state)
     int said = 0;
     double target, vs, writes;
     char verdict[16];
-    while (next_match(f, 4, " target: >= %lf x the LRU's hits, writes <= its own: %15s (%lf x, writes %lf x)", &target,
-                      verdict, &vs, &writes)) {
+    static const char fmt[] =
+        " target: >= %lf x the LRU's hits, writes (reinsertions too) <= its own: %15s (%lf x, writes %lf x)";
+    while (next_match(f, 4, fmt, &target, verdict, &vs, &writes)) {
         bool met = vs >= target && writes <= 1.0;
         assert_string_equal(verdict, met ? "met" : "MISSED");
         assert_true(said == 0 ? met : !met); /* 0.01 x is met (rung 0 writes less), 50 x is not */

@@ -128,11 +128,12 @@ bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight)
     shared *sh = s->sh;
     if (sh->budget_ns == 0) {
         sh->budget_bytes = cap; /* a new store starts with a full bucket */
+        sh->budget_ns = now;
     } else if (now > sh->budget_ns) {
         double add = (double)(now - sh->budget_ns) * 1e-9 * (double)rate;
         sh->budget_bytes = add >= (double)(cap - sh->budget_bytes) ? cap : sh->budget_bytes + (uint64_t)add;
+        sh->budget_ns = now; /* (a process whose clock is behind never moves it back: no refill twice) */
     }
-    sh->budget_ns = now;
     /* A first sighting waits for a bucket at least half full: as the
      * budget tightens, what was seen twice is still written. */
     if (sh->budget_bytes < bytes || (first_sight && sh->budget_bytes < cap / 2)) {

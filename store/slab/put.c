@@ -348,6 +348,15 @@ static void zero_orphans(l3_slabstore *s, put_wave *w)
 }
 
 
+/* The slot bytes of a batch's keys [from, to): what a wave of them needs. */
+static uint64_t span_bytes(const l3_slabstore *s, const uint64_t *disk_len, size_t from, size_t to)
+{
+    uint64_t bytes = 0;
+    for (size_t i = from; i < to; i++)
+        bytes += s->geo.header_bytes + l3_round_up(disk_len[i], s->geo.block_size);
+    return bytes;
+}
+
 /* Decide the wave's keys in order (a refusal refuses the rest), then
  * reserve slots for those to be written; a hinted batch (its keys in
  * chain order, l3_put_hints) tail first, so that its head lands last in
@@ -369,7 +378,10 @@ static void reserve_wave(l3_slabstore *s, put_wave *w, const char *const *keys, 
     }
     for (size_t k = 0; k < w->num_slabs && !w->num_standby; k++)
         w->num_standby = l3_alloc_standby(s, w->slabs[k], w->standby, w->standby_gen, L3_STANDBY_MAX);
-    s->sh->procs[s->shm.me].pending = 0; /* its room is taken: reserved */
+    if (!w->moves) { /* its room is taken: reserved (l3_reinsert_make_room published it) */
+        uint64_t *pending = &s->sh->procs[s->shm.me].pending, bytes = span_bytes(s, w->disk_len, base, base + w->m);
+        *pending = *pending > bytes ? *pending - bytes : 0;
+    }
     l3_slab_unlock(s);
 }
 
@@ -457,9 +469,7 @@ bool l3_put_next(const l3_slabstore *s, const l3_put_batch *b, uint64_t *bytes)
     if (b->next >= b->n || !b->res->retired)
         return false;
     size_t end = b->n - b->next < s->wave_keys ? b->n : b->next + s->wave_keys;
-    *bytes = 0;
-    for (size_t i = b->next; i < end; i++)
-        *bytes += s->geo.header_bytes + l3_round_up(b->disk_len[i], s->geo.block_size);
+    *bytes = span_bytes(s, b->disk_len, b->next, end);
     return true;
 }
 

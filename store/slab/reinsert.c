@@ -172,27 +172,33 @@ static bool evacuate_one(l3_slabstore *s)
     return true;
 }
 
-/* Bytes other processes are making room for (their waves not yet
- * reserved, and a slab each for their own moves): room this process frees
- * is room any of them may take first, and a wave or a move that finds
- * none has a live slab evicted unreinserted (under the lock). */
+/* Room a process making room keeps for the others (under the lock): the
+ * waves they are making room for (not yet reserved) and a slab each for
+ * their moves. Room this process frees is room any of them may take
+ * first, and a wave or a move that finds none has a live slab evicted
+ * unreinserted. At most half the store: a process that died making
+ * room leaves its wave published until it is reaped. */
 static uint64_t others_pending(const l3_slabstore *s)
 {
-    uint64_t sum = 0;
+    uint64_t sum = 0, cap = (uint64_t)(s->geo.num_slabs / 2) * s->geo.slab_size;
     for (int p = 0; p < L3_MAX_PROCS; p++)
         if (p != s->shm.me && s->sh->procs[p].used && s->sh->procs[p].pending)
             sum += s->sh->procs[p].pending + s->geo.slab_size;
-    return sum;
+    return sum < cap ? sum : cap;
 }
 
 void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes)
 {
+    l3_slab_lock(s);
+    s->sh->procs[s->shm.me].pending += bytes; /* until put.c reserves its slots (this process's other
+                                                 threads' waves add theirs) */
+    l3_slab_unlock(s);
     if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || s->opt.read_only)
         return;
     for (uint32_t round = 0; round < s->geo.num_slabs; round++) {
         l3_slab_lock(s);
-        s->sh->procs[s->shm.me].pending = bytes; /* (again: this wave's moves cleared it) */
-        uint64_t room = l3_policy_room(s), need = bytes + s->geo.slab_size + others_pending(s);
+        uint64_t room = l3_policy_room(s);
+        uint64_t need = s->sh->procs[s->shm.me].pending + s->geo.slab_size + others_pending(s);
         l3_slab_unlock(s);
         if (room >= need || !evacuate_one(s))
             return;

@@ -139,7 +139,17 @@ static void touch(l3_shadow *c, uint16_t x)
     list_push(c, x, MAIN);
 }
 
-#define BUCKET_NS 1e10 /* the store's bucket: 10 s of budget */
+#define BUCKET_NS 1e10  /* the store's bucket: 10 s of budget */
+#define MIN_BUCKET 8.0   /* writes: a sampled shadow's share of a small budget is a fraction of one */
+
+/* A shadow's bucket, in writes: 10 s of its budget, but never so few that
+ * its half-full gate cannot work (a store of a million objects at 1 DWPD
+ * gives its shadows 0.47 writes in 10 s): the same rate, in larger bursts. */
+static double bucket_of(double per_ns)
+{
+    double b = per_ns * BUCKET_NS;
+    return b > MIN_BUCKET ? b : MIN_BUCKET;
+}
 
 void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns)
 {
@@ -148,15 +158,17 @@ void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns)
         c->per_ns = 0;
         return;
     }
-    double bucket = per_ns * BUCKET_NS;
-    if (c->per_ns <= 0)
+    double bucket = bucket_of(per_ns);
+    if (c->per_ns <= 0) {
         c->tokens = bucket; /* a new budget starts full */
-    else if (now_ns > c->budget_ns)
+        c->budget_ns = now_ns;
+    } else if (now_ns > c->budget_ns) {
         c->tokens += (double)(now_ns - c->budget_ns) * per_ns;
+        c->budget_ns = now_ns; /* (a clock behind never moves it back) */
+    }
     if (c->tokens > bucket)
         c->tokens = bucket;
     c->per_ns = per_ns;
-    c->budget_ns = now_ns;
 }
 
 /* Whether the budget (if any) lets the shadow write a key, `seen` before;
@@ -165,7 +177,7 @@ static bool budget_takes(l3_shadow *c, bool seen)
 {
     if (c->per_ns <= 0)
         return true;
-    if (c->tokens < 1 || (!seen && c->tokens < 0.5 * c->per_ns * BUCKET_NS))
+    if (c->tokens < 1 || (!seen && c->tokens < 0.5 * bucket_of(c->per_ns)))
         return false;
     c->tokens -= 1;
     return true;

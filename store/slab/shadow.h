@@ -77,11 +77,11 @@ void l3_shadow_init(l3_shadow *c, uint32_t cap, uint32_t rung);
 size_t l3_shadow_request(l3_shadow *c, const uint64_t *fps, const uint32_t *pos, const bool *seen, size_t m,
                          size_t n, bool tails);
 
-/* Move c's write budget to the clock's `now_ns`, refilling at `per_ns`
- * writes a nanosecond into a bucket of 10 s of it (`per_ns` 0: no
- * budget; a new budget starts full). Under a budget the shadow writes as
- * the store does: a write needs a token, a first sighting a bucket at
- * least half full. */
+/* Move c's write budget to the clock's `now_ns` (never back), refilling
+ * at `per_ns` writes a nanosecond into a bucket of 10 s of it, at least 8
+ * writes (`per_ns` 0: no budget; a new budget starts full). Under a budget
+ * the shadow writes as the store does: a write needs a token, a first
+ * sighting a bucket at least half full. */
 void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns);
 
 /* Whether `fp` is in the shadow (for tests). */
