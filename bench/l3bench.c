@@ -103,21 +103,32 @@ static bool size_arg(const char *name, const char *text, uint64_t min, uint64_t 
     return true;
 }
 
-/* --budget: 1 to L3_TRACE_MAX_BUDGETS drive writes per day, comma-separated;
- * false (said on stderr) otherwise. */
-static bool budget_arg(args *a, const char *v)
+/* A comma-separated list of 1 to `max` positive numbers (with `shares`,
+ * each may end in "x"), into `out` when not NULL; how many, 0 if it is
+ * not one. */
+static size_t number_list(const char *v, bool shares, size_t max, double *out)
 {
     size_t m = 0;
-    bool ok = strlen(v) < sizeof a->tr.budget;
-    for (const char *p = v; ok && *p; m++) {
+    for (const char *p = v; *p; m++) {
         char *end;
         double d = strtod(p, &end);
-        if (end != p && *end == 'x')
-            end++; /* a share of the object LRU's own write rate */
-        ok = end != p && d > 0 && (*end == ',' || *end == '\0') && m < L3_TRACE_MAX_BUDGETS;
+        if (shares && end != p && *end == 'x')
+            end++;
+        if (end == p || !(d > 0) || (*end != ',' && *end != '\0') || m >= max)
+            return 0;
+        if (out)
+            out[m] = d;
         p = *end ? end + 1 : end;
     }
-    if (!ok || m == 0) {
+    return m;
+}
+
+/* --budget: 1 to L3_TRACE_MAX_BUDGETS drive writes per day, or shares of
+ * the object LRU's own rate ("0.5x"), comma-separated; false (said on
+ * stderr) otherwise. */
+static bool budget_arg(args *a, const char *v)
+{
+    if (strlen(v) >= sizeof a->tr.budget || !number_list(v, true, L3_TRACE_MAX_BUDGETS, NULL)) {
         fprintf(stderr, "l3bench: --budget: expected 1 to %d drive writes per day (0.5,1,3) or shares of the "
                         "LRU's rate (1x,0.5x)\n",
                 L3_TRACE_MAX_BUDGETS);
@@ -132,23 +143,11 @@ static bool budget_arg(args *a, const char *v)
  * positive ratios. */
 static bool targets_arg(args *a, const char *v)
 {
-    size_t m = 0;
-    bool ok = true;
-    for (const char *p = v; ok && *p; m++) {
-        char *end;
-        double d = strtod(p, &end);
-        ok = end != p && d > 0 && (*end == ',' || *end == '\0') && m < L3_TRACE_MAX_CAPACITIES;
-        if (ok)
-            a->tr.targets[m] = d;
-        p = *end ? end + 1 : end;
-    }
-    if (!ok || m == 0) {
+    a->tr.num_targets = number_list(v, false, L3_TRACE_MAX_CAPACITIES, a->tr.targets);
+    if (!a->tr.num_targets)
         fprintf(stderr, "l3bench: --targets: expected 1 to %d ratios over the LRU's hits, one per capacity "
                         "(1.0,1.1,1.1,1.0)\n", L3_TRACE_MAX_CAPACITIES);
-        return false;
-    }
-    a->tr.num_targets = m;
-    return true;
+    return a->tr.num_targets > 0;
 }
 
 /* --repeat: 1 to L3_COMPARE_MAX_ROUNDS; false (said on stderr) otherwise. */

@@ -37,9 +37,14 @@ static void progress(const simctx *x, uint64_t cap, const char *what)
 }
 
 /* Writes per day as drive writes of the capacity (the trace's clock). */
+double l3_trace_dwpd(double hours, uint64_t written, uint64_t cap)
+{
+    return hours > 0 && cap ? (double)written / (double)cap * 24.0 / hours : 0;
+}
+
 static double dwpd(const simctx *x, uint64_t written, uint64_t cap)
 {
-    return x->hours > 0 && cap ? (double)written / (double)cap * 24.0 / x->hours : 0;
+    return l3_trace_dwpd(x->hours, written, cap);
 }
 
 static void trace_summary(const simctx *x)

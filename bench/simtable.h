@@ -20,6 +20,10 @@ int l3_trace_sim(const l3_trace_options *o, const tr_trace *t, const uint64_t *c
  * share of the object LRU's own rate (`lru_dwpd`); how many. */
 size_t l3_trace_budgets(const l3_trace_options *o, double lru_dwpd, double *out);
 
+/* Drive writes a day: `written` objects over `hours` into a capacity of
+ * `cap` objects (0 without either). */
+double l3_trace_dwpd(double hours, uint64_t written, uint64_t cap);
+
 /* The trace's span in hours (0 for fewer than two requests). */
 double l3_trace_hours(const tr_trace *t);
 

@@ -638,7 +638,7 @@ static bool budget_rows(const l3_trace_options *o, const tr_trace *t, uint64_t c
                         json_t *rows)
 {
     double hours = l3_trace_hours(t), days = hours / 24.0;
-    double lru_dwpd = days > 0 ? (double)lru->admitted / (double)cap / days : 0;
+    double lru_dwpd = l3_trace_dwpd(hours, lru->admitted, cap);
     double list[L3_TRACE_MAX_BUDGETS], hl = ratio(lru->hits, lru->accesses);
     size_t m = l3_trace_budgets(o, lru_dwpd, list);
     for (size_t k = 0; k < m; k++) {

@@ -155,10 +155,10 @@ static void shadows_replay(l3_slabstore *s, const l3_key_id *ids, size_t n)
     bool tails = atomic_load(&a->tails) != 0;
     double per_ns = shadow_budget(s);
     uint64_t now = per_ns > 0 ? l3_admit_budget_clock(s) : 0;
-    for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++)
+    for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++) {
         l3_shadow_budget(&s->shadows[k], per_ns, now);
-    for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++)
         s->shadows[k].window += (double)l3_shadow_request(&s->shadows[k], fps, pos, seen, m, n, tails);
+    }
     if (n > 256) {
         free(fps);
         free(pos);

@@ -158,7 +158,7 @@ uint64_t l3_policy_room(const l3_slabstore *s)
      * moves to main's: while both logs are written, only the smaller one's
      * open slots are room for sure (counting probation's let main's moves
      * find no free slab, and evict a live one without reinsertion). */
-    const l3_rung *r = l3_admit_rung(s);
-    uint64_t sure = r->single ? open[SEG_MAIN] : open[SEG_MAIN] < open[SEG_PROBATION] ? open[SEG_MAIN] : open[SEG_PROBATION];
-    return free + sure;
+    uint64_t in_main = open[SEG_MAIN], in_probation = open[SEG_PROBATION];
+    bool both = !l3_admit_rung(s)->single;
+    return free + (both && in_probation < in_main ? in_probation : in_main);
 }

@@ -367,6 +367,7 @@ static void reserve_wave(l3_slabstore *s, put_wave *w, const char *const *keys, 
 {
     w->num_slabs = 0;
     w->num_standby = 0;
+    uint64_t published = w->moves ? 0 : span_bytes(s, w->disk_len, base, base + w->m); /* (by make_room) */
     l3_slab_lock(s);
     for (size_t i = 0; i < w->m; i++)
         decide_key(s, w, i, w->disk_len[base + i], res);
@@ -378,10 +379,8 @@ static void reserve_wave(l3_slabstore *s, put_wave *w, const char *const *keys, 
     }
     for (size_t k = 0; k < w->num_slabs && !w->num_standby; k++)
         w->num_standby = l3_alloc_standby(s, w->slabs[k], w->standby, w->standby_gen, L3_STANDBY_MAX);
-    if (!w->moves) { /* its room is taken: reserved (l3_reinsert_make_room published it) */
-        uint64_t *pending = &s->sh->procs[s->shm.me].pending, bytes = span_bytes(s, w->disk_len, base, base + w->m);
-        *pending = *pending > bytes ? *pending - bytes : 0;
-    }
+    uint64_t *pending = &s->sh->procs[s->shm.me].pending; /* its room is taken: reserved */
+    *pending = *pending > published ? *pending - published : 0;
     l3_slab_unlock(s);
 }
 
