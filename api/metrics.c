@@ -163,6 +163,7 @@ char *l3_metrics_prometheus(const l3_snapshot *snap, const l3_slab_stats *st)
             { "l3cache_store_get_checked_early_total", "counter", "Keys a get checked while other reads of its batch were in flight.", st->get_keys_checked_early },
             { "l3cache_store_reinserted_objects_total", "counter", "Objects kept from slabs being reused (rewritten).", st->reinserted_objects },
             { "l3cache_store_reinserted_bytes_total", "counter", "Payload bytes rewritten by reinsertion.", st->reinserted_bytes },
+            { "l3cache_store_early_keeps_total", "counter", "Objects reinsertion kept though read only early in their time (tried while 1 in 8 is read again).", st->early_keeps },
             { "l3cache_store_checksum_failures_total", "counter", "Objects that failed their crc32c.", st->checksum_failures },
             { "l3cache_store_stale_reads_total", "counter", "Gets whose slab was reused during the read.", st->stale_reads },
             { "l3cache_store_unaligned_ios_total", "counter", "Payloads moved through a bounce copy.", st->unaligned_ios },

@@ -15,10 +15,11 @@ void l3_policy_written(l3_slabstore *s, uint32_t slab)
     (void)slab;
     mock_written_calls++;
 }
-bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e)
+l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read)
 {
     (void)s;
-    return (e->pad & L3_ENTRY_READ) != 0;
+    (void)group_read;
+    return e->pad & L3_ENTRY_READ ? L3_KEEP : L3_KEEP_NOT;
 }
 bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight)
 {

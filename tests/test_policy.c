@@ -119,11 +119,93 @@ static void reinsertion_keeps_what_was_read_late_in_its_time(void **state)
     l3_policy_read(s, &early); /* read at 110: right after its write */
     l3_index_entry never = { .slab = 0, .seq = 100 };
     atomic_store(&s->sh->seq, 200);
-    assert_true(l3_policy_reinserts(s, &late));
-    assert_false(l3_policy_reinserts(s, &early));
-    assert_false(l3_policy_reinserts(s, &never));
+    assert_int_equal(l3_policy_keep(s, &late, 0), L3_KEEP);
+    assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_EARLY); /* tried from the start */
+    assert_int_equal(l3_policy_keep(s, &never, 0), L3_KEEP_NOT);
+    assert_int_equal(l3_policy_keep(s, &never, 190), L3_KEEP);     /* its group was read late */
+    assert_int_equal(l3_policy_keep(s, &never, 100), L3_KEEP_NOT); /* (not since its write) */
+    s->sh->early_off_until = 201;
+    assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT); /* early keeps paused */
+    assert_int_equal(l3_policy_keep(s, &late, 0), L3_KEEP);
     s->opt.eviction = L3_EVICT_LRU_SLAB; /* the whole-slab policy keeps nothing */
-    assert_false(l3_policy_reinserts(s, &late));
+    assert_int_equal(l3_policy_keep(s, &late, 0), L3_KEEP_NOT);
+}
+
+/* Judge `n` early keeps whose slab is reused again, `read` of them read
+ * since they moved. */
+static void judge(l3_slabstore *s, int n, int read)
+{
+    for (int i = 0; i < n; i++) {
+        l3_index_entry e = { .slab = 0, .seq = 1, .pad = L3_ENTRY_EARLY };
+        if (i < read)
+            l3_policy_read(s, &e);
+        l3_policy_keep(s, &e, 0);
+    }
+}
+
+/* Early keeps go on while 1 in 8 of them is read again before its slab
+ * is reused again; else they pause while the store writes four times
+ * what it holds, then a new trial starts. */
+static void early_keeps_pause_when_too_few_are_read_again(void **state)
+{
+    l3_slabstore *s = *state;
+    l3_index_entry early = { .slab = 0, .seq = 100 };
+    atomic_store(&s->sh->seq, 110);
+    l3_policy_read(s, &early);
+    atomic_store(&s->sh->seq, 1000);
+    s->index.meta->count = 50; /* the objects the store holds */
+    judge(s, 8, 8);
+    judge(s, 55, 0);
+    assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_EARLY); /* 63 judged: too few to say */
+    judge(s, 1, 0); /* 8 of 64 read: 1 in 8 */
+    assert_int_equal(s->sh->early_judged, 64);
+    assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_EARLY);
+    judge(s, 1, 0); /* 8 of 65: below */
+    assert_int_equal(s->sh->early_off_until, 1000 + 4 * 50);
+    assert_int_equal(s->sh->early_judged, 0); /* the next trial starts afresh */
+    assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT);
+    atomic_store(&s->sh->seq, 1199);
+    assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT);
+    atomic_store(&s->sh->seq, 1200);
+    assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_EARLY); /* tried again */
+    /* The counts halve as they grow: the measure follows the workload. */
+    judge(s, 8192, 8192);
+    assert_true(s->sh->early_judged < 8192);
+    assert_int_equal(s->sh->early_read, s->sh->early_judged);
+}
+
+/* Keep `early` as an early keep `n` times; how many times it moved. */
+static int keep_early(l3_slabstore *s, const l3_index_entry *early, int n)
+{
+    int moved = 0;
+    for (int i = 0; i < n; i++)
+        moved += l3_policy_keep(s, early, 0) == L3_KEEP_EARLY;
+    return moved;
+}
+
+/* A trial moves 512 early keeps, then waits for its verdict: while they
+ * pay they move without a count; a trial never judged (its keeps gone
+ * another way) starts again after two turns of the store. */
+static void early_keeps_are_tried_then_move_while_they_pay(void **state)
+{
+    l3_slabstore *s = *state;
+    l3_index_entry early = { .slab = 0, .seq = 100 };
+    atomic_store(&s->sh->seq, 110);
+    l3_policy_read(s, &early);
+    atomic_store(&s->sh->seq, 1000);
+    s->index.meta->count = 50;
+    assert_int_equal(keep_early(s, &early, 600), 512); /* the trial */
+    judge(s, 8, 8);
+    judge(s, 56, 0); /* 8 of 64 read: they pay */
+    assert_int_equal(keep_early(s, &early, 600), 600);
+    judge(s, 1, 0); /* 8 of 65: they do not */
+    assert_int_equal(keep_early(s, &early, 1), 0);
+    atomic_store(&s->sh->seq, 1200); /* the pause is over: a new trial */
+    assert_int_equal(keep_early(s, &early, 600), 512);
+    atomic_store(&s->sh->seq, 1300);
+    assert_int_equal(keep_early(s, &early, 1), 0); /* waiting for its verdict */
+    atomic_store(&s->sh->seq, 1301);
+    assert_int_equal(keep_early(s, &early, 1), 1); /* none came in two turns: tried again */
 }
 
 static void the_write_budget_is_a_bucket_of_ten_seconds(void **state)
@@ -226,6 +308,8 @@ int main(void)
         T(lru_slab_takes_the_least_recently_read_or_written),
         T(a_device_s_victims_are_its_own_slabs),
         T(reinsertion_keeps_what_was_read_late_in_its_time),
+        T(early_keeps_pause_when_too_few_are_read_again),
+        T(early_keeps_are_tried_then_move_while_they_pay),
         T(the_write_budget_is_a_bucket_of_ten_seconds),
         T(a_first_sighting_needs_the_bucket_half_full),
         T(a_clock_behind_never_moves_the_bucket_back),

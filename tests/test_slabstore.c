@@ -491,6 +491,51 @@ static void a_full_store_reuses_the_oldest_slab_and_keeps_what_was_read(void **s
     unlink(path);
 }
 
+/* Objects read only right after their write (early in their time) are
+ * moved when their slab is reused, as early keeps; moved and never read
+ * again, they are judged when their slab goes once more, and with 1 in 8
+ * or fewer read again the store stops moving them for a while. */
+static void early_keeps_stop_when_they_are_not_read_again(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "early");
+    l3_slab_options o = slab_count_options(path, 6, KIND(state));
+    o.admission = L3_ADMISSION_ALL;
+    l3_slabstore *s = open_test_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    uint32_t per_slab = (uint32_t)(MIB / (65536 + 4096));
+    l3_slab_stats stats;
+    size_t next = 0;
+    uint64_t moved[10], before = 0;
+    for (int cycle = 0; cycle < 10; cycle++) {
+        put_many(st, "ek", next, per_slab, 3); /* a slab read right away, then five unread */
+        assert_int_equal(check_many(st, "ek", next, per_slab, 3), per_slab);
+        for (size_t k = 1; k <= 5; k++)
+            put_many(st, "ek", next + k * per_slab, per_slab, 3); /* (a slab a wave: the read one goes late) */
+        l3_slabstore_stats(s, &stats);
+        moved[cycle] = stats.early_keeps - before;
+        before = stats.early_keeps;
+        next += 6 * per_slab;
+    }
+    assert_int_equal(moved[0], per_slab); /* tried from the start: the read slab's objects all moved */
+    int paused = 0;
+    while (paused < 10 && moved[paused] > 0)
+        paused++;
+    assert_true(paused < 9); /* none read again: they stopped, */
+    uint64_t tried = 0;
+    for (int c = 0; c < paused; c++)
+        tried += moved[c];
+    assert_true(tried >= 64); /* once enough were judged (64, policy.c), */
+    int again = paused;
+    while (again < 10 && moved[again] == 0)
+        again++;
+    assert_true(again < 10); /* and a new trial came */
+    assert_int_equal(stats.early_keeps_read, 0);
+    assert_int_equal(stats.put_keys_rejected, 0);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
 /* Fill three slabs, read the first, then push four slabs' worth: the
  * first slab's objects are moved. */
 static int fill_read_and_push(l3_slabstore *c, void *arg)
@@ -1048,6 +1093,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_prestate(a_header_that_is_not_the_index_s_is_an_object_failure, k),       \
         cmocka_unit_test_prestate(a_full_store_evicts_the_least_recently_used_slab, k),           \
         cmocka_unit_test_prestate(a_full_store_reuses_the_oldest_slab_and_keeps_what_was_read, k), \
+        cmocka_unit_test_prestate(early_keeps_stop_when_they_are_not_read_again, k),                \
         cmocka_unit_test_prestate(a_kill_after_reinsertion_keeps_one_good_copy, k),              \
         cmocka_unit_test_prestate(puts_over_the_write_budget_are_declined, k),                   \
         cmocka_unit_test_prestate(the_index_bound_evicts_instead_of_growing, k),                  \

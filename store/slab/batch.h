@@ -84,6 +84,7 @@ void l3_plan_free(l3_plan *plans, size_t n);
 typedef struct l3_move {
     uint64_t old_seq;
     const l3_object_header *header;
+    bool early; /* an early keep (policy.h: L3_KEEP_EARLY) */
 } l3_move;
 
 /* A put batch (put.c), run in waves of the store's batch_keys keys: each

@@ -15,15 +15,34 @@ void l3_policy_lease(l3_slabstore *s, uint32_t slab, uint64_t until)
 }
 
 /* An entry's flag word: bit 0 read since written, bit 1 not the policy's
- * (L3_ENTRY_SEGMENTED), bits 2-31 the object sequence (low 30 bits) when
- * it was last read. */
-#define READ_SEQ_MASK 0x3fffffffu
+ * (L3_ENTRY_SEGMENTED), bit 2 an early keep, bits 3-31 the object
+ * sequence (low 29 bits) when it was last read. */
+#define READ_SEQ_MASK 0x1fffffffu
+#define READ_SEQ_SHIFT 3
+
+/* Early keeps (L3_KEEP_EARLY) are judged when their slab is reused
+ * again: read since they moved, or not. A trial moves the next
+ * EARLY_TRIAL of them; once EARLY_MIN or more are judged, they go on
+ * while at least 1 in EARLY_SHARE judged was read (the counts halved
+ * past EARLY_WINDOW), else they stop while the store writes EARLY_PAUSE
+ * times the objects it holds, and a new trial follows. A trial is a run
+ * of consecutive keeps, not a sample of keys: in a prefix cache a key
+ * kept without the blocks before it is seldom a hit (a sample of 1 key in
+ * 16 was read again 9% of the time where all were 26%). On the traces,
+ * early keeps were read again 26% of the time where keeping them gains
+ * hits, 2% where it loses (bench/results/2026-12-04-early-keeps.txt). */
+#define EARLY_SHARE 8
+#define EARLY_MIN 64
+#define EARLY_WINDOW 4096
+#define EARLY_PAUSE 4
+#define EARLY_TRIAL 512
 
 void l3_policy_read(l3_slabstore *s, l3_index_entry *e)
 {
     L3_ASSERT(e->slab < s->geo.num_slabs);
     uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
-    e->pad = (uint32_t)((now & READ_SEQ_MASK) << 2) | (e->pad & L3_ENTRY_SEGMENTED) | L3_ENTRY_READ;
+    e->pad = (uint32_t)((now & READ_SEQ_MASK) << READ_SEQ_SHIFT) | (e->pad & (L3_ENTRY_SEGMENTED | L3_ENTRY_EARLY)) |
+             L3_ENTRY_READ;
     atomic_store_explicit(&s->slabs[e->slab].last_access, atomic_fetch_add(&s->sh->tick, 1),
                           memory_order_relaxed);
 }
@@ -35,41 +54,83 @@ void l3_policy_written(l3_slabstore *s, uint32_t slab)
                           memory_order_relaxed);
 }
 
-/* The object sequence at an entry's last read, from its low 31 bits and
- * the sequence now (reads more than 2^30 puts ago read as the write). */
+/* The object sequence at an entry's last read, from its low 29 bits and
+ * the sequence now (reads more than 2^29 puts ago read as the write). */
 static uint64_t last_read_seq(const l3_index_entry *e, uint64_t now)
 {
-    uint64_t low = e->pad >> 2, seq = (now & ~(uint64_t)READ_SEQ_MASK) | low;
+    uint64_t low = e->pad >> READ_SEQ_SHIFT, seq = (now & ~(uint64_t)READ_SEQ_MASK) | low;
     if (seq > now)
         seq = seq >= (uint64_t)READ_SEQ_MASK + 1 ? seq - ((uint64_t)READ_SEQ_MASK + 1) : 0;
     return seq > e->seq ? seq : e->seq;
 }
 
-/* The rule, for `e` last read at `last` (> its write). */
-static bool reinserts_after(const l3_slabstore *s, const l3_index_entry *e, uint64_t last, uint64_t now)
+/* The objects the store holds (at least 1). */
+static uint64_t held_objects(const l3_slabstore *s)
 {
+    return s->index.meta->count ? s->index.meta->count : 1;
+}
+
+/* An early keep's slab is reused again: judge it (under the lock). */
+static void judge_early(l3_slabstore *s, const l3_index_entry *e)
+{
+    shared *sh = s->sh;
+    sh->early_judged++;
+    sh->early_read += (e->pad & L3_ENTRY_READ) != 0;
+    if (sh->early_judged >= 2 * EARLY_WINDOW) {
+        sh->early_judged /= 2;
+        sh->early_read /= 2;
+    }
+    if (sh->early_judged < EARLY_MIN)
+        return;
+    if (sh->early_read * EARLY_SHARE >= sh->early_judged) {
+        sh->early_on = 1;
+        return;
+    }
+    sh->early_on = 0;
+    sh->early_tried = 0;
+    sh->early_off_until = atomic_load_explicit(&sh->seq, memory_order_relaxed) + EARLY_PAUSE * held_objects(s);
+    sh->early_judged = sh->early_read = 0; /* the next trial is judged afresh */
+}
+
+/* Whether an early keep moves now (under the lock): not while paused;
+ * while they pay, yes; else the trial's first EARLY_TRIAL do, and the
+ * rest wait for the verdict (a trial not judged within two turns of the
+ * store, its keeps gone another way, starts again). */
+static bool early_moves(l3_slabstore *s, uint64_t now)
+{
+    shared *sh = s->sh;
+    if (now < sh->early_off_until)
+        return false;
+    if (sh->early_on)
+        return true;
+    if (sh->early_tried >= EARLY_TRIAL && now - sh->early_trial_end > 2 * held_objects(s))
+        sh->early_tried = 0;
+    if (sh->early_tried >= EARLY_TRIAL)
+        return false;
+    if (++sh->early_tried == EARLY_TRIAL)
+        sh->early_trial_end = now;
+    return true;
+}
+
+l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read)
+{
+    if (e->pad & L3_ENTRY_EARLY)
+        judge_early(s, e);
+    bool read = (e->pad & L3_ENTRY_READ) || group_read > e->seq;
+    if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || !read)
+        return L3_KEEP_NOT;
     if (s->slabs[e->slab].segment == SEG_PROBATION)
-        return true; /* written at first sight and read since: it moves to main */
-    /* Read in the last three quarters of its time here: a read right after
-     * the write and none since says little (bench/results: the write cost
-     * falls by a third, the hits stay). */
-    return now <= e->seq || (last - e->seq) * 4 > now - e->seq;
-}
-
-bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e)
-{
-    if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || !(e->pad & L3_ENTRY_READ))
-        return false;
+        return L3_KEEP; /* written at first sight and read since: it moves to main */
     uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
-    return reinserts_after(s, e, last_read_seq(e, now), now);
-}
-
-bool l3_policy_reinserts_read_at(const l3_slabstore *s, const l3_index_entry *e, uint64_t read_seq)
-{
-    if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || read_seq <= e->seq)
-        return false;
-    uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
-    return reinserts_after(s, e, read_seq, now);
+    uint64_t last = e->pad & L3_ENTRY_READ ? last_read_seq(e, now) : e->seq;
+    if (group_read > last)
+        last = group_read;
+    /* Read in the last three quarters of its time here; a read right
+     * after the write and none since says less: an early keep, while
+     * they pay. */
+    if (now <= e->seq || (last - e->seq) * 4 > now - e->seq)
+        return L3_KEEP;
+    return early_moves(s, now) ? L3_KEEP_EARLY : L3_KEEP_NOT;
 }
 
 /* A slab's age for the victim choice: FIFO orders by when it was opened,

@@ -28,9 +28,20 @@
 
 #include "entries.h"
 
-/* Index entry flag (in l3_index_entry.pad, bit 0; policy.c keeps bits
- * 2-31, and bit 1 is L3_ENTRY_SEGMENTED): read since it was written. */
+/* Index entry flags (in l3_index_entry.pad; bit 1 is L3_ENTRY_SEGMENTED,
+ * bits 3-31 the last read's sequence, policy.c's): read since it was
+ * written; moved by reinsertion as an early keep (L3_KEEP_EARLY), so that
+ * its next read counts for early keeps. */
 #define L3_ENTRY_READ 1u
+#define L3_ENTRY_EARLY 4u
+
+/* What reinsertion does with an object when its slab is reused. */
+typedef enum l3_keep {
+    L3_KEEP_NOT = 0, /* it is evicted */
+    L3_KEEP = 1,     /* it moves: read since it was written, in probation's log, or in main's late in its time */
+    L3_KEEP_EARLY = 2 /* it moves though main's and read only in the first quarter of its time: while a
+                         share of such moves is read again (or its key is in the sample that measures it) */
+} l3_keep;
 
 /* CLOCK_MONOTONIC in nanoseconds: one clock for every process. */
 uint64_t l3_policy_clock_ns(void);
@@ -45,14 +56,11 @@ void l3_policy_read(l3_slabstore *s, l3_index_entry *e);
 /* Note a write into slab `slab` (any lock, or none). */
 void l3_policy_written(l3_slabstore *s, uint32_t slab);
 
-/* Whether the object of `e` is to be kept when its slab is reused: in
- * probation's log, read since it was written (it moves to main); in
- * main's, read in the last three quarters of its time here. */
-bool l3_policy_reinserts(const l3_slabstore *s, const l3_index_entry *e);
-
-/* The same rule as if `e` had been read at sequence `read_seq` (its
- * group's last read; 0: never). */
-bool l3_policy_reinserts_read_at(const l3_slabstore *s, const l3_index_entry *e, uint64_t read_seq);
+/* The verdict on the object of `e` when its slab is reused (under the
+ * lock), its group's last read at sequence `group_read` (0: none) counting
+ * as a read of it; if `e` was an early keep, whether it was read since
+ * counts for the early keeps to come. */
+l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read);
 
 /* The slab to reuse, under the lock: with `need_live` false a free or
  * empty slab first, else the victim among slabs with live objects; never

@@ -226,9 +226,13 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
         e.slot = p->slot;
         e.gen = (uint32_t)p->gen;
         e.pad &= L3_ENTRY_SEGMENTED; /* not read since this write; the same shape */
+        if (p->move->early)
+            e.pad |= L3_ENTRY_EARLY;
         bool published = l3_entry_publish_grouped(s, &e, g ? group : 0);
         if (g)
             l3_groups_release(&s->groups, group, l3_now_ns());
+        if (published && p->move->early)
+            atomic_fetch_add(&s->early_keeps, 1);
         if (published) {
             atomic_fetch_add(&s->reinserted_objects, 1);
             atomic_fetch_add(&s->reinserted_bytes, e.size);

@@ -11,12 +11,14 @@
 #include "policy.h"
 
 /* The objects of one victim to move: their index entries (copied under
- * the lock) and, after the read, their slot images (header, then payload)
- * at off[i] of one buffer; ok[i] when the image checked. */
+ * the lock), early[i] for an early keep, and, after the read, their slot
+ * images (header, then payload) at off[i] of one buffer; ok[i] when the
+ * image checked. */
 typedef struct evacuation {
     uint32_t slab;
     size_t n;
     l3_index_entry *entries;
+    bool *early;
     uint8_t *buf;
     uint64_t *off;
     bool *ok;
@@ -26,18 +28,18 @@ typedef struct evacuation {
  * lock): a page's objects stay or go together, so a group's verdict on
  * an older member (kept, or dead: evicted) or its lease decides first;
  * else the policy, whose keeping then keeps the group's older members. */
-static bool keeps(l3_slabstore *s, const l3_index_entry *e, l3_group *g)
+static l3_keep keeps(l3_slabstore *s, const l3_index_entry *e, l3_group *g)
 {
     if (l3_group_dead_for(g, e->seq)) {
         atomic_fetch_add(&s->group_dropped, 1);
-        return false;
+        return L3_KEEP_NOT;
     }
     if (l3_group_kept_for(g, e->seq, l3_policy_clock_ns()))
-        return true;
+        return L3_KEEP;
     /* Its own reads, or its page's: a member read since it was written
      * counts for every member written before that read. */
-    bool keep = l3_policy_reinserts(s, e) || l3_policy_reinserts_read_at(s, e, l3_group_read_after(g, e->seq));
-    if (keep && g)
+    l3_keep keep = l3_policy_keep(s, e, l3_group_read_after(g, e->seq));
+    if (keep != L3_KEEP_NOT && g)
         l3_group_set_kept(g, atomic_load(&s->sh->seq)); /* (a dead group stays dead for its older members) */
     return keep;
 }
@@ -55,10 +57,14 @@ static bool pick(l3_slabstore *s, evacuation *ev)
     const uint32_t *groups = l3_slab_slot_groups(s, (uint32_t)v);
     ev->slab = (uint32_t)v;
     ev->entries = calloc(sl->nslots ? sl->nslots : 1, sizeof *ev->entries);
-    for (uint32_t k = 0; ev->entries && k < sl->next_slot && k < sl->nslots; k++) {
+    ev->early = calloc(sl->nslots ? sl->nslots : 1, sizeof *ev->early);
+    for (uint32_t k = 0; ev->entries && ev->early && k < sl->next_slot && k < sl->nslots; k++) {
         l3_index_entry *e = ids[k] ? l3_index_find_at(&s->index, ids[k], (uint32_t)v, k) : NULL;
-        if (e && keeps(s, e, l3_groups_find(&s->groups, groups[k])))
+        l3_keep keep = e ? keeps(s, e, l3_groups_find(&s->groups, groups[k])) : L3_KEEP_NOT;
+        if (keep != L3_KEEP_NOT) {
+            ev->early[ev->n] = keep == L3_KEEP_EARLY;
             ev->entries[ev->n++] = *e;
+        }
     }
     return true;
 }
@@ -126,7 +132,7 @@ static void move_images(l3_slabstore *s, evacuation *ev)
         total = ev->off[i] + hb + l3_round_up(h->size, s->geo.block_size);
         if (!ev->ok[i] || !(keys[n] = strndup(h->key, h->key_len)))
             continue;
-        moves[n] = (l3_move){ .old_seq = h->seq, .header = h };
+        moves[n] = (l3_move){ .old_seq = h->seq, .header = h, .early = ev->early[i] };
         ranges[n] = (l3_range){ ev->off[i] + hb, h->size };
         n++;
     }
@@ -169,6 +175,7 @@ static bool evacuate_one(l3_slabstore *s)
     free(ev.off);
     free(ev.ok);
     free(ev.entries);
+    free(ev.early);
     return true;
 }
 

@@ -24,7 +24,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 12
+#define L3_SHM_VERSION 13
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
 
@@ -119,6 +119,12 @@ typedef struct shared {
     uint32_t pad;
     uint64_t recovered_objects, recovered_summaries;
     uint64_t budget_bytes, budget_ns; /* the write budget's bucket and its last refill */
+    uint64_t early_judged, early_read; /* early keeps whose slab was reused again, and of them those read
+                                          since they moved (policy.c; halved as they grow) */
+    uint64_t early_off_until;          /* no early keeps until this object sequence (0: from the start) */
+    uint64_t early_tried, early_trial_end; /* early keeps of the trial, and the sequence when it had them all */
+    uint32_t early_on;                 /* they pay: they move without a trial */
+    uint32_t early_pad;
     uint32_t opened_from_checkpoint;
     uint32_t attached;
     uint64_t off_slabs, off_class_open, off_slot_ids, off_table, off_journal, off_index;

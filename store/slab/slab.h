@@ -69,7 +69,7 @@ struct l3_slabstore {
     atomic_uint host_regions; /* Host regions registered now */
     unsigned max_segments;   /* the device's DMA segments per request (0: unknown) */
     uint64_t max_request;    /* the device's largest request in bytes (0: unknown) */
-    atomic_ulong reinserted_objects, reinserted_bytes, over_budget, index_bound_evictions;
+    atomic_ulong reinserted_objects, reinserted_bytes, over_budget, index_bound_evictions, early_keeps;
     atomic_ulong not_admitted, admitted_probation, admitted_main, group_followed, group_dropped;
     double open_seconds;
 };

@@ -37,6 +37,8 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
     o->admission_rung = atomic_load(&s->sh->admit.rung);
     o->admission_switches = s->sh->admit.switches;
     o->admission_capacity = s->sh->admit.cap;
+    o->early_keeps_judged = s->sh->early_judged;
+    o->early_keeps_read = s->sh->early_read;
 }
 
 /* What this process's engine counted. */
@@ -113,6 +115,7 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->index_bound_evictions = atomic_load(&s->index_bound_evictions);
     o->reinserted_objects = atomic_load(&s->reinserted_objects);
     o->reinserted_bytes = atomic_load(&s->reinserted_bytes);
+    o->early_keeps = atomic_load(&s->early_keeps);
     o->put_keys_over_budget = atomic_load(&s->over_budget);
     o->checksum_failures = atomic_load(&s->checksum_failures);
     o->stale_reads = atomic_load(&s->stale_reads);
@@ -135,7 +138,7 @@ static char *stats_json(const l3_slab_stats *st)
     U(admitted_probation); U(admitted_main); U(group_followed); U(group_dropped);
     U(admission_rung); U(admission_switches); U(admission_capacity); U(slabs_probation); U(groups_live);
     U(gets); U(get_hits); U(get_misses); U(get_keys_checked_early); U(bytes_written); U(bytes_read);
-    U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
+    U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(early_keeps); U(early_keeps_judged); U(early_keeps_read); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
     U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments); U(device_max_request); U(host_regions);
