@@ -124,6 +124,9 @@ static void reinsertion_keeps_what_was_read_late_in_its_time(void **state)
     assert_int_equal(l3_policy_keep(s, &never, 0), L3_KEEP_NOT);
     assert_int_equal(l3_policy_keep(s, &never, 190), L3_KEEP);     /* its group was read late */
     assert_int_equal(l3_policy_keep(s, &never, 100), L3_KEEP_NOT); /* (not since its write) */
+    s->opt.write_budget = 1000;
+    assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT); /* none under a write budget */
+    s->opt.write_budget = 0;
     s->sh->early_off_until = 201;
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT); /* early keeps paused */
     assert_int_equal(l3_policy_keep(s, &late, 0), L3_KEEP);

@@ -127,10 +127,11 @@ l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_
         last = group_read;
     /* Read in the last three quarters of its time here; a read right
      * after the write and none since says less: an early keep, while
-     * they pay. */
+     * they pay, and never under a write budget (the writes worth least:
+     * at half the LRU's writes they cost 1.5 points of hits, bench/results). */
     if (now <= e->seq || (last - e->seq) * 4 > now - e->seq)
         return L3_KEEP;
-    return early_moves(s, now) ? L3_KEEP_EARLY : L3_KEEP_NOT;
+    return !s->opt.write_budget && early_moves(s, now) ? L3_KEEP_EARLY : L3_KEEP_NOT;
 }
 
 /* A slab's age for the victim choice: FIFO orders by when it was opened,
