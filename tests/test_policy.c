@@ -146,17 +146,25 @@ static void judge(l3_slabstore *s, int n, int read)
     }
 }
 
+/* An object written at 100 and read at 110, the store at 1000 holding
+ * 50 objects: an early keep's candidate. */
+static l3_index_entry read_early(l3_slabstore *s)
+{
+    l3_index_entry early = { .slab = 0, .seq = 100 };
+    atomic_store(&s->sh->seq, 110);
+    l3_policy_read(s, &early);
+    atomic_store(&s->sh->seq, 1000);
+    s->index.meta->count = 50;
+    return early;
+}
+
 /* Early keeps go on while 1 in 8 of them is read again before its slab
  * is reused again; else they pause while the store writes four times
  * what it holds, then a new trial starts. */
 static void early_keeps_pause_when_too_few_are_read_again(void **state)
 {
     l3_slabstore *s = *state;
-    l3_index_entry early = { .slab = 0, .seq = 100 };
-    atomic_store(&s->sh->seq, 110);
-    l3_policy_read(s, &early);
-    atomic_store(&s->sh->seq, 1000);
-    s->index.meta->count = 50; /* the objects the store holds */
+    l3_index_entry early = read_early(s);
     judge(s, 8, 8);
     judge(s, 55, 0);
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_EARLY); /* 63 judged: too few to say */
@@ -192,11 +200,7 @@ static int keep_early(l3_slabstore *s, const l3_index_entry *early, int n)
 static void early_keeps_are_tried_then_move_while_they_pay(void **state)
 {
     l3_slabstore *s = *state;
-    l3_index_entry early = { .slab = 0, .seq = 100 };
-    atomic_store(&s->sh->seq, 110);
-    l3_policy_read(s, &early);
-    atomic_store(&s->sh->seq, 1000);
-    s->index.meta->count = 50;
+    l3_index_entry early = read_early(s);
     assert_int_equal(keep_early(s, &early, 600), 512); /* the trial */
     judge(s, 8, 8);
     judge(s, 56, 0); /* 8 of 64 read: they pay */

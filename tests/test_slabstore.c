@@ -510,8 +510,8 @@ static void early_keeps_stop_when_they_are_not_read_again(void **state)
     for (int cycle = 0; cycle < 10; cycle++) {
         put_many(st, "ek", next, per_slab, 3); /* a slab read right away, then five unread */
         assert_int_equal(check_many(st, "ek", next, per_slab, 3), per_slab);
-        for (size_t k = 1; k <= 5; k++)
-            put_many(st, "ek", next + k * per_slab, per_slab, 3); /* (a slab a wave: the read one goes late) */
+        for (size_t k = 1; k <= 5; k++) /* (a slab a wave: the read slab goes late in its time) */
+            put_many(st, "ek", next + k * per_slab, per_slab, 3);
         l3_slabstore_stats(s, &stats);
         moved[cycle] = stats.early_keeps - before;
         before = stats.early_keeps;

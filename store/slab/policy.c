@@ -31,18 +31,18 @@ void l3_policy_lease(l3_slabstore *s, uint32_t slab, uint64_t until)
  * 16 was read again 9% of the time where all were 26%). On the traces,
  * early keeps were read again 26% of the time where keeping them gains
  * hits, 2% where it loses (bench/results/2026-12-04-early-keeps.txt). */
-#define EARLY_SHARE 8
-#define EARLY_MIN 64
-#define EARLY_WINDOW 4096
-#define EARLY_PAUSE 4
-#define EARLY_TRIAL 512
+#define EARLY_SHARE 8u
+#define EARLY_MIN 64u
+#define EARLY_WINDOW 4096u
+#define EARLY_PAUSE 4u
+#define EARLY_TRIAL 512u
 
 void l3_policy_read(l3_slabstore *s, l3_index_entry *e)
 {
     L3_ASSERT(e->slab < s->geo.num_slabs);
     uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
-    e->pad = (uint32_t)((now & READ_SEQ_MASK) << READ_SEQ_SHIFT) | (e->pad & (L3_ENTRY_SEGMENTED | L3_ENTRY_EARLY)) |
-             L3_ENTRY_READ;
+    e->pad = (uint32_t)((now & READ_SEQ_MASK) << READ_SEQ_SHIFT) |
+             (e->pad & (L3_ENTRY_SEGMENTED | L3_ENTRY_EARLY)) | L3_ENTRY_READ;
     atomic_store_explicit(&s->slabs[e->slab].last_access, atomic_fetch_add(&s->sh->tick, 1),
                           memory_order_relaxed);
 }
@@ -76,7 +76,7 @@ static void judge_early(l3_slabstore *s, const l3_index_entry *e)
     shared *sh = s->sh;
     sh->early_judged++;
     sh->early_read += (e->pad & L3_ENTRY_READ) != 0;
-    if (sh->early_judged >= 2 * EARLY_WINDOW) {
+    if (sh->early_judged >= 2ull * EARLY_WINDOW) {
         sh->early_judged /= 2;
         sh->early_read /= 2;
     }
@@ -88,7 +88,8 @@ static void judge_early(l3_slabstore *s, const l3_index_entry *e)
     }
     sh->early_on = 0;
     sh->early_tried = 0;
-    sh->early_off_until = atomic_load_explicit(&sh->seq, memory_order_relaxed) + EARLY_PAUSE * held_objects(s);
+    sh->early_off_until =
+        atomic_load_explicit(&sh->seq, memory_order_relaxed) + EARLY_PAUSE * held_objects(s);
     sh->early_judged = sh->early_read = 0; /* the next trial is judged afresh */
 }
 

@@ -38,7 +38,7 @@
 /* What reinsertion does with an object when its slab is reused. */
 typedef enum l3_keep {
     L3_KEEP_NOT = 0, /* it is evicted */
-    L3_KEEP = 1,     /* it moves: read since it was written, in probation's log, or in main's late in its time */
+    L3_KEEP = 1,     /* it moves: read since written, in probation's log, or in main's late in its time */
     L3_KEEP_EARLY = 2 /* it moves though main's and read only in the first quarter of its time: while a
                          share of such moves is read again (or its key is in the sample that measures it) */
 } l3_keep;

@@ -122,7 +122,7 @@ typedef struct shared {
     uint64_t early_judged, early_read; /* early keeps whose slab was reused again, and of them those read
                                           since they moved (policy.c; halved as they grow) */
     uint64_t early_off_until;          /* no early keeps until this object sequence (0: from the start) */
-    uint64_t early_tried, early_trial_end; /* early keeps of the trial, and the sequence when it had them all */
+    uint64_t early_tried, early_trial_end; /* the trial's early keeps, and the sequence at its last */
     uint32_t early_on;                 /* they pay: they move without a trial */
     uint32_t early_pad;
     uint32_t opened_from_checkpoint;

@@ -138,7 +138,8 @@ static char *stats_json(const l3_slab_stats *st)
     U(admitted_probation); U(admitted_main); U(group_followed); U(group_dropped);
     U(admission_rung); U(admission_switches); U(admission_capacity); U(slabs_probation); U(groups_live);
     U(gets); U(get_hits); U(get_misses); U(get_keys_checked_early); U(bytes_written); U(bytes_read);
-    U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(early_keeps); U(early_keeps_judged); U(early_keeps_read); U(checksum_failures); U(stale_reads); U(unaligned_ios);
+    U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
+    U(early_keeps); U(early_keeps_judged); U(early_keeps_read);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
     U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments); U(device_max_request); U(host_regions);
