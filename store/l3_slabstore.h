@@ -136,9 +136,9 @@ typedef struct l3_slab_stats {
     uint32_t num_devices, devices_offline; /* devices the store spans; of them missing or failed */
     l3_slab_device_stats device[L3_SLAB_MAX_DEVICES];
     uint64_t early_keeps;        /* objects reinsertion moved though read only early in their time here */
-    uint64_t early_keeps_judged, early_keeps_read; /* of all processes' early keeps, those whose slab was
-                                                      reused again, and of them those read since: early
-                                                      keeps go on while 1 in 8 was (halved as they grow) */
+    uint64_t early_keeps_judged, early_keeps_read; /* the trial's measure, over all processes: early keeps
+                                                      whose slab was reused again, and of them those read
+                                                      since (halved as they grow, zeroed at a pause) */
 } l3_slab_stats;
 
 typedef struct l3_slabstore l3_slabstore;

@@ -15,6 +15,12 @@ void l3_policy_written(l3_slabstore *s, uint32_t slab)
     (void)slab;
     mock_written_calls++;
 }
+void l3_policy_judge(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read)
+{
+    (void)s;
+    (void)e;
+    (void)group_read;
+}
 l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read)
 {
     (void)s;

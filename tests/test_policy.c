@@ -135,14 +135,14 @@ static void reinsertion_keeps_what_was_read_late_in_its_time(void **state)
 }
 
 /* Judge `n` early keeps whose slab is reused again, `read` of them read
- * since they moved. */
+ * since they moved: half themselves, half through their group. */
 static void judge(l3_slabstore *s, int n, int read)
 {
     for (int i = 0; i < n; i++) {
         l3_index_entry e = { .slab = 0, .seq = 1, .pad = L3_ENTRY_EARLY };
-        if (i < read)
+        if (i < read / 2)
             l3_policy_read(s, &e);
-        l3_policy_keep(s, &e, 0);
+        l3_policy_judge(s, &e, i >= read / 2 && i < read ? 2 : 0);
     }
 }
 
@@ -166,7 +166,14 @@ static void early_keeps_pause_when_too_few_are_read_again(void **state)
     l3_slabstore *s = *state;
     l3_index_entry early = read_early(s);
     judge(s, 8, 8);
-    judge(s, 55, 0);
+    l3_index_entry other = { .slab = 0, .seq = 1 };
+    l3_policy_read(s, &other);
+    l3_policy_judge(s, &other, 0); /* not an early keep: not judged */
+    l3_index_entry before = { .slab = 0, .seq = 5, .pad = L3_ENTRY_EARLY };
+    l3_policy_judge(s, &before, 5); /* its group read, but not since its move */
+    assert_int_equal(s->sh->early_judged, 9);
+    assert_int_equal(s->sh->early_read, 8);
+    judge(s, 54, 0);
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_EARLY); /* 63 judged: too few to say */
     judge(s, 1, 0); /* 8 of 64 read: 1 in 8 */
     assert_int_equal(s->sh->early_judged, 64);
@@ -175,6 +182,8 @@ static void early_keeps_pause_when_too_few_are_read_again(void **state)
     assert_int_equal(s->sh->early_off_until, 1000 + 4 * 50);
     assert_int_equal(s->sh->early_judged, 0); /* the next trial starts afresh */
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT);
+    judge(s, 100, 100); /* what moved before the pause is not the next trial's */
+    assert_int_equal(s->sh->early_judged, 0);
     atomic_store(&s->sh->seq, 1199);
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT);
     atomic_store(&s->sh->seq, 1200);

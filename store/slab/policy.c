@@ -55,7 +55,8 @@ void l3_policy_written(l3_slabstore *s, uint32_t slab)
 }
 
 /* The object sequence at an entry's last read, from its low 29 bits and
- * the sequence now (reads more than 2^29 puts ago read as the write). */
+ * the sequence now (a read more than 2^29 puts ago is taken for a later
+ * one, never for one before the write). */
 static uint64_t last_read_seq(const l3_index_entry *e, uint64_t now)
 {
     uint64_t low = e->pad >> READ_SEQ_SHIFT, seq = (now & ~(uint64_t)READ_SEQ_MASK) | low;
@@ -70,16 +71,20 @@ static uint64_t held_objects(const l3_slabstore *s)
     return s->index.meta->count ? s->index.meta->count : 1;
 }
 
-/* An early keep's slab is reused again: judge it (under the lock). */
-static void judge_early(l3_slabstore *s, const l3_index_entry *e)
+void l3_policy_judge(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read)
 {
     shared *sh = s->sh;
+    uint64_t now = atomic_load_explicit(&sh->seq, memory_order_relaxed);
+    if (!(e->pad & L3_ENTRY_EARLY) || now < sh->early_off_until)
+        return; /* (while paused, what was moved before is not the next trial's) */
     sh->early_judged++;
-    sh->early_read += (e->pad & L3_ENTRY_READ) != 0;
+    sh->early_read += (e->pad & L3_ENTRY_READ) || group_read > e->seq;
     if (sh->early_judged >= 2ull * EARLY_WINDOW) {
         sh->early_judged /= 2;
         sh->early_read /= 2;
     }
+    if (sh->early_read > sh->early_judged)
+        sh->early_read = sh->early_judged; /* (a process that died between the halvings) */
     if (sh->early_judged < EARLY_MIN)
         return;
     if (sh->early_read * EARLY_SHARE >= sh->early_judged) {
@@ -88,8 +93,7 @@ static void judge_early(l3_slabstore *s, const l3_index_entry *e)
     }
     sh->early_on = 0;
     sh->early_tried = 0;
-    sh->early_off_until =
-        atomic_load_explicit(&sh->seq, memory_order_relaxed) + EARLY_PAUSE * held_objects(s);
+    sh->early_off_until = now + EARLY_PAUSE * held_objects(s);
     sh->early_judged = sh->early_read = 0; /* the next trial is judged afresh */
 }
 
@@ -115,8 +119,6 @@ static bool early_moves(l3_slabstore *s, uint64_t now)
 
 l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read)
 {
-    if (e->pad & L3_ENTRY_EARLY)
-        judge_early(s, e);
     bool read = (e->pad & L3_ENTRY_READ) || group_read > e->seq;
     if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || !read)
         return L3_KEEP_NOT;

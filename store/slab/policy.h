@@ -10,8 +10,9 @@
  *   were opened (a log: writes stay whole-slab and sequential); before a
  *   slab is reused, its objects read in the last three quarters of their
  *   time in the store are reinserted (rewritten at the head), as CacheLib
- *   Navy does. Close to an exact object LRU's hits at a small write cost
- *   (bench/results).
+ *   Navy does, and those read only earlier while trials show such early
+ *   keeps read again (policy.c). Close to an exact object LRU's hits at a
+ *   small write cost, above them where early keeps pay (bench/results).
  * - L3_EVICT_LRU_SLAB: the least recently read or written slab goes
  *   whole, nothing is kept (the policy before; for comparison).
  *
@@ -39,8 +40,8 @@
 typedef enum l3_keep {
     L3_KEEP_NOT = 0, /* it is evicted */
     L3_KEEP = 1,     /* it moves: read since written, in probation's log, or in main's late in its time */
-    L3_KEEP_EARLY = 2 /* it moves though main's and read only in the first quarter of its time: while a
-                         share of such moves is read again (or its key is in the sample that measures it) */
+    L3_KEEP_EARLY = 2 /* it moves though main's and read only in the first quarter of its time: in a
+                         trial, or while trials show 1 in 8 such moves read again (policy.c) */
 } l3_keep;
 
 /* CLOCK_MONOTONIC in nanoseconds: one clock for every process. */
@@ -58,9 +59,14 @@ void l3_policy_written(l3_slabstore *s, uint32_t slab);
 
 /* The verdict on the object of `e` when its slab is reused (under the
  * lock), its group's last read at sequence `group_read` (0: none) counting
- * as a read of it; if `e` was an early keep, whether it was read since
- * counts for the early keeps to come. */
+ * as a read of it. */
 l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read);
+
+/* Judge the object of `e`, its slab being reused, if it was an early keep
+ * (under the lock): read since its move, or its group since (`group_read`,
+ * 0: none), or not; this counts for the early keeps to come. Call it for
+ * every object of a reused slab, before any verdict. */
+void l3_policy_judge(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read);
 
 /* The slab to reuse, under the lock: with `need_live` false a free or
  * empty slab first, else the victim among slabs with live objects; never

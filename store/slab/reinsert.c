@@ -30,6 +30,7 @@ typedef struct evacuation {
  * else the policy, whose keeping then keeps the group's older members. */
 static l3_keep keeps(l3_slabstore *s, const l3_index_entry *e, l3_group *g)
 {
+    l3_policy_judge(s, e, l3_group_read_after(g, e->seq)); /* (every early keep, whatever its group says) */
     if (l3_group_dead_for(g, e->seq)) {
         atomic_fetch_add(&s->group_dropped, 1);
         return L3_KEEP_NOT;

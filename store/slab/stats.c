@@ -31,14 +31,14 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
     o->recovered_summaries = s->sh->recovered_summaries;
     o->opened_from_checkpoint = s->sh->opened_from_checkpoint;
     o->epoch = s->sh->sb.epoch;
+    o->early_keeps_judged = s->sh->early_judged;
+    o->early_keeps_read = s->sh->early_read;
     l3_slab_unlock(s);
     o->attached_processes = (uint32_t)l3_shm_attached(&s->shm, NULL, 0);
     o->admission = l3_admission_name(s->sh->admit.mode);
     o->admission_rung = atomic_load(&s->sh->admit.rung);
     o->admission_switches = s->sh->admit.switches;
     o->admission_capacity = s->sh->admit.cap;
-    o->early_keeps_judged = s->sh->early_judged;
-    o->early_keeps_read = s->sh->early_read;
 }
 
 /* What this process's engine counted. */
