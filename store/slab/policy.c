@@ -65,6 +65,13 @@ static uint64_t last_read_seq(const l3_index_entry *e, uint64_t now)
     return seq > e->seq ? seq : e->seq;
 }
 
+/* Whether the object of `e` was read since its write, itself or its
+ * group (last read at `group_read`, 0: none). */
+static bool read_since(const l3_index_entry *e, uint64_t group_read)
+{
+    return (e->pad & L3_ENTRY_READ) || group_read > e->seq;
+}
+
 /* The objects the store holds (at least 1). */
 static uint64_t held_objects(const l3_slabstore *s)
 {
@@ -78,7 +85,7 @@ void l3_policy_judge(l3_slabstore *s, const l3_index_entry *e, uint64_t group_re
     if (!(e->pad & L3_ENTRY_EARLY) || now < sh->early_off_until)
         return; /* (while paused, what was moved before is not the next trial's) */
     sh->early_judged++;
-    sh->early_read += (e->pad & L3_ENTRY_READ) || group_read > e->seq;
+    sh->early_read += read_since(e, group_read);
     if (sh->early_judged >= 2ull * EARLY_WINDOW) {
         sh->early_judged /= 2;
         sh->early_read /= 2;
@@ -119,8 +126,7 @@ static bool early_moves(l3_slabstore *s, uint64_t now)
 
 l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read)
 {
-    bool read = (e->pad & L3_ENTRY_READ) || group_read > e->seq;
-    if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || !read)
+    if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || !read_since(e, group_read))
         return L3_KEEP_NOT;
     if (s->slabs[e->slab].segment == SEG_PROBATION)
         return L3_KEEP; /* written at first sight and read since: it moves to main */

@@ -231,9 +231,8 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
         bool published = l3_entry_publish_grouped(s, &e, g ? group : 0);
         if (g)
             l3_groups_release(&s->groups, group, l3_now_ns());
-        if (published && p->move->early)
-            atomic_fetch_add(&s->early_keeps, 1);
         if (published) {
+            atomic_fetch_add(&s->early_keeps, p->move->early);
             atomic_fetch_add(&s->reinserted_objects, 1);
             atomic_fetch_add(&s->reinserted_bytes, e.size);
             return true;

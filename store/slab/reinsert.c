@@ -30,7 +30,8 @@ typedef struct evacuation {
  * else the policy, whose keeping then keeps the group's older members. */
 static l3_keep keeps(l3_slabstore *s, const l3_index_entry *e, l3_group *g)
 {
-    l3_policy_judge(s, e, l3_group_read_after(g, e->seq)); /* (every early keep, whatever its group says) */
+    uint64_t group_read = l3_group_read_after(g, e->seq);
+    l3_policy_judge(s, e, group_read); /* (every early keep, whatever its group says) */
     if (l3_group_dead_for(g, e->seq)) {
         atomic_fetch_add(&s->group_dropped, 1);
         return L3_KEEP_NOT;
@@ -39,7 +40,7 @@ static l3_keep keeps(l3_slabstore *s, const l3_index_entry *e, l3_group *g)
         return L3_KEEP;
     /* Its own reads, or its page's: a member read since it was written
      * counts for every member written before that read. */
-    l3_keep keep = l3_policy_keep(s, e, l3_group_read_after(g, e->seq));
+    l3_keep keep = l3_policy_keep(s, e, group_read);
     if (keep != L3_KEEP_NOT && g)
         l3_group_set_kept(g, atomic_load(&s->sh->seq)); /* (a dead group stays dead for its older members) */
     return keep;
