@@ -318,6 +318,39 @@ static void groups_of_one_object_are_not_tracked(void **state)
     unlink(path);
 }
 
+/* Whether a full store on rung 0 still remembers a key sighted before
+ * 384 sightings of others (six generations of the 64-sighting floor when
+ * a page is one object, three when a put said pages are groups of two). */
+static bool remembers_after_384_sightings(bool pages_of_two)
+{
+    char path[512];
+    l3_slabstore *s = open_with("pages", 4, L3_ADMISSION_RUNG, 0, path); /* 60 objects: the floor rules */
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(256 * OBJ);
+    fill_until_full(s, pool);
+    if (pages_of_two)
+        put_range(st, pool, "ranks", 0, 1, true, NULL); /* group_objects 2 */
+    assert_int_equal(put_range(st, pool, "x", 0, 1, false, NULL), 0); /* sighted, declined */
+    bool flags[128];
+    for (size_t first = 0; first < 384; first += 128)
+        exists_range(st, "other", first, 128, flags);
+    bool stored = put_range(st, pool, "x", 0, 1, false, NULL) == 1;
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+    return stored;
+}
+
+/* Generations (and epochs) count pages: every rank names its own shard,
+ * so with pages of two objects the ghost remembers over twice the
+ * sightings, the same stretch of pages as one rank's. */
+static void the_ghost_remembers_pages_when_pages_are_groups(void **state)
+{
+    (void)state;
+    assert_false(remembers_after_384_sightings(false));
+    assert_true(remembers_after_384_sightings(true));
+}
+
 static void a_budget_in_drive_writes_per_day_declines_first_sightings_first(void **state)
 {
     (void)state;
@@ -382,6 +415,7 @@ int main(void)
         cmocka_unit_test(a_lease_on_one_member_keeps_its_whole_page),
         cmocka_unit_test(a_read_of_one_member_keeps_its_unread_siblings),
         cmocka_unit_test(groups_of_one_object_are_not_tracked),
+        cmocka_unit_test(the_ghost_remembers_pages_when_pages_are_groups),
         cmocka_unit_test(a_budget_in_drive_writes_per_day_declines_first_sightings_first),
         cmocka_unit_test(a_budget_refills_by_the_caller_s_clock),
     };

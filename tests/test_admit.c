@@ -377,7 +377,7 @@ static void verdicts_follow_the_rung_the_ghost_and_the_fill(void **state)
     assert_int_equal(decide(s, h(1), 2, false), L3_VERDICT_REFUSED); /* past the depth */
     assert_int_equal(decide(s, h(1), 0, true), L3_VERDICT_REFUSED);  /* a partial tail */
     l3_key_id k = id_of(1);
-    l3_admit_put_seen(s, &k, 1, 65536, false);
+    l3_admit_put_seen(s, &k, 1, 65536, NULL);
     assert_int_equal(decide(s, h(1), 9, false), L3_VERDICT_MAIN); /* seen: main, any depth */
     atomic_store(&s->sh->admit.rung, L3_LADDER_LEN - 1);
     assert_int_equal(decide(s, h(2), 100, true), L3_VERDICT_MAIN); /* the object LRU */
@@ -395,7 +395,7 @@ static void generations_turn_by_sightings_of_the_capacity(void **state)
     l3_key_id k = id_of(1);
     /* Slots of 1 MiB in 8 slabs of 1 MiB: a capacity of 8 objects, and
      * generations of the 64-sighting floor. */
-    l3_admit_put_seen(s, &k, 1, 1u << 20, false);
+    l3_admit_put_seen(s, &k, 1, 1u << 20, NULL);
     assert_int_equal(s->sh->admit.cap, 8);
     l3_key_id other[64];
     bool found[64] = { 0 };
@@ -413,7 +413,8 @@ static void generations_turn_by_sightings_of_the_capacity(void **state)
 /* Requests of `len` keys: `fresh` is a scan (never seen again), else a
  * loop over `loop` keys. A put follows each exists with the absent keys,
  * as an engine does. */
-static void drive(l3_slabstore *s, uint64_t *next, size_t len, bool fresh, uint64_t loop, int requests)
+static void drive(l3_slabstore *s, uint64_t *next, size_t len, bool fresh, uint64_t loop, int requests,
+                  const l3_put_hints *hints)
 {
     l3_key_id ids[64];
     bool found[64] = { 0 };
@@ -421,7 +422,7 @@ static void drive(l3_slabstore *s, uint64_t *next, size_t len, bool fresh, uint6
         for (size_t i = 0; i < len; i++)
             ids[i] = id_of(fresh ? (*next)++ : 1000000 + (*next)++ % loop);
         l3_admit_exists(s, ids, found, len);
-        l3_admit_put_seen(s, ids, len, 1u << 20, false);
+        l3_admit_put_seen(s, ids, len, 1u << 20, hints);
     }
 }
 
@@ -432,7 +433,7 @@ static void the_shadows_choose_the_rung_that_hits_most(void **state)
      * alike, the store stays on the object LRU. */
     l3_slabstore *s = mem_store(L3_ADMISSION_ADAPTIVE, L3_LADDER_LEN - 1);
     uint64_t next = 0;
-    drive(s, &next, 4, false, 4, 4000);
+    drive(s, &next, 4, false, 4, 4000, NULL);
     assert_int_equal(atomic_load(&s->sh->admit.rung), L3_LADDER_LEN - 1);
     slab_mem_free(s);
     /* A loop of 6 keys mixed with scans of new keys: the LRU loses the
@@ -441,13 +442,44 @@ static void the_shadows_choose_the_rung_that_hits_most(void **state)
     next = 0;
     uint64_t scan = 5000000;
     for (int r = 0; r < 3000; r++) {
-        drive(s, &next, 6, false, 6, 1);
-        drive(s, &scan, 16, true, 0, 1);
+        drive(s, &next, 6, false, 6, 1, NULL);
+        drive(s, &scan, 16, true, 0, 1, NULL);
     }
     assert_true(atomic_load(&s->sh->admit.rung) < 3);
     assert_true(s->sh->admit.switches >= 1);
     assert_true(s->shadows[0].hits > s->shadows[L3_LADDER_LEN - 1].hits);
     slab_mem_free(s);
+}
+
+/* Sightings until the rung first moves under the loop-and-scans traffic
+ * above, each page a group of `per_page` objects. */
+static uint64_t sightings_to_first_switch(uint32_t per_page)
+{
+    uint64_t gids[16];
+    for (size_t i = 0; i < 16; i++)
+        gids[i] = i + 1;
+    l3_put_hints hints = { .groups = gids, .group_objects = per_page };
+    l3_slabstore *s = mem_store(L3_ADMISSION_ADAPTIVE, L3_LADDER_LEN - 1);
+    uint64_t next = 0, scan = 5000000;
+    for (int r = 0; r < 20000 && !s->sh->admit.switches; r++) {
+        drive(s, &next, 6, false, 6, 1, &hints);
+        drive(s, &scan, 16, true, 0, 1, &hints);
+    }
+    uint64_t seen = s->sh->admit.switches ? atomic_load(&s->sh->admit.sightings) : UINT64_MAX;
+    slab_mem_free(s);
+    return seen;
+}
+
+/* An epoch is 4096 pages' sightings at least: when every page is a group
+ * of four objects (four ranks, each naming its own shard), four times the
+ * objects, so that four ranks choose over as many pages as one does. */
+static void an_epoch_counts_pages_when_pages_are_groups(void **state)
+{
+    (void)state;
+    uint64_t one = sightings_to_first_switch(1), four = sightings_to_first_switch(4);
+    assert_true(one >= 4096 && one < 2 * 4096); /* the first epoch moves it */
+    assert_true(four >= 4 * 4096 && four < 8 * 4096);
+    assert_int_equal(sightings_to_first_switch(0), one); /* unknown: one object a page */
 }
 
 int main(void)
@@ -468,6 +500,7 @@ int main(void)
         cmocka_unit_test(verdicts_follow_the_rung_the_ghost_and_the_fill),
         cmocka_unit_test(generations_turn_by_sightings_of_the_capacity),
         cmocka_unit_test(the_shadows_choose_the_rung_that_hits_most),
+        cmocka_unit_test(an_epoch_counts_pages_when_pages_are_groups),
     };
     return cmocka_run_group_tests_name("admit", tests, NULL, NULL);
 }

@@ -7,9 +7,12 @@
 #include "monotonic.h"
 
 /* A generation's sightings may not be fewer (a tiny store's ghost would
- * forget within a request or two), nor an epoch's. */
+ * forget within a request or two), nor an epoch's: in pages, each
+ * page_objects sightings (every rank names its own shard). */
 #define MIN_GENERATION 64u
 #define MIN_EPOCH 4096u
+/* The most objects a page's group is taken to have. */
+#define MAX_PAGE_OBJECTS 256u
 /* A new rung must beat the one in force by this share per rung between. */
 #define HYSTERESIS 0.005
 /* The capacity's estimate moved by more than this share: the shadows are
@@ -53,6 +56,14 @@ static bool sampled(const l3_admit_state *a, uint64_t hash)
     return l3_mix64(hash ^ 0x5bd1e9955bd1e995ull) < a->sample_below;
 }
 
+/* `floor` pages' sightings, or `cap` if more. */
+static uint64_t at_least(const l3_admit_state *a, uint64_t cap, uint64_t floor)
+{
+    uint32_t per_page = atomic_load_explicit(&a->page_objects, memory_order_relaxed);
+    floor *= per_page ? per_page : 1;
+    return cap > floor ? cap : floor;
+}
+
 /* Size the shadows and the generations for capacity `cap` (under the
  * admission lock): sampled at min(1, L3_SHADOW_ENTRIES / cap), each
  * shadow as big as the store is at that rate. */
@@ -66,8 +77,8 @@ static void size_for(l3_slabstore *s, uint64_t cap)
         l3_shadow_init(&s->shadows[k], (uint32_t)(scap ? scap : 1), k);
     uint64_t now = atomic_load(&a->sightings);
     a->cap = cap;
-    a->gen_end = now + (cap > MIN_GENERATION ? cap : MIN_GENERATION);
-    a->epoch_end = now + (cap > MIN_EPOCH ? cap : MIN_EPOCH);
+    a->gen_end = now + at_least(a, cap, MIN_GENERATION);
+    a->epoch_end = now + at_least(a, cap, MIN_EPOCH);
 }
 
 /* Every epoch (under the admission lock): take the rung of the shadow
@@ -104,13 +115,13 @@ static void advance(l3_slabstore *s)
     while (now >= a->gen_end) {
         l3_ghost_rotate(&s->ghost);
         atomic_store(&a->exists_seen, 0);
-        a->gen_end += a->cap > MIN_GENERATION ? a->cap : MIN_GENERATION;
+        a->gen_end += at_least(a, a->cap, MIN_GENERATION);
     }
     if (now < a->epoch_end)
         return;
     if (a->mode == L3_ADMISSION_ADAPTIVE)
         choose_rung(s);
-    a->epoch_end = now + (a->cap > MIN_EPOCH ? a->cap : MIN_EPOCH);
+    a->epoch_end = now + at_least(a, a->cap, MIN_EPOCH);
     double moved = cap > a->cap ? (double)(cap - a->cap) : (double)(a->cap - cap);
     if (cap && moved > RESIZE_SHARE * (double)a->cap)
         size_for(s, cap); /* the objects' size changed: the shadows start over */
@@ -197,13 +208,19 @@ int l3_admit_decide(l3_slabstore *s, uint64_t hash, uint64_t pos, bool tail, boo
     return seen || r->single ? L3_VERDICT_MAIN : L3_VERDICT_PROBATION;
 }
 
-void l3_admit_put_seen(l3_slabstore *s, const l3_key_id *ids, size_t n, uint64_t slot_bytes, bool tail)
+void l3_admit_put_seen(l3_slabstore *s, const l3_key_id *ids, size_t n, uint64_t slot_bytes,
+                       const l3_put_hints *hints)
 {
     l3_admit_state *a = &s->sh->admit;
     if (a->mode == L3_ADMISSION_ALL || n == 0)
         return;
-    if (tail && !atomic_load(&a->tails))
+    if (hints && hints->last_is_partial && !atomic_load(&a->tails))
         atomic_store(&a->tails, 1);
+    if (hints && hints->groups && hints->group_objects > 1) {
+        uint32_t per_page = hints->group_objects < MAX_PAGE_OBJECTS ? hints->group_objects : MAX_PAGE_OBJECTS;
+        if (atomic_load_explicit(&a->page_objects, memory_order_relaxed) != per_page)
+            atomic_store(&a->page_objects, per_page);
+    }
     uint64_t mean = atomic_load_explicit(&a->slot_bytes, memory_order_relaxed);
     atomic_store_explicit(&a->slot_bytes, mean ? mean - mean / 64 + slot_bytes / 64 : slot_bytes,
                           memory_order_relaxed);

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "l3_store.h"
 #include "slab.h"
 
 /* A put key's verdict. */
@@ -50,9 +51,12 @@ int l3_admit_decide(l3_slabstore *s, uint64_t hash, uint64_t pos, bool tail, boo
 
 /* A put named these keys (after its verdicts): into the ghost, counted
  * as sightings in a generation without exists calls; `slot_bytes` of one
- * of its slots feeds the capacity's estimate; `tail` says its last key
- * was a partial page. Without the store's lock. */
-void l3_admit_put_seen(l3_slabstore *s, const l3_key_id *ids, size_t n, uint64_t slot_bytes, bool tail);
+ * of its slots feeds the capacity's estimate; its hints (or NULL) say
+ * whether its last key was a partial page and how many objects a page's
+ * group has (the generations and epochs count pages). Without the
+ * store's lock. */
+void l3_admit_put_seen(l3_slabstore *s, const l3_key_id *ids, size_t n, uint64_t slot_bytes,
+                       const l3_put_hints *hints);
 
 /* The store evicted objects to make room: from now on a first sighting
  * needs the rung's depth. */

@@ -403,7 +403,7 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
     reserve_wave(s, w, keys, base, res);
     if (!w->moves && w->m) {
         uint32_t b = s->geo.block_size, pb = (uint32_t)((w->disk_len[base] + b - 1) / b);
-        l3_admit_put_seen(s, w->ids, w->m, l3_slot_bytes(&s->geo, pb), w->hints && w->hints->last_is_partial);
+        l3_admit_put_seen(s, w->ids, w->m, l3_slot_bytes(&s->geo, pb), w->hints);
     }
     bool retired = true;
     l3_status rc = write_wave(s, w, keys, host, ranges, &retired, err);

@@ -24,7 +24,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 13
+#define L3_SHM_VERSION 14
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
 
@@ -77,6 +77,7 @@ typedef struct l3_admit_state {
     _Atomic uint32_t tails;       /* a put said its last key is a partial page */
     _Atomic uint32_t exists_seen; /* an exists call came in this generation */
     uint32_t switches;            /* rung changes so far */
+    _Atomic uint32_t page_objects; /* objects of a page's group, as puts last said (1: unknown) */
     _Atomic uint64_t sightings;   /* keys named by exists calls (by puts, in a generation without one) */
     uint64_t gen_end, epoch_end;  /* the sightings at which the generation ends, the next rung choice */
     uint64_t cap;                 /* capacity in objects the shadows are sized for (0: not yet) */
