@@ -98,8 +98,9 @@ static void maybe_remove(l3_executor *ex, int fd, bool removes, unsigned *seed)
 }
 
 /* The child: puts forever, reporting each key it submits and each that
- * completed on `fd`, with a clean close and reopen every 25 operations. */
-static void child(const char *path, int fd, unsigned seed, bool removes)
+ * completed on `fd`, with a clean close and reopen every 25 operations;
+ * a byte on `ready` once its store is open. */
+static void child(const char *path, int fd, int ready, unsigned seed, bool removes)
 {
     l3_host_layout l = crash_layout();
     uint8_t *pool = aligned_pool(l3_layout_bytes(&l));
@@ -107,6 +108,9 @@ static void child(const char *path, int fd, unsigned seed, bool removes)
     l3_executor *ex;
     if (start_child_executor(path, &store, &ex, &pool) != L3_OK)
         _exit(3);
+    if (write(ready, "r", 1) != 1)
+        _exit(9);
+    close(ready);
     uint64_t op_id = 0;
     char hashes[KEYS][32];
     for (int n = 1;; n++) {
@@ -228,22 +232,32 @@ static void read_reports(oracle *or, int fd)
 }
 
 /* Fork `writers` children on one pipe (ordered reports); kill the first at
- * a random point and the second a little later; read their reports. */
+ * a random point and the second a little later; read their reports. The
+ * random points count from the children's open stores, so that a slow
+ * machine (a sanitizer's build beside other work) still puts, except in
+ * one round in four, whose kills may land while a store opens. */
 static void run_round(const char *path, oracle *or, unsigned *rng, int writers, bool removes)
 {
-    int fds[2];
+    int fds[2], ready[2];
     pid_t pids[2];
     assert_int_equal(pipe(fds), 0);
+    assert_int_equal(pipe(ready), 0);
     for (int w = 0; w < writers; w++) {
         *rng = *rng * 1103515245u + 12345u;
         pids[w] = fork();
         assert_true(pids[w] >= 0);
         if (pids[w] == 0) {
             close(fds[0]);
-            child(path, fds[1], *rng, removes);
+            close(ready[0]);
+            child(path, fds[1], ready[1], *rng, removes);
         }
     }
     close(fds[1]);
+    close(ready[1]);
+    *rng = *rng * 1103515245u + 12345u;
+    char c;
+    for (int w = 0; (*rng >> 8) % 4 != 0 && w < writers; w++)
+        assert_int_equal(read(ready[0], &c, 1), 1); /* (0: a child died before its store opened) */
     for (int w = 0; w < writers; w++) {
         *rng = *rng * 1103515245u + 12345u;
         usleep((w ? 10000 : 30000) + (*rng >> 8) % 200000); /* a random point */
@@ -252,6 +266,7 @@ static void run_round(const char *path, oracle *or, unsigned *rng, int writers, 
         assert_int_equal(waitpid(pids[w], &status, 0), pids[w]);
         assert_true(WIFSIGNALED(status)); /* it was still running */
     }
+    close(ready[0]); /* (open until the kills: a child's ready byte never meets SIGPIPE) */
     read_reports(or, fds[0]);
     close(fds[0]);
 }
