@@ -77,7 +77,7 @@ typedef struct l3_admit_state {
     _Atomic uint32_t tails;       /* a put said its last key is a partial page */
     _Atomic uint32_t exists_seen; /* an exists call came in this generation */
     uint32_t switches;            /* rung changes so far */
-    _Atomic uint32_t page_objects; /* objects of a page's group, as puts last said (1: unknown) */
+    _Atomic uint32_t page_objects; /* objects of a page's group, as puts last said (0: unknown, one) */
     _Atomic uint64_t sightings;   /* keys named by exists calls (by puts, in a generation without one) */
     uint64_t gen_end, epoch_end;  /* the sightings at which the generation ends, the next rung choice */
     uint64_t cap;                 /* capacity in objects the shadows are sized for (0: not yet) */
