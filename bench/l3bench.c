@@ -72,7 +72,8 @@ static int usage(void)
             "               (--ranks: R processes of one TP group on one store, in lockstep; --pools: a KV, a\n"
             "               sidecar and a TRAILING state per page and rank; --budget: rows under a write budget\n"
             "               on the trace's clock, 0.5x = half the LRU's rate; --targets: per capacity the least\n"
-            "               hit rate over the LRU's, writes at most its own, said met or missed)\n"
+            "               hit rate over the LRU's, writes at most its own, said met or missed; --admit: the\n"
+            "               store's adaptive admission unless told, as the store's own default)\n"
             "       l3bench --trace FILE.jsonl --sim|--sim-all [--capacity ...] [--ranks R] [--pools]\n"
             "               [--budget DWPD|SHAREx[,...]] [--plot PNG] [--json]   (the simulators alone)\n"
             "  default: l3cache.store (1 GiB) in the working directory, 1024 pages of 256 KiB,\n"
@@ -188,6 +189,7 @@ static bool parse_trace_arg(args *a, int c, const char *v)
     case 'A':
         a->tr.admit = strcmp(v, "all") == 0 ? L3_ADMIT_ALL : strcmp(v, "no-tail") == 0 ? L3_ADMIT_NO_TAIL
                     : strcmp(v, "second-sight") == 0 ? L3_ADMIT_SECOND_SIGHT : -1;
+        a->tr.store_admission = L3_ADMISSION_ALL; /* an engine's rule: the store writes what it is given */
         if (strcmp(v, "adaptive") == 0) {
             a->tr.admit = L3_ADMIT_ALL; /* the engine offers every absent block; the store decides */
             a->tr.store_admission = L3_ADMISSION_ADAPTIVE;
@@ -390,7 +392,7 @@ int main(int argc, char **argv)
 {
     args a = { .size = 256 * 1024ull, .count = 1024, .keys = 16, .qd = 8,
                .tr = { .dir = ".", .block_bytes = 64 * 1024ull, .capacity = "1000,5859,10000,50000",
-                       .plot = "l3bench-trace.png" } };
+                       .plot = "l3bench-trace.png", .store_admission = L3_ADMISSION_ADAPTIVE } };
     l3_compare_defaults(&a.co);
     if (!parse_args(&a, argc, argv))
         return usage();
