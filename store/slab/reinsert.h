@@ -10,12 +10,12 @@
 #include "entries.h"
 
 /* Free room ahead of a put wave of `bytes`: while the free slabs and the
- * open slabs' free slots hold less than the wave, a slab for what
- * reinsertion moves and the waves other processes are making room for
- * (this one's is published for them until its slots are reserved), take
- * the policy's victim,
- * move what it keeps, then free it. Outside the lock; never fails the
- * caller (what cannot be moved is evicted, as it would have been). */
+ * open slabs' free slots hold less than the waves waiting for room (this
+ * one's, published until its slots are reserved, and other processes')
+ * and a slab for what reinsertion moves, take the policy's victim, move
+ * what it keeps, then free it. One thread of one process makes room at a
+ * time; the others wait for it. Outside the lock; never fails the caller
+ * (what cannot be moved is evicted, as it would have been). */
 void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes);
 
 #endif

@@ -482,6 +482,7 @@ static l3_status build_fresh(l3_shm *m, const shared *hdr, size_t need, const l3
     init_robust(&h->lock);
     init_robust(&h->table_mu);
     init_robust(&h->summary_mu);
+    init_robust(&h->room_mu);
     init_robust(&h->journal_mu);
     init_robust(&h->sb_mu);
     init_robust(&h->admit.mu);

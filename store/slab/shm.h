@@ -24,7 +24,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 14
+#define L3_SHM_VERSION 15
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
 
@@ -95,8 +95,8 @@ typedef struct proc_slot {
     uint32_t used;
     int32_t pid;
     uint64_t reserved;       /* its share of the reserved slots */
-    uint64_t pending;        /* bytes of the put wave it makes room for, until its slots are
-                                reserved (l3_reinsert_make_room; others keep room for it) */
+    uint64_t pending;        /* bytes of the put waves it waits room for, until their slots are
+                                reserved (l3_reinsert_make_room: whoever makes room makes it for them) */
     uint64_t attached_at;    /* unix seconds */
 } proc_slot;
 
@@ -110,6 +110,7 @@ typedef struct shared {
     pthread_mutex_t lock;    /* index, slabs, classes, namespaces, counters */
     pthread_mutex_t table_mu, journal_mu, sb_mu;
     pthread_mutex_t summary_mu; /* every write of a slab summary (summary.h) */
+    pthread_mutex_t room_mu;    /* one thread of one process makes room at a time (reinsert.c) */
     l3_superblock sb;
     l3_index_meta index;
     uint64_t reserved;       /* slots allocated but not yet published */
