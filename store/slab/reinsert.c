@@ -202,6 +202,24 @@ static bool room_enough(const l3_slabstore *s)
     return l3_policy_room(s) >= need;
 }
 
+/* Take room_mu (under no lock), waiting at most an I/O timeout: 0 held,
+ * 1 held after its holder died (what that process held is reaped here),
+ * -1 passed: a maker that holds it that long (stopped, or on a stalled
+ * device) is not waited for, and this one makes room alongside. */
+static int take_room(l3_slabstore *s)
+{
+    int held = l3_shm_lock_within(&s->shm, &s->sh->room_mu, s->opt.io_timeout);
+    if (held == 1) {
+        l3_slab_lock(s);
+        l3_alloc_reap_dead(s); /* its victim pinned, its wave published */
+        l3_slab_unlock(s);
+    } else if (held < 0 && !atomic_exchange(&s->warned_room_wait, true)) {
+        l3_log("warning", "%s: another process has made room for over %.0f s; this one makes room alongside",
+               s->path, s->opt.io_timeout);
+    }
+    return held;
+}
+
 void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes)
 {
     l3_slab_lock(s);
@@ -214,7 +232,7 @@ void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes)
     /* One maker of room at a time: makers side by side each counted the
      * room the other's victim was about to free as missing and freed more
      * (four ranks held 1.1% fewer pages than one process, bench/results). */
-    l3_shm_lock(&s->shm, &s->sh->room_mu);
+    int held = take_room(s);
     for (uint32_t round = 0; round < s->geo.num_slabs; round++) {
         l3_slab_lock(s);
         enough = room_enough(s);
@@ -222,5 +240,6 @@ void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes)
         if (enough || !evacuate_one(s))
             break;
     }
-    l3_shm_unlock(&s->sh->room_mu);
+    if (held >= 0)
+        l3_shm_unlock(&s->sh->room_mu);
 }

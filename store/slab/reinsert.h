@@ -14,7 +14,8 @@
  * one's, published until its slots are reserved, and other processes')
  * and a slab for what reinsertion moves, take the policy's victim, move
  * what it keeps, then free it. One thread of one process makes room at a
- * time; the others wait for it. Outside the lock; never fails the caller
+ * time; the others wait for it, up to an I/O timeout (a put that has room
+ * enough waits for no one). Outside the lock; never fails the caller
  * (what cannot be moved is evicted, as it would have been). */
 void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes);
 

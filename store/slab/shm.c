@@ -40,19 +40,41 @@ void l3_shm_init(l3_shm *m, const char *path, uint32_t mode)
     m->mode = mode;
 }
 
-void l3_shm_lock(l3_shm *m, pthread_mutex_t *mu)
+/* After a lock of `mu` returned `rc`: a dead previous owner is logged and
+ * the mutex made consistent. True when the owner had died. */
+static bool owner_died(l3_shm *m, pthread_mutex_t *mu, int rc)
 {
-    int rc = pthread_mutex_lock(mu);
-    if (rc == EOWNERDEAD) {
-        /* Updates under these locks publish last (an index entry's hash,
-         * a slab record's crc) and every read re-checks generation and
-         * checksum, so what a dead holder left half-done cannot serve
-         * wrong bytes; counters may be off until the next rebuild. */
-        l3_log("warning", "%s: a process died holding the store's shared lock; continuing", m->path);
-        pthread_mutex_consistent(mu);
-        if (m->sh && mu == &m->sh->lock)
-            m->sh->repair_needed = 1; /* the index may hold a half-done update: l3_slab_lock repairs it */
+    if (rc != EOWNERDEAD)
+        return false;
+    /* Updates under these locks publish last (an index entry's hash, a
+     * slab record's crc) and every read re-checks generation and
+     * checksum, so what a dead holder left half-done cannot serve wrong
+     * bytes; counters may be off until the next rebuild. */
+    l3_log("warning", "%s: a process died holding the store's %s lock; continuing", m->path,
+           m->sh && mu == &m->sh->lock ? "shared" : m->sh && mu == &m->sh->room_mu ? "room" : "other");
+    pthread_mutex_consistent(mu);
+    if (m->sh && mu == &m->sh->lock)
+        m->sh->repair_needed = 1; /* the index may hold a half-done update: l3_slab_lock repairs it */
+    return true;
+}
+
+void l3_shm_lock(l3_shm *m, pthread_mutex_t *mu) { (void)owner_died(m, mu, pthread_mutex_lock(mu)); }
+
+int l3_shm_lock_within(l3_shm *m, pthread_mutex_t *mu, double seconds)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* (pthread_mutex_timedlock's clock) */
+    time_t whole = seconds > 0 ? (time_t)seconds : 0;
+    until.tv_sec += whole;
+    until.tv_nsec += seconds > 0 ? (long)((seconds - (double)whole) * 1e9) : 0;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
     }
+    int rc = pthread_mutex_timedlock(mu, &until);
+    if (rc != 0 && rc != EOWNERDEAD)
+        return -1;
+    return owner_died(m, mu, rc) ? 1 : 0;
 }
 
 void l3_shm_unlock(pthread_mutex_t *mu) { pthread_mutex_unlock(mu); }

@@ -212,6 +212,11 @@ l3_shm_views l3_shm_views_of(shared *h);
 void l3_shm_lock(l3_shm *m, pthread_mutex_t *mu);
 void l3_shm_unlock(pthread_mutex_t *mu);
 
+/* Lock `mu` as l3_shm_lock does, waiting at most `seconds`: 0 held, 1
+ * held and its previous owner had died (what that process held is for
+ * the caller to reap), -1 not held (the wait timed out). */
+int l3_shm_lock_within(l3_shm *m, pthread_mutex_t *mu, double seconds);
+
 /* Open the shared object named after the store file open at `file_fd`
  * (its device and inode) and take its lock: opens, attaches and detaches
  * of one store take turns. l3_shm_open_unlock releases it (and on failure

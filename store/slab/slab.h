@@ -65,7 +65,7 @@ struct l3_slabstore {
     atomic_ulong gets, get_hits, get_misses;
     atomic_ulong get_checked_early; /* keys judged while their wave's other reads were in flight */
     atomic_ulong evictions, evicted_objects, checksum_failures, stale_reads, unaligned_ios;
-    atomic_bool warned_unaligned, warned_too_big, warned_small_pages, warned_index_bound;
+    atomic_bool warned_unaligned, warned_too_big, warned_small_pages, warned_index_bound, warned_room_wait;
     atomic_uint host_regions; /* Host regions registered now */
     unsigned max_segments;   /* the device's DMA segments per request (0: unknown) */
     uint64_t max_request;    /* the device's largest request in bytes (0: unknown) */
