@@ -222,12 +222,13 @@ static int take_room(l3_slabstore *s)
 
 void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes)
 {
+    bool evacuates = s->opt.eviction == L3_EVICT_FIFO_REINSERT && !s->opt.read_only;
     l3_slab_lock(s);
     s->sh->procs[s->shm.me].pending += bytes; /* until put.c reserves its slots (this process's other
                                                  threads' waves add theirs) */
-    bool enough = room_enough(s);
+    bool enough = !evacuates || room_enough(s); /* (the room's scan only where room is made) */
     l3_slab_unlock(s);
-    if (enough || s->opt.eviction != L3_EVICT_FIFO_REINSERT || s->opt.read_only)
+    if (enough)
         return;
     /* One maker of room at a time: makers side by side each counted the
      * room the other's victim was about to free as missing and freed more
