@@ -2,6 +2,7 @@
 #include "admitsim.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,10 +21,13 @@ const size_t tr_ladder_len = sizeof tr_ladder / sizeof tr_ladder[0];
 
 #define MAX_SHADOWS 8
 _Static_assert(sizeof tr_ladder / sizeof tr_ladder[0] <= MAX_SHADOWS, "a sampled shadow per rung of the ladder");
-enum { ABSENT = 0, IN_P = 1, IN_M = 2 };
+enum { ABSENT = 0, IN_P = 1, IN_M = 2, IN_P_READ = 3 };
 
 /* A cache of probation (P: written at first sight, not read since) and
- * main (M) segments over dense ids; the object LRU is M alone. */
+ * main (M) segments over dense ids; the object LRU is M alone. A lazy one
+ * (the store's real cache) leaves a probation block read in its place
+ * (IN_P_READ) until it is probation's oldest, then moves it to main, as
+ * the store moves it when its slab comes up. */
 typedef struct seg {
     sl_links k;
     uint8_t *where;
@@ -32,6 +36,8 @@ typedef struct seg {
     tr_rung rung;
     uint64_t hits, written;
     double window;         /* a shadow's decayed hits */
+    uint32_t p_read;       /* lazy: blocks of P read since written */
+    bool lazy;
     double tokens, bucket; /* its write budget (a shadow's scaled by its sampling rate) */
     double rate;           /* tokens per ms */
 } seg;
@@ -48,6 +54,7 @@ typedef struct sim {
     size_t nshadow;
     uint64_t sample_below;   /* a shadow sees an id when mix(id) < this */
     uint32_t rung, switches;
+    double spread[MAX_SHADOWS][MAX_SHADOWS]; /* per pair of shadows: decayed sum of squared hit differences */
     uint64_t epoch, next_epoch;
     double rung_sum;
     uint8_t *sketch;         /* TinyLFU: 4 rows of 4-bit counters (a byte each here) */
@@ -130,7 +137,8 @@ static void sk_add(sim *s, uint32_t x)
 
 static void unlink_one(seg *c, uint32_t x)
 {
-    sl_unlink(&c->k, c->where[x] == IN_P ? &c->p : &c->m, x);
+    c->p_read -= c->where[x] == IN_P_READ;
+    sl_unlink(&c->k, c->where[x] == IN_M ? &c->m : &c->p, x);
     c->where[x] = ABSENT;
 }
 
@@ -153,14 +161,23 @@ static void drop(sim *s, seg *c, uint32_t x, bool real)
     }
 }
 
-/* Make room for one: probation's oldest while probation is over its share
- * (or main is empty), else main's oldest. */
+/* Make room for one: probation's oldest while probation's blocks not read
+ * since written are over its share (or main is empty), else main's oldest;
+ * a read one at probation's end moves to main instead. */
 static void make_room(sim *s, seg *c, bool real)
 {
     while (c->p.size + c->m.size >= c->cap) {
         bool from_p = c->p.size > 0 && (c->rung.single || c->m.size == 0 ||
-                                       (double)c->p.size >= c->rung.probation * c->cap);
-        drop(s, c, from_p ? c->p.tail : c->m.tail, real);
+                                       (double)(c->p.size - c->p_read) >= c->rung.probation * c->cap);
+        uint32_t x = from_p ? c->p.tail : c->m.tail;
+        if (c->where[x] == IN_P_READ) {
+            sl_unlink(&c->k, &c->p, x);
+            sl_push(&c->k, &c->m, x);
+            c->where[x] = IN_M;
+            c->p_read--;
+            continue;
+        }
+        drop(s, c, x, real);
     }
 }
 
@@ -173,9 +190,15 @@ static void insert(sim *s, seg *c, uint32_t x, bool to_main, bool real)
     c->written++;
 }
 
-/* A hit: probation moves to main; main is touched. */
+/* A hit: probation moves to main (lazily: marked read, in its place);
+ * main is touched. */
 static void touch(seg *c, uint32_t x)
 {
+    if (c->lazy && c->where[x] != IN_M) {
+        c->p_read += c->where[x] == IN_P;
+        c->where[x] = IN_P_READ;
+        return;
+    }
     sl_unlink(&c->k, c->where[x] == IN_P ? &c->p : &c->m, x);
     sl_push(&c->k, &c->m, x);
     c->where[x] = IN_M;
@@ -292,12 +315,26 @@ static void shadows_request(sim *s, const uint32_t *ids, size_t n)
             s->view[m] = ids[j];
             s->pos[m++] = j;
         }
+    double h[MAX_SHADOWS];
     for (size_t k = 0; k < s->nshadow; k++)
-        s->shadow[k].window += (double)seg_request(s, &s->shadow[k], s->view, s->pos, m, n, false);
+        s->shadow[k].window += h[k] = (double)seg_request(s, &s->shadow[k], s->view, s->pos, m, n, false);
+    for (size_t k = 0; k < s->nshadow; k++)
+        for (size_t j = 0; j < s->nshadow; j++)
+            s->spread[k][j] += (h[k] - h[j]) * (h[k] - h[j]);
 }
 
-/* Every epoch: the real cache takes the rung of the shadow with the most
- * (decayed) hits, if it beats the current rung's by the hysteresis. */
+/* Whether shadow k beats the current rung's by the hysteresis and by the
+ * confidence times the noise of their difference. */
+static bool beats(const sim *s, size_t k)
+{
+    double lead = s->shadow[k].window - s->shadow[s->rung].window;
+    double steps = k > s->rung ? (double)(k - s->rung) : (double)(s->rung - k);
+    return lead > s->shadow[s->rung].window * s->c->hysteresis * steps &&
+           lead > s->c->confidence * sqrt(s->spread[k][s->rung]);
+}
+
+/* Every epoch: of the shadows that beat the current rung's, the real cache
+ * takes the rung of the one with the most (decayed) hits. */
 static void choose_rung(sim *s)
 {
     if (s->sight < s->next_epoch)
@@ -305,16 +342,16 @@ static void choose_rung(sim *s)
     s->next_epoch = s->sight + s->epoch;
     size_t best = s->rung;
     for (size_t k = 0; k < s->nshadow; k++)
-        if (s->shadow[k].window > s->shadow[best].window)
+        if (s->shadow[k].window > s->shadow[best].window && beats(s, k))
             best = k;
-    double steps = best > s->rung ? (double)(best - s->rung) : (double)(s->rung - best);
-    if (s->shadow[best].window < s->shadow[s->rung].window * (1 + s->c->hysteresis * steps))
-        best = s->rung;
     s->switches += best != s->rung;
     s->rung = (uint32_t)best;
     s->real.rung = tr_ladder[best];
-    for (size_t k = 0; k < s->nshadow; k++)
-        s->shadow[k].window *= 0.5;
+    for (size_t k = 0; k < s->nshadow; k++) {
+        s->shadow[k].window *= s->c->memory;
+        for (size_t j = 0; j < s->nshadow; j++)
+            s->spread[k][j] *= s->c->memory;
+    }
 }
 
 /* ---- a run ---- */
@@ -358,6 +395,7 @@ static bool sim_init(sim *s, const tr_trace *t, uint32_t cap, const tr_admit_con
     bool ok = s->seen && s->buf && s->view && s->pos;
     tr_rung first = c->kind == TR_RUNG ? c->rung : c->kind == TR_ADAPTIVE ? tr_ladder[tr_ladder_len - 1] : lru;
     ok = ok && seg_init(&s->real, t->num_ids, cap, first);
+    s->real.lazy = c->lazy;
     budget_init(s, &s->real, 1.0);
     if (ok && c->kind == TR_ADAPTIVE) {
         double rate = c->shadow_entries >= cap ? 1.0 : (double)c->shadow_entries / cap;
@@ -438,5 +476,6 @@ tr_admit_result tr_sim_admit(const tr_trace *t, uint32_t capacity, const tr_admi
 void tr_admit_defaults(tr_admit_config *c, int kind)
 {
     *c = (tr_admit_config){ .kind = kind, .rung = tr_ladder[tr_ladder_len - 1], .ghost_gens = 5,
-                            .shadow_entries = 4096, .hysteresis = 0.005, .bucket_ms = 10000 };
+                            .shadow_entries = 4096, .hysteresis = 0.005, .confidence = 0.75, .memory = 0.75,
+                            .lazy = true, .bucket_ms = 10000 };
 }

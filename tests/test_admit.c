@@ -451,6 +451,38 @@ static void the_shadows_choose_the_rung_that_hits_most(void **state)
     slab_mem_free(s);
 }
 
+/* An epoch's choice with rung 3's shadow 20 hits ahead of rung 6's (in
+ * force) and the noise of their difference `noise` (the root of the sum of
+ * squared differences, call by call): the rung in force after it. */
+static uint32_t choice_with_lead_of_20(double noise)
+{
+    l3_slabstore *s = mem_store(L3_ADMISSION_ADAPTIVE, L3_LADDER_LEN - 1);
+    l3_key_id k = id_of(1);
+    l3_admit_put_seen(s, &k, 1, 1u << 20, NULL); /* sized: 8 objects */
+    l3_admit_state *a = &s->sh->admit;
+    s->shadows[L3_LADDER_LEN - 1].window = 1000;
+    s->shadows[3].window = 1020; /* past the hysteresis: 1000 x 0.5% x 3 rungs */
+    a->spread[3][L3_LADDER_LEN - 1] = a->spread[L3_LADDER_LEN - 1][3] = noise * noise;
+    a->epoch_end = atomic_load(&a->sightings) + 1;
+    l3_key_id fresh = id_of(99);
+    bool found = false;
+    l3_admit_exists(s, &fresh, &found, 1); /* a miss in every shadow; the epoch ends */
+    uint32_t rung = atomic_load(&a->rung);
+    assert_true(s->shadows[3].window > 1020 * 0.75 - 1e-9 && s->shadows[3].window < 1020 * 0.75 + 1e-9);
+    assert_true(a->spread[3][L3_LADDER_LEN - 1] < noise * noise * 0.75 + 1e-9); /* both keep 0.75 */
+    slab_mem_free(s);
+    return rung;
+}
+
+/* A lead within the noise of the shadows' difference is not taken: the
+ * store moves only when the lead is more than 0.75 times that noise. */
+static void a_lead_within_the_noise_leaves_the_rung_in_force(void **state)
+{
+    (void)state;
+    assert_int_equal(choice_with_lead_of_20(40), L3_LADDER_LEN - 1); /* 20 < 0.75 x 40 */
+    assert_int_equal(choice_with_lead_of_20(20), 3);                 /* 20 > 0.75 x 20 */
+}
+
 /* Sightings until the rung first moves under the loop-and-scans traffic
  * above, each page a group of `per_page` objects. */
 static uint64_t sightings_to_first_switch(uint32_t per_page)
@@ -500,6 +532,7 @@ int main(void)
         cmocka_unit_test(verdicts_follow_the_rung_the_ghost_and_the_fill),
         cmocka_unit_test(generations_turn_by_sightings_of_the_capacity),
         cmocka_unit_test(the_shadows_choose_the_rung_that_hits_most),
+        cmocka_unit_test(a_lead_within_the_noise_leaves_the_rung_in_force),
         cmocka_unit_test(an_epoch_counts_pages_when_pages_are_groups),
     };
     return cmocka_run_group_tests_name("admit", tests, NULL, NULL);

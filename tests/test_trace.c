@@ -143,6 +143,42 @@ static void a_rung_writes_the_head_of_a_batch_and_what_was_seen(void **state)
     tr_free(&t);
 }
 
+static void rung_depth1_eager(tr_admit_config *c)
+{
+    c->rung = (tr_rung){ 1, 0.5, false, true };
+    c->lazy = false;
+}
+static void rung_depth1_lazy(tr_admit_config *c)
+{
+    c->rung = (tr_rung){ 1, 0.5, false, true };
+    c->lazy = true;
+}
+
+/* Lazy promotion, the store's: a probation block read keeps its place
+ * until it is probation's oldest, then moves to main, and probation's
+ * share counts the blocks not read. */
+static void a_read_probation_block_moves_to_main_when_it_is_the_oldest(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text("{\"hash_ids\": [1, 6, 3]}\n{\"hash_ids\": [6, 3, 2]}\n{\"hash_ids\": [1]}\n{\"hash_ids\": [4]}\n"
+              "{\"hash_ids\": [6]}\n", &t);
+    /* Of 4, probation half: r1 writes 1 6 3 and r2 2 into probation, r2
+     * hits 6 3 and r3 hits 1. Eager, 6 3 1 moved to main as read; at r4
+     * probation (2) is under its share, main's oldest (6) goes for 4, and
+     * r5 misses 6 and writes it. Lazy, 1 6 3 stay in probation, read; at r4
+     * one unread block is under the share, main is empty, so probation's
+     * oldest (1, read) moves to main and, main's oldest now, goes; r5 hits
+     * 6. */
+    tr_admit_result e = admit_run(&t, 4, TR_RUNG, rung_depth1_eager);
+    assert_int_equal(e.hits, 3);
+    assert_int_equal(e.written, 6);
+    tr_admit_result l = admit_run(&t, 4, TR_RUNG, rung_depth1_lazy);
+    assert_int_equal(l.hits, 4);
+    assert_int_equal(l.written, 5);
+    tr_free(&t);
+}
+
 static void ghost_3(tr_admit_config *c) { c->ghost_gens = 3; }
 
 /* Second sight remembers forever; the ghost only a window (generations of
@@ -649,6 +685,7 @@ int main(void)
         cmocka_unit_test(a_line_without_hash_ids_is_refused),
         cmocka_unit_test(belady_without_bypass_and_with_chain_ties),
         cmocka_unit_test(a_rung_writes_the_head_of_a_batch_and_what_was_seen),
+        cmocka_unit_test(a_read_probation_block_moves_to_main_when_it_is_the_oldest),
         cmocka_unit_test(the_ghost_forgets_what_second_sight_remembers),
         cmocka_unit_test(tinylfu_waits_until_the_newcomer_is_seen_more_often),
         cmocka_unit_test(orphans_leave_with_their_parent),

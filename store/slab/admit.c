@@ -1,7 +1,9 @@
 /* The slab store's admission (admit.h). */
 #include "admit.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hash.h"
 #include "monotonic.h"
@@ -13,8 +15,13 @@
 #define MIN_EPOCH 4096u
 /* The most objects a page's group is taken to have. */
 #define MAX_PAGE_OBJECTS 256u
-/* A new rung must beat the one in force by this share per rung between. */
+/* A new rung must beat the one in force by this share per rung between,
+ * and by this many times the noise of the difference (docs/admission.md,
+ * "The shadows and the adaptation"). */
 #define HYSTERESIS 0.005
+#define CONFIDENCE 0.75
+/* Each epoch the shadows' counts keep this share of what they held. */
+#define MEMORY 0.75
 /* The capacity's estimate moved by more than this share: the shadows are
  * sized again. */
 #define RESIZE_SHARE 0.25
@@ -75,31 +82,43 @@ static void size_for(l3_slabstore *s, uint64_t cap)
     a->sample_below = rate >= 1.0 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551615.0);
     for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
         l3_shadow_init(&s->shadows[k], (uint32_t)(scap ? scap : 1), k);
+    memset(a->spread, 0, sizeof a->spread);
     uint64_t now = atomic_load(&a->sightings);
     a->cap = cap;
     a->gen_end = now + at_least(a, cap, MIN_GENERATION);
     a->epoch_end = now + at_least(a, cap, MIN_EPOCH);
 }
 
-/* Every epoch (under the admission lock): take the rung of the shadow
- * with the most decayed hits, if it beats the rung in force by the
- * hysteresis; then halve every shadow's count. */
+/* Whether rung k's shadow beats the rung in force's, `cur`, by the
+ * hysteresis and beyond the noise: the difference of their windows over
+ * the root of the decayed sum of its squares, call by call. */
+static bool beats(const l3_slabstore *s, uint32_t k, uint32_t cur)
+{
+    double lead = s->shadows[k].window - s->shadows[cur].window;
+    double steps = k > cur ? (double)(k - cur) : (double)(cur - k);
+    return lead > s->shadows[cur].window * HYSTERESIS * steps &&
+           lead > CONFIDENCE * sqrt(s->sh->admit.spread[k][cur]);
+}
+
+/* Every epoch (under the admission lock): of the rungs whose shadows beat
+ * the rung in force's, take the one with the most decayed hits; then
+ * decay every count. */
 static void choose_rung(l3_slabstore *s)
 {
     l3_admit_state *a = &s->sh->admit;
     uint32_t cur = atomic_load(&a->rung), best = cur;
     for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
-        if (s->shadows[k].window > s->shadows[best].window)
+        if (s->shadows[k].window > s->shadows[best].window && beats(s, k, cur))
             best = k;
-    double steps = best > cur ? (double)(best - cur) : (double)(cur - best);
-    if (s->shadows[best].window < s->shadows[cur].window * (1 + HYSTERESIS * steps))
-        best = cur;
     if (best != cur) {
         a->switches++;
         atomic_store(&a->rung, best);
     }
-    for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
-        s->shadows[k].window *= 0.5;
+    for (uint32_t k = 0; k < L3_LADDER_LEN; k++) {
+        s->shadows[k].window *= MEMORY;
+        for (uint32_t j = 0; j < L3_LADDER_LEN; j++)
+            a->spread[k][j] *= MEMORY;
+    }
 }
 
 /* Generations and epochs that fell due (under the admission lock). */
@@ -125,6 +144,11 @@ static void advance(l3_slabstore *s)
     double moved = cap > a->cap ? (double)(cap - a->cap) : (double)(a->cap - cap);
     if (cap && moved > RESIZE_SHARE * (double)a->cap)
         size_for(s, cap); /* the objects' size changed: the shadows start over */
+}
+
+uint64_t l3_admit_capacity(const l3_slabstore *s)
+{
+    return atomic_load_explicit(&s->sh->admit.cap, memory_order_relaxed);
 }
 
 uint64_t l3_admit_budget_clock(const l3_slabstore *s)
@@ -166,10 +190,15 @@ static void shadows_replay(l3_slabstore *s, const l3_key_id *ids, size_t n)
     bool tails = atomic_load(&a->tails) != 0;
     double per_ns = shadow_budget(s);
     uint64_t now = per_ns > 0 ? l3_admit_budget_clock(s) : 0;
+    double hits[L3_LADDER_LEN] = { 0 };
     for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++) {
         l3_shadow_budget(&s->shadows[k], per_ns, now);
-        s->shadows[k].window += (double)l3_shadow_request(&s->shadows[k], fps, pos, seen, m, n, tails);
+        hits[k] = (double)l3_shadow_request(&s->shadows[k], fps, pos, seen, m, n, tails);
+        s->shadows[k].window += hits[k];
     }
+    for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++)
+        for (uint32_t j = 0; j < L3_LADDER_LEN; j++)
+            a->spread[k][j] += (hits[k] - hits[j]) * (hits[k] - hits[j]);
     if (n > 256) {
         free(fps);
         free(pos);

@@ -24,7 +24,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 15
+#define L3_SHM_VERSION 16
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
 
@@ -54,7 +54,8 @@ typedef struct slab_info {
     uint64_t lease_until;    /* CLOCK_MONOTONIC ns: readers hold it until then (0: none) */
     uint32_t segment;        /* SEG_MAIN, or SEG_PROBATION: written at first sight, not read since
                                 (admission's two logs, docs/admission.md) */
-    uint32_t pad;
+    uint32_t read_live;      /* of `live`, those read since written: in probation's log they are main's
+                                in all but place, and its share counts the rest (policy.c) */
     uint32_t proc_inflight[L3_MAX_PROCS]; /* inflight, by process slot */
 } slab_info;
 
@@ -80,9 +81,13 @@ typedef struct l3_admit_state {
     _Atomic uint32_t page_objects; /* objects of a page's group, as puts last said (0: unknown, one) */
     _Atomic uint64_t sightings;   /* keys named by exists calls (by puts, in a generation without one) */
     uint64_t gen_end, epoch_end;  /* the sightings at which the generation ends, the next rung choice */
-    uint64_t cap;                 /* capacity in objects the shadows are sized for (0: not yet) */
+    _Atomic uint64_t cap;         /* capacity in objects the shadows are sized for (0: not yet) */
     uint64_t sample_below;        /* a key whose mixed hash is below it is the shadows' */
     _Atomic uint64_t slot_bytes;  /* recent puts' mean slot bytes (the capacity's estimate) */
+    /* Per pair of rungs, the sum over exists calls of the squared
+     * difference of their shadows' hits, decayed as the windows are: the
+     * noise of the windows' difference (admit.c, choose_rung). */
+    double spread[L3_LADDER_LEN][L3_LADDER_LEN];
     l3_ghost_head ghost;
     l3_groups_meta groups;
 } l3_admit_state;
