@@ -476,6 +476,6 @@ tr_admit_result tr_sim_admit(const tr_trace *t, uint32_t capacity, const tr_admi
 void tr_admit_defaults(tr_admit_config *c, int kind)
 {
     *c = (tr_admit_config){ .kind = kind, .rung = tr_ladder[tr_ladder_len - 1], .ghost_gens = 5,
-                            .shadow_entries = 4096, .hysteresis = 0.005, .confidence = 0.75, .memory = 0.75,
+                            .shadow_entries = 4096, .hysteresis = 0.005, .confidence = 0.5, .memory = 0.75,
                             .lazy = true, .bucket_ms = 10000 };
 }

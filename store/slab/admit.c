@@ -19,7 +19,7 @@
  * and by this many times the noise of the difference (docs/admission.md,
  * "The shadows and the adaptation"). */
 #define HYSTERESIS 0.005
-#define CONFIDENCE 0.75
+#define CONFIDENCE 0.5
 /* Each epoch the shadows' counts keep this share of what they held. */
 #define MEMORY 0.75
 /* The capacity's estimate moved by more than this share: the shadows are
@@ -196,9 +196,14 @@ static void shadows_replay(l3_slabstore *s, const l3_key_id *ids, size_t n)
         hits[k] = (double)l3_shadow_request(&s->shadows[k], fps, pos, seen, m, n, tails);
         s->shadows[k].window += hits[k];
     }
+    /* The objects of a page come in as many calls (each rank names its own
+     * shard) and their differences move together: the noise of their sum
+     * grows with their count, not its root. */
+    uint32_t per_page = atomic_load_explicit(&a->page_objects, memory_order_relaxed);
+    double weight = per_page ? (double)per_page : 1.0;
     for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++)
         for (uint32_t j = 0; j < L3_LADDER_LEN; j++)
-            a->spread[k][j] += (hits[k] - hits[j]) * (hits[k] - hits[j]);
+            a->spread[k][j] += weight * (hits[k] - hits[j]) * (hits[k] - hits[j]);
     if (n > 256) {
         free(fps);
         free(pos);
