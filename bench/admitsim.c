@@ -36,7 +36,6 @@ typedef struct seg {
     tr_rung rung;
     uint64_t hits, written;
     double window;         /* a shadow's decayed hits */
-    uint32_t p_read;       /* lazy: blocks of P read since written */
     bool lazy;
     double tokens, bucket; /* its write budget (a shadow's scaled by its sampling rate) */
     double rate;           /* tokens per ms */
@@ -137,7 +136,6 @@ static void sk_add(sim *s, uint32_t x)
 
 static void unlink_one(seg *c, uint32_t x)
 {
-    c->p_read -= c->where[x] == IN_P_READ;
     sl_unlink(&c->k, c->where[x] == IN_M ? &c->m : &c->p, x);
     c->where[x] = ABSENT;
 }
@@ -161,20 +159,19 @@ static void drop(sim *s, seg *c, uint32_t x, bool real)
     }
 }
 
-/* Make room for one: probation's oldest while probation's blocks not read
- * since written are over its share (or main is empty), else main's oldest;
- * a read one at probation's end moves to main instead. */
+/* Make room for one: probation's oldest while probation is over its share
+ * (or main is empty), else main's oldest; a read one at probation's end
+ * (lazy) moves to main instead. */
 static void make_room(sim *s, seg *c, bool real)
 {
     while (c->p.size + c->m.size >= c->cap) {
         bool from_p = c->p.size > 0 && (c->rung.single || c->m.size == 0 ||
-                                       (double)(c->p.size - c->p_read) >= c->rung.probation * c->cap);
+                                       (double)c->p.size >= c->rung.probation * c->cap);
         uint32_t x = from_p ? c->p.tail : c->m.tail;
         if (c->where[x] == IN_P_READ) {
             sl_unlink(&c->k, &c->p, x);
             sl_push(&c->k, &c->m, x);
             c->where[x] = IN_M;
-            c->p_read--;
             continue;
         }
         drop(s, c, x, real);
@@ -195,7 +192,6 @@ static void insert(sim *s, seg *c, uint32_t x, bool to_main, bool real)
 static void touch(seg *c, uint32_t x)
 {
     if (c->lazy && c->where[x] != IN_M) {
-        c->p_read += c->where[x] == IN_P;
         c->where[x] = IN_P_READ;
         return;
     }

@@ -48,7 +48,7 @@ typedef struct tr_admit_config {
     double confidence;       /* TR_ADAPTIVE: ... and by this many times the noise of the difference (0.75) */
     double memory;           /* TR_ADAPTIVE: the share of the shadows' counts an epoch keeps (0.75) */
     bool lazy;               /* as the store: a probation block read keeps its place until probation's oldest,
-                                then moves to main; probation's share counts the blocks not read (default) */
+                                then moves to main (default; else at once) */
     bool chain_order;        /* a request's head ends as its most recent block, its tail as its oldest */
     bool orphans;            /* evicting a block evicts its cached descendants (they cannot be hit) */
     double budget;           /* writes allowed per ms of trace time; 0: no budget */

@@ -289,50 +289,6 @@ static void a_read_of_one_member_keeps_its_unread_siblings(void **state)
     unlink(path);
 }
 
-/* Probation's share counts the objects not read since written: a read one
- * is main's in all but place. A store on rung 3 (probation 0.35) with
- * probation's slabs all read takes its next victim from main, whatever
- * probation's slab count, and moves nothing; one whose probation's
- * objects are unread takes probation's oldest. */
-static void probation_s_share_counts_what_was_not_read(void **state)
-{
-    (void)state;
-    for (int read = 1; read >= 0; read--) {
-        char path[512];
-        l3_slabstore *s = open_with("unread", 8, L3_ADMISSION_RUNG, 3, path);
-        l3_store *st = l3_slabstore_store(s);
-        uint8_t *pool = aligned_pool(256 * OBJ);
-        size_t stored = fill_until_full(s, pool); /* first sightings: all in probation */
-        /* Seen before, so written to main: probation's oldest make room
-         * (main has no slab yet), and main gets two slabs. */
-        assert_int_equal(put_range(st, pool, "fill", 0, 2 * PER_SLAB, false, NULL), 2 * PER_SLAB);
-        l3_slab_stats stats;
-        l3_slabstore_stats(s, &stats);
-        assert_true(stats.slabs_probation >= 4);
-        size_t first_probation = stored - (stats.slabs_probation - 1) * PER_SLAB;
-        if (read)
-            for (size_t k = first_probation; k < stored; k += PER_SLAB)
-                assert_int_equal(get_range(st, pool, "fill", k, PER_SLAB), PER_SLAB);
-        uint64_t moved = stats.reinserted_objects;
-        assert_int_equal(put_range(st, pool, "new", 0, PER_SLAB, false, NULL), PER_SLAB);
-        l3_slabstore_stats(s, &stats);
-        bool main_oldest, probation_oldest;
-        exists_range(st, "fill", 0, 1, &main_oldest);
-        exists_range(st, "fill", first_probation, 1, &probation_oldest);
-        if (read) {
-            assert_false(main_oldest); /* main's oldest went */
-            assert_true(probation_oldest);
-            assert_int_equal(stats.reinserted_objects, moved); /* nothing moved */
-        } else {
-            assert_true(main_oldest);
-            assert_false(probation_oldest); /* probation's oldest went, unread */
-        }
-        l3_slabstore_free(s);
-        free(pool);
-        unlink(path);
-    }
-}
-
 /* A batch whose pages have one object each (group_objects 1: one rank,
  * one pool) keeps no groups: the table stays free for real ones. */
 static void groups_of_one_object_are_not_tracked(void **state)
@@ -459,7 +415,6 @@ int main(void)
         cmocka_unit_test(a_lease_on_one_member_keeps_its_whole_page),
         cmocka_unit_test(a_read_of_one_member_keeps_its_unread_siblings),
         cmocka_unit_test(groups_of_one_object_are_not_tracked),
-        cmocka_unit_test(probation_s_share_counts_what_was_not_read),
         cmocka_unit_test(the_ghost_remembers_pages_when_pages_are_groups),
         cmocka_unit_test(a_budget_in_drive_writes_per_day_declines_first_sightings_first),
         cmocka_unit_test(a_budget_refills_by_the_caller_s_clock),

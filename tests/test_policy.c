@@ -314,31 +314,6 @@ static void room_counts_the_smaller_log_s_open_slots_while_both_are_written(void
     assert_int_equal(l3_policy_room(s), SLAB + 5 * slot);
 }
 
-/* Probation's share (rung 3: 0.35 of the capacity in objects) counts its
- * objects not read since written: a read one is main's in all but place,
- * so four probation slabs of eight, half read, give way to main. */
-static void probation_s_share_counts_its_objects_not_read_since_written(void **state)
-{
-    l3_slabstore *s = *state;
-    all_sealed(s); /* 3 objects each, slab 0 the oldest */
-    for (uint32_t i = 0; i < 4; i++)
-        s->slabs[i].segment = SEG_PROBATION;
-    atomic_store(&s->sh->admit.rung, 3);
-    atomic_store(&s->sh->admit.cap, 24);
-    assert_int_equal(l3_policy_victim(s, true, -1), 0); /* 12 unread of a share of 8.4: probation's oldest */
-    s->slabs[0].read_live = s->slabs[1].read_live = 3;
-    assert_int_equal(l3_policy_victim(s, true, -1), 4); /* 6 unread: main's oldest */
-    s->slabs[1].read_live = 0;
-    assert_int_equal(l3_policy_victim(s, true, -1), 0); /* 9 */
-    atomic_store(&s->sh->admit.cap, 30);
-    assert_int_equal(l3_policy_victim(s, true, -1), 4); /* 9 of a share of 10.5 */
-    atomic_store(&s->sh->admit.cap, 0);
-    assert_int_equal(l3_policy_victim(s, true, -1), 0); /* the capacity not known: the 24 held */
-    atomic_store(&s->sh->admit.rung, L3_LADDER_LEN - 1);
-    s->slabs[1].read_live = 3;
-    assert_int_equal(l3_policy_victim(s, true, -1), 0); /* one list: probation drains first */
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,7 +331,6 @@ int main(void)
         T(a_clock_behind_never_moves_the_bucket_back),
         T(room_counts_free_and_empty_slabs_and_open_slots),
         T(room_counts_the_smaller_log_s_open_slots_while_both_are_written),
-        T(probation_s_share_counts_its_objects_not_read_since_written),
     };
     return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

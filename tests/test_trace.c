@@ -155,8 +155,8 @@ static void rung_depth1_lazy(tr_admit_config *c)
 }
 
 /* Lazy promotion, the store's: a probation block read keeps its place
- * until it is probation's oldest, then moves to main, and probation's
- * share counts the blocks not read. */
+ * until it is probation's oldest, then moves to main (the store moves it
+ * when its slab comes up). */
 static void a_read_probation_block_moves_to_main_when_it_is_the_oldest(void **state)
 {
     (void)state;
@@ -164,12 +164,12 @@ static void a_read_probation_block_moves_to_main_when_it_is_the_oldest(void **st
     load_text("{\"hash_ids\": [1, 6, 3]}\n{\"hash_ids\": [6, 3, 2]}\n{\"hash_ids\": [1]}\n{\"hash_ids\": [4]}\n"
               "{\"hash_ids\": [6]}\n", &t);
     /* Of 4, probation half: r1 writes 1 6 3 and r2 2 into probation, r2
-     * hits 6 3 and r3 hits 1. Eager, 6 3 1 moved to main as read; at r4
-     * probation (2) is under its share, main's oldest (6) goes for 4, and
-     * r5 misses 6 and writes it. Lazy, 1 6 3 stay in probation, read; at r4
-     * one unread block is under the share, main is empty, so probation's
-     * oldest (1, read) moves to main and, main's oldest now, goes; r5 hits
-     * 6. */
+     * hits 6 3 and r3 hits 1. Eager, 6 3 1 move to main as they are read;
+     * at r4 probation (2 alone) is under its share, main's oldest (6) goes
+     * for 4, and r5 misses 6 and writes it. Lazy, 1 6 3 stay in probation;
+     * at r4 probation gives way from its oldest, so 1, 6, 3 move to main in
+     * that order, probation (2) is then under its share, and main's oldest
+     * (1) goes: r5 hits 6. */
     tr_admit_result e = admit_run(&t, 4, TR_RUNG, rung_depth1_eager);
     assert_int_equal(e.hits, 3);
     assert_int_equal(e.written, 6);

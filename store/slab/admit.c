@@ -146,11 +146,6 @@ static void advance(l3_slabstore *s)
         size_for(s, cap); /* the objects' size changed: the shadows start over */
 }
 
-uint64_t l3_admit_capacity(const l3_slabstore *s)
-{
-    return atomic_load_explicit(&s->sh->admit.cap, memory_order_relaxed);
-}
-
 uint64_t l3_admit_budget_clock(const l3_slabstore *s)
 {
     return s->opt.budget_clock.now ? (uint64_t)(l3_clock_now(s->opt.budget_clock) * 1e9) : l3_now_ns();

@@ -30,10 +30,6 @@ enum { L3_VERDICT_REFUSED = 0, L3_VERDICT_PROBATION = 1, L3_VERDICT_MAIN = 2 };
  * (a replay's trace time, a test's) or CLOCK_MONOTONIC. */
 uint64_t l3_admit_budget_clock(const l3_slabstore *s);
 
-/* The capacity in objects the shadows are sized for: the slabs' bytes
- * over the recent puts' mean slot (0 before the first put). */
-uint64_t l3_admit_capacity(const l3_slabstore *s);
-
 /* The rung in force (l3_ladder). */
 const l3_rung *l3_admit_rung(const l3_slabstore *s);
 

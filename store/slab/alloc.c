@@ -54,7 +54,7 @@ l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l
     sl->first_seq = r->first_seq;
     sl->nslots = nslots;
     sl->next_slot = nslots;
-    sl->live = sl->read_live = 0;
+    sl->live = 0;
     sl->live_bytes = 0;
     return L3_OK;
 }
@@ -126,7 +126,7 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
         }
         ids[k] = 0;
     }
-    sl->live = sl->read_live = 0;
+    sl->live = 0;
     sl->live_bytes = 0;
     if (dropped && sl->state != S_OFFLINE)
         l3_admit_note_full(s);

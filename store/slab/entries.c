@@ -64,7 +64,6 @@ void l3_entry_count(l3_slabstore *s, const l3_index_entry *e)
     slab_info *sl = &s->slabs[e->slab];
     sl->live++;
     sl->live_bytes += e->size;
-    sl->read_live += (e->pad & L3_ENTRY_READ) != 0;
     if (e->ns) {
         s->ns[e->ns - 1].objects++;
         s->ns[e->ns - 1].bytes += e->size;
@@ -85,8 +84,6 @@ void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e)
     /* Counts a process that died mid-update may have left off by one:
      * never below zero. */
     sl->live = sl->live ? sl->live - 1 : 0;
-    if (e->pad & L3_ENTRY_READ)
-        sl->read_live = sl->read_live ? sl->read_live - 1 : 0;
     sl->live_bytes = sl->live_bytes >= e->size ? sl->live_bytes - e->size : 0;
     if (e->ns && s->ns[e->ns - 1].objects) {
         s->ns[e->ns - 1].objects--;
@@ -149,7 +146,7 @@ void l3_entries_clear(l3_slabstore *s)
     s->groups.meta->count = 0;
     s->groups.meta->skip = 0;
     for (uint32_t i = 0; i < s->geo.num_slabs; i++)
-        s->slabs[i].live = s->slabs[i].read_live = 0, s->slabs[i].live_bytes = 0;
+        s->slabs[i].live = 0, s->slabs[i].live_bytes = 0;
     for (uint32_t i = 0; i < s->sh->num_ns; i++)
         s->ns[i].objects = s->ns[i].bytes = 0;
 }

@@ -37,10 +37,6 @@ _Static_assert(sizeof(l3_index_entry) == 48, "index entry size");
  * object misses (the shape must be the put's). Kept in the checkpoint and
  * the slab summaries, and read from the header by a crash scan. */
 #define L3_ENTRY_SEGMENTED 2u
-/* Index entry flag (in pad, bit 0): read since it was written. Set by the
- * policy (policy.h), which keeps the read's sequence beside it; each slab
- * counts its live entries that have it (slab_info.read_live). */
-#define L3_ENTRY_READ 1u
 
 /* The index's counters: they live beside the table (in shared memory). */
 typedef struct l3_index_meta {

@@ -41,8 +41,6 @@ void l3_policy_read(l3_slabstore *s, l3_index_entry *e)
 {
     L3_ASSERT(e->slab < s->geo.num_slabs);
     uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
-    if (!(e->pad & L3_ENTRY_READ))
-        s->slabs[e->slab].read_live++;
     e->pad = (uint32_t)((now & READ_SEQ_MASK) << READ_SEQ_SHIFT) |
              (e->pad & (L3_ENTRY_SEGMENTED | L3_ENTRY_EARLY)) | L3_ENTRY_READ;
     atomic_store_explicit(&s->slabs[e->slab].last_access, atomic_fetch_add(&s->sh->tick, 1),
@@ -154,47 +152,26 @@ static uint64_t age_key(const l3_slabstore *s, const slab_info *sl)
     return sl->first_seq;
 }
 
-/* The slabs of each log holding objects, and the objects held: all of
- * them, and probation's not read since written. */
-typedef struct log_counts {
-    uint32_t slabs[L3_SEGMENTS];
-    uint64_t held, unread;
-} log_counts;
-
-static void log_count(log_counts *c, const slab_info *sl)
-{
-    if (!sl->live)
-        return;
-    c->slabs[sl->segment]++;
-    c->held += sl->live;
-    if (sl->segment == SEG_PROBATION)
-        c->unread += sl->live > sl->read_live ? sl->live - sl->read_live : 0;
-}
-
-/* Whether the victim comes from probation's log: while its objects not
- * read since written are at least its share of the capacity in objects
- * (a read one is main's in all but place: it moves there when its slab
- * comes up; the objects held stand in for the capacity until it is
- * known), or main has no slab, or always under a rung without probation
- * (it drains). */
-static bool from_probation(const l3_slabstore *s, const log_counts *c)
+/* Whether the victim comes from probation's log: while probation's slabs
+ * are at least its share of the store's (or main has none), or always
+ * under a rung without probation (it drains). */
+static bool from_probation(const l3_slabstore *s, uint32_t probation, uint32_t main)
 {
     const l3_rung *r = l3_admit_rung(s);
-    uint64_t cap = l3_admit_capacity(s);
-    double share = (double)r->probation * (double)(cap ? cap : c->held);
-    return c->slabs[SEG_PROBATION] > 0 && (r->single || c->slabs[SEG_MAIN] == 0 || (double)c->unread >= share);
+    return probation > 0 &&
+           (r->single || main == 0 || (double)probation >= (double)r->probation * s->geo.num_slabs);
 }
 
 int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device)
 {
     int32_t best[L3_SEGMENTS] = { -1, -1 };
     uint64_t best_key[L3_SEGMENTS] = { UINT64_MAX, UINT64_MAX }, now = l3_policy_clock_ns();
-    uint32_t nd = s->geo.num_devices;
-    log_counts counts = { { 0, 0 }, 0, 0 };
+    uint32_t nd = s->geo.num_devices, used[L3_SEGMENTS] = { 0, 0 };
     for (uint32_t i = device < 0 ? 0 : (uint32_t)device; i < s->geo.num_slabs; i += device < 0 ? 1 : nd) {
         slab_info *sl = &s->slabs[i];
-        L3_ASSERT(sl->segment < L3_SEGMENTS && sl->read_live <= sl->live);
-        log_count(&counts, sl);
+        L3_ASSERT(sl->segment < L3_SEGMENTS);
+        if (sl->live)
+            used[sl->segment]++;
         if (sl->inflight || sl->state == S_OFFLINE)
             continue;
         if (!need_live && sl->state == S_FREE)
@@ -209,7 +186,7 @@ int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device)
             best[sl->segment] = (int32_t)i;
         }
     }
-    int seg = from_probation(s, &counts) ? SEG_PROBATION : SEG_MAIN;
+    int seg = from_probation(s, used[SEG_PROBATION], used[SEG_MAIN]) ? SEG_PROBATION : SEG_MAIN;
     return best[seg] >= 0 ? best[seg] : best[1 - seg];
 }
 

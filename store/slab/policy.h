@@ -29,10 +29,11 @@
 
 #include "entries.h"
 
-/* Index entry flag (in l3_index_entry.pad; bits 0 and 1 are L3_ENTRY_READ
- * and L3_ENTRY_SEGMENTED, index.h; bits 3-31 the last read's sequence,
- * policy.c's): moved by reinsertion as an early keep (L3_KEEP_EARLY), so
- * that its next read counts for early keeps. */
+/* Index entry flags (in l3_index_entry.pad; bit 1 is L3_ENTRY_SEGMENTED,
+ * bits 3-31 the last read's sequence, policy.c's): read since it was
+ * written; moved by reinsertion as an early keep (L3_KEEP_EARLY), so that
+ * its next read counts for early keeps. */
+#define L3_ENTRY_READ 1u
 #define L3_ENTRY_EARLY 4u
 
 /* What reinsertion does with an object when its slab is reused. */

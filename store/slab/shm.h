@@ -54,8 +54,7 @@ typedef struct slab_info {
     uint64_t lease_until;    /* CLOCK_MONOTONIC ns: readers hold it until then (0: none) */
     uint32_t segment;        /* SEG_MAIN, or SEG_PROBATION: written at first sight, not read since
                                 (admission's two logs, docs/admission.md) */
-    uint32_t read_live;      /* of `live`, those read since written: in probation's log they are main's
-                                in all but place, and its share counts the rest (policy.c) */
+    uint32_t pad;
     uint32_t proc_inflight[L3_MAX_PROCS]; /* inflight, by process slot */
 } slab_info;
 
@@ -81,7 +80,7 @@ typedef struct l3_admit_state {
     _Atomic uint32_t page_objects; /* objects of a page's group, as puts last said (0: unknown, one) */
     _Atomic uint64_t sightings;   /* keys named by exists calls (by puts, in a generation without one) */
     uint64_t gen_end, epoch_end;  /* the sightings at which the generation ends, the next rung choice */
-    _Atomic uint64_t cap;         /* capacity in objects the shadows are sized for (0: not yet) */
+    uint64_t cap;                 /* capacity in objects the shadows are sized for (0: not yet) */
     uint64_t sample_below;        /* a key whose mixed hash is below it is the shadows' */
     _Atomic uint64_t slot_bytes;  /* recent puts' mean slot bytes (the capacity's estimate) */
     /* Per pair of rungs, the sum over exists calls of the squared
