@@ -44,6 +44,15 @@ static tr_admit_result admit_run(const tr_trace *t, uint32_t cap, int kind, void
     return tr_sim_admit(t, cap, &c);
 }
 
+/* Replay under `kind` (tweaked) and expect its hits and writes. */
+static void expect_run(const tr_trace *t, uint32_t cap, int kind, void (*tweak)(tr_admit_config *), uint64_t hits,
+                       uint64_t written)
+{
+    tr_admit_result r = admit_run(t, cap, kind, tweak);
+    assert_int_equal(r.hits, hits);
+    assert_int_equal(r.written, written);
+}
+
 /* Six requests over seven blocks (ids as a service would remap them). */
 static const char *const small_trace =
     "{\"timestamp\": 0, \"hash_ids\": [10, 11, 12]}\n"
@@ -133,9 +142,7 @@ static void a_rung_writes_the_head_of_a_batch_and_what_was_seen(void **state)
      * (evicting 1 from probation), refuses 7 and so 8; r3 writes 7 and 8
      * (seen in r2) into main, evicting 2 and 3, refuses the tail 9; r4 hits
      * 7 8. The object LRU: r3 hits 7 8, r4 hits 7 8, nine blocks written. */
-    tr_admit_result r = admit_run(&t, 4, TR_RUNG, rung_depth1);
-    assert_int_equal(r.hits, 2);
-    assert_int_equal(r.written, 7);
+    expect_run(&t, 4, TR_RUNG, rung_depth1, 2, 7);
     tr_admit_result l = admit_run(&t, 4, TR_ALL, NULL);
     assert_int_equal(l.hits, 4);
     assert_int_equal(l.written, 9);
@@ -170,12 +177,8 @@ static void a_read_probation_block_moves_to_main_when_it_is_the_oldest(void **st
      * at r4 probation gives way from its oldest, so 1, 6, 3 move to main in
      * that order, probation (2) is then under its share, and main's oldest
      * (1) goes: r5 hits 6. */
-    tr_admit_result e = admit_run(&t, 4, TR_RUNG, rung_depth1_eager);
-    assert_int_equal(e.hits, 3);
-    assert_int_equal(e.written, 6);
-    tr_admit_result l = admit_run(&t, 4, TR_RUNG, rung_depth1_lazy);
-    assert_int_equal(l.hits, 4);
-    assert_int_equal(l.written, 5);
+    expect_run(&t, 4, TR_RUNG, rung_depth1_eager, 3, 6);
+    expect_run(&t, 4, TR_RUNG, rung_depth1_lazy, 4, 5);
     tr_free(&t);
 }
 
@@ -192,12 +195,8 @@ static void the_ghost_forgets_what_second_sight_remembers(void **state)
     /* Of 1: second sight writes 1 at r5 and hits it at r6 and r7. The ghost
      * of 3 generations of one sighting: at r5 block 1 was last seen 8
      * sightings ago (refused), at r6 2 ago (written), so only r7 hits. */
-    tr_admit_result ss = admit_run(&t, 1, TR_SECOND_SIGHT, NULL);
-    assert_int_equal(ss.hits, 2);
-    assert_int_equal(ss.written, 1);
-    tr_admit_result g = admit_run(&t, 1, TR_GHOST, ghost_3);
-    assert_int_equal(g.hits, 1);
-    assert_int_equal(g.written, 1);
+    expect_run(&t, 1, TR_SECOND_SIGHT, NULL, 2, 1);
+    expect_run(&t, 1, TR_GHOST, ghost_3, 1, 1);
     tr_free(&t);
 }
 
@@ -211,9 +210,7 @@ static void tinylfu_waits_until_the_newcomer_is_seen_more_often(void **state)
     /* Of 1: 1 comes in (room), hits at r2 (seen twice); 2 is refused at r3
      * (1 against 2) and r4 (2 against 2), written at r5 (3 against 2), hit
      * at r6. */
-    tr_admit_result r = admit_run(&t, 1, TR_TINYLFU, NULL);
-    assert_int_equal(r.hits, 2);
-    assert_int_equal(r.written, 2);
+    expect_run(&t, 1, TR_TINYLFU, NULL, 2, 2);
     tr_free(&t);
 }
 
@@ -236,12 +233,8 @@ static void orphans_leave_with_their_parent(void **state)
      * 1 2 3; r2 refuses 4; r3 writes 4 (seen) evicting 1, and with orphans
      * 2 and 3 go with it, so r4 finds room for 5 6 and r5 hits both.
      * Without, r4 is refused, r5 writes 5 6 over 2 3 and hits nothing. */
-    tr_admit_result with = admit_run(&t, 3, TR_RUNG, rung_0_orphans);
-    assert_int_equal(with.hits, 2);
-    assert_int_equal(with.written, 6);
-    tr_admit_result without = admit_run(&t, 3, TR_RUNG, rung_0);
-    assert_int_equal(without.hits, 0);
-    assert_int_equal(without.written, 6);
+    expect_run(&t, 3, TR_RUNG, rung_0_orphans, 2, 6);
+    expect_run(&t, 3, TR_RUNG, rung_0, 0, 6);
     tr_free(&t);
 }
 
@@ -283,12 +276,8 @@ static void a_budget_bounds_the_writes(void **state)
     /* Naive: r1 writes 1 2 3 4, r2 hits 4 and 5 finds no token. Graceful:
      * r1 writes 1 2 3 (4 would leave less than half), r2 hits 3 and writes
      * 4 (seen) with the last token. */
-    tr_admit_result naive = admit_run(&t, 10, TR_ALL, budget_4);
-    assert_int_equal(naive.hits, 4);
-    assert_int_equal(naive.written, 4);
-    tr_admit_result graceful = admit_run(&t, 10, TR_ALL, budget_4_graceful);
-    assert_int_equal(graceful.hits, 3);
-    assert_int_equal(graceful.written, 4);
+    expect_run(&t, 10, TR_ALL, budget_4, 4, 4);
+    expect_run(&t, 10, TR_ALL, budget_4_graceful, 3, 4);
     assert_int_equal(admit_run(&t, 10, TR_ALL, NULL).written, 5);
     tr_free(&t);
 }
