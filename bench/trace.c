@@ -143,7 +143,8 @@ static void put_batch(l3_store *st, req_io *io, const char **keys, size_t m, boo
     if (!m)
         return;
     l3_io_result res = { .success = io->ok, .object_failures = io->fail };
-    l3_put_hints hints = { .groups = io->groups, .group_objects = io->group_objects, .last_is_partial = tail };
+    l3_put_hints hints = { .groups = io->groups, .group_objects = io->group_objects, .last_is_partial = tail,
+                           .whole = io->pools }; /* (a pools batch carries its last page's state) */
     if (l3_store_batch_put_hinted(st, keys, m, (l3_host_buffer){ io->pool, io->pool_len }, io->ranges, 1, &hints,
                                   &res, NULL) != L3_OK)
         r->failed_puts += m;

@@ -46,8 +46,15 @@ typedef struct l3_put_hints {
      * 1: each object is its own group (the groups are not tracked). */
     uint32_t group_objects;
     /* The batch's last key is a prompt's partial last page (rarely read
-     * again; written only on admission's top rung). */
+     * again; written only on admission's top rung); with groups, every
+     * key of its group is of that page. */
     bool last_is_partial;
+    /* The batch is of use only whole: its prefix is usable only with the
+     * state of its last page (a Mamba or SWA pool's trailing pages), so a
+     * head written without the rest is wasted. Once admission takes one
+     * of its keys it takes the rest (the rung's depth does not cut it);
+     * only a partial tail or the write budget still refuses. */
+    bool whole;
 } l3_put_hints;
 
 /* The operations of a store. A non-L3_OK return is a backend failure of

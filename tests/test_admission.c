@@ -1,7 +1,7 @@
 /* Admission, groups and the write budget through the real slab store
  * (docs/admission.md): first sightings refused by a full store and
  * admitted when seen again, a refusal refusing the rest of its batch, a
- * page's objects over two ranks admitted, kept and evicted whole, a lease
+ * batch of use only whole written whole or not at all, a page's objects over two ranks admitted, kept and evicted whole, a lease
  * on one member holding the group, drive writes per day. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -146,6 +146,64 @@ static void a_refused_key_refuses_the_rest_of_its_batch(void **state)
     unlink(path);
 }
 
+/* A hybrid model's put of pages [0, pages) of `ns`: each page's KV and
+ * sidecar, then the last page's state, all of a page one group (`group` +
+ * its number); `whole` says the batch is of use only whole. The keys
+ * stored; their flags into ok. */
+static size_t put_pools(l3_store *st, uint8_t *pool, const char *ns, uint64_t group, size_t pages, bool whole,
+                        bool *ok)
+{
+    keyset *k = malloc(sizeof *k);
+    size_t n = 0;
+    for (size_t i = 0; i < pages; i++)
+        for (int part = 0; part < 2 + (i + 1 == pages); part++, n++) {
+            snprintf(k->text[n], sizeof k->text[n], "%s_%zu_%s", ns, i, (const char *[]){ "kv", "x", "s" }[part]);
+            k->ptr[n] = k->text[n];
+            k->ranges[n] = (l3_range){ (uint64_t)n * OBJ, OBJ };
+            k->groups[n] = group + i;
+        }
+    bool fail[256];
+    l3_io_result res = { .success = ok, .object_failures = fail };
+    l3_put_hints hints = { .groups = k->groups, .group_objects = 3, .whole = whole };
+    assert_int_equal(l3_store_batch_put_hinted(st, k->ptr, n, (l3_host_buffer){ pool, 256 * OBJ }, k->ranges, 1,
+                                               &hints, &res, NULL),
+                     L3_OK);
+    size_t stored = 0;
+    for (size_t i = 0; i < n; i++)
+        stored += ok[i];
+    free(k);
+    return stored;
+}
+
+/* The rung's depth counts a batch's pages, not its objects; a batch of use
+ * only whole (its prefix needs its last page's state) is written whole or
+ * not at all: a first sighting past the depth is declined whole, and once
+ * sighted it is written whole. */
+static void a_batch_of_use_only_whole_is_written_whole_or_not_at_all(void **state)
+{
+    (void)state;
+    char path[512];
+    l3_slabstore *s = open_with("whole", 8, L3_ADMISSION_RUNG, 1, path); /* two first-seen pages a batch */
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(256 * OBJ);
+    fill_until_full(s, pool);
+    bool ok[16];
+    /* Not whole: the first two pages (two objects each), then nothing. */
+    assert_int_equal(put_pools(st, pool, "cut", 1000, 4, false, ok), 4);
+    assert_true(ok[0] && ok[1] && ok[2] && ok[3]);
+    /* Whole, four pages first seen: none of its nine objects; seen again: all. */
+    assert_int_equal(put_pools(st, pool, "hybrid", 2000, 4, true, ok), 0);
+    assert_int_equal(put_pools(st, pool, "hybrid", 2000, 4, true, ok), 9);
+    /* Whole within the depth: written at first sight. */
+    assert_int_equal(put_pools(st, pool, "short", 3000, 2, true, ok), 5);
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_true(stats.admitted_main >= 9);
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+}
+
 /* Two ranks' shards of pages 0..n-1 in rounds, as an engine's TP group
  * stores them (rank 0's batch, then rank 1's); after each round, the pages
  * whose two shards disagree (one present, the other not). */
@@ -201,14 +259,24 @@ static void one_decision_binds_every_member_of_a_page(void **state)
     l3_store *st = l3_slabstore_store(s);
     uint8_t *pool = aligned_pool(256 * OBJ);
     fill_until_full(s, pool);
-    /* Rank 1's shard of page 900 was sighted (refused alone), rank 0's not. */
-    assert_int_equal(put_range(st, pool, "rank1", 900, 1, false, NULL), 0);
-    /* Rank 0 comes first: refused (first sight), and rank 1 follows, seen or not. */
+    /* Page 900: rank 0 comes first, refused at first sight; rank 1, at
+     * first sight too, follows. (Pages of two objects: one follower.) */
     assert_int_equal(put_range(st, pool, "rank0", 900, 1, true, NULL), 0);
     assert_int_equal(put_range(st, pool, "rank1", 900, 1, true, NULL), 0);
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
     assert_int_equal(stats.group_followed, 1);
+    /* Page 901: rank 1's shard was sighted before (refused alone). A
+     * refusal binds only members at first sight: a seen one is a later
+     * request's (its page's own next put, when the followers counted never
+     * all come) and decides afresh, here written on second sight. */
+    assert_int_equal(put_range(st, pool, "rank1", 901, 1, false, NULL), 0);
+    assert_int_equal(put_range(st, pool, "rank0", 901, 1, true, NULL), 0);
+    assert_int_equal(put_range(st, pool, "rank1", 901, 1, true, NULL), 1);
+    /* An admission binds every member, seen or not. */
+    assert_int_equal(put_range(st, pool, "rank2", 901, 1, true, NULL), 1);
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.group_followed, 2);
     l3_slabstore_free(s);
     free(pool);
     unlink(path);
@@ -410,6 +478,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_full_store_writes_a_first_sighting_only_when_it_is_seen_again),
         cmocka_unit_test(a_refused_key_refuses_the_rest_of_its_batch),
+        cmocka_unit_test(a_batch_of_use_only_whole_is_written_whole_or_not_at_all),
         cmocka_unit_test(a_page_s_shards_over_two_ranks_stay_and_go_together),
         cmocka_unit_test(one_decision_binds_every_member_of_a_page),
         cmocka_unit_test(a_lease_on_one_member_keeps_its_whole_page),

@@ -356,12 +356,17 @@ static l3_slabstore *mem_store(uint32_t mode, uint32_t rung)
     return s;
 }
 
-static int decide(l3_slabstore *s, uint64_t hash, uint64_t pos, bool tail)
+static int decide_in(l3_slabstore *s, uint64_t hash, uint64_t page, bool tail, bool taken)
 {
     bool first;
-    int v = l3_admit_decide(s, hash, pos, tail, &first);
+    int v = l3_admit_decide(s, hash, page, tail, taken, &first);
     assert_true(first == (s->sh->admit.mode != L3_ADMISSION_ALL && !l3_ghost_has(&s->ghost, hash)));
     return v;
+}
+
+static int decide(l3_slabstore *s, uint64_t hash, uint64_t page, bool tail)
+{
+    return decide_in(s, hash, page, tail, false);
 }
 
 static l3_key_id id_of(uint64_t i) { return (l3_key_id){ .hash = h(i), .check = 1, .len = 8 }; }
@@ -384,6 +389,26 @@ static void verdicts_follow_the_rung_the_ghost_and_the_fill(void **state)
     s->sh->admit.mode = L3_ADMISSION_ALL;
     atomic_store(&s->sh->admit.rung, 0);
     assert_int_equal(decide(s, h(3), 100, true), L3_VERDICT_MAIN); /* "all" ignores the rung */
+    slab_mem_free(s);
+}
+
+/* A batch of use only whole, once taken, is taken past the depth and at
+ * first sight, even on the rung that writes only keys seen before; its
+ * partial tail is still refused. */
+static void a_taken_whole_batch_is_not_cut_by_the_depth(void **state)
+{
+    (void)state;
+    l3_slabstore *s = mem_store(L3_ADMISSION_RUNG, 1); /* depth 2 */
+    l3_admit_note_full(s);
+    assert_int_equal(decide_in(s, h(1), 2, false, false), L3_VERDICT_REFUSED);
+    assert_int_equal(decide_in(s, h(1), 2, false, true), L3_VERDICT_PROBATION);
+    assert_int_equal(decide_in(s, h(1), 40, true, true), L3_VERDICT_REFUSED); /* a partial tail */
+    atomic_store(&s->sh->admit.rung, 0); /* second sight only */
+    assert_int_equal(decide_in(s, h(2), 0, false, false), L3_VERDICT_REFUSED);
+    assert_int_equal(decide_in(s, h(2), 7, false, true), L3_VERDICT_PROBATION);
+    l3_key_id k = id_of(3);
+    l3_admit_put_seen(s, &k, 1, 65536, NULL);
+    assert_int_equal(decide_in(s, h(3), 7, false, true), L3_VERDICT_MAIN); /* seen: main */
     slab_mem_free(s);
 }
 
@@ -562,6 +587,7 @@ int main(void)
         cmocka_unit_test(a_decision_is_followed_once_by_each_other_object),
         cmocka_unit_test(a_verdict_binds_the_members_older_than_it),
         cmocka_unit_test(verdicts_follow_the_rung_the_ghost_and_the_fill),
+        cmocka_unit_test(a_taken_whole_batch_is_not_cut_by_the_depth),
         cmocka_unit_test(generations_turn_by_sightings_of_the_capacity),
         cmocka_unit_test(the_shadows_choose_the_rung_that_hits_most),
         cmocka_unit_test(a_lead_within_the_noise_leaves_the_rung_in_force),

@@ -64,9 +64,9 @@ class _IoResult(ctypes.Structure):
 
 
 class _PutHints(ctypes.Structure):
-    """l3_put_hints (store/l3_store.h): a pointer, a uint32_t and a bool."""
+    """l3_put_hints (store/l3_store.h): a pointer, a uint32_t and two bools."""
     _fields_ = [("groups", ctypes.POINTER(ctypes.c_uint64)), ("group_objects", ctypes.c_uint32),
-                ("last_is_partial", ctypes.c_bool)]
+                ("last_is_partial", ctypes.c_bool), ("whole", ctypes.c_bool)]
 
 
 class _StorageKey(ctypes.Structure):
@@ -216,9 +216,9 @@ def group_id(page: Union[str, bytes]) -> int:
     return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "little") or 1
 
 
-def _put_hints(n, groups, group_objects, last_is_partial):
+def _put_hints(n, groups, group_objects, last_is_partial, whole=None):
     """An l3_put_hints for a put of n keys, or None when no hint is given."""
-    if groups is None and group_objects is None and last_is_partial is None:
+    if groups is None and group_objects is None and last_is_partial is None and whole is None:
         return None
     hints = _PutHints()
     if groups is not None:
@@ -233,6 +233,7 @@ def _put_hints(n, groups, group_objects, last_is_partial):
         raise ValueError("group_objects must be 0 to 2^32 - 1, not %d" % objects)
     hints.group_objects = objects
     hints.last_is_partial = bool(last_is_partial)
+    hints.whole = bool(whole)
     return hints
 
 
@@ -340,7 +341,8 @@ class Store:
 
     def batch_put_from(self, keys: Keys, host_ptr: int, offsets: Sequence[int], sizes: Sequence[int],
                        host_len: Optional[int] = None, *, groups: Optional[Sequence[int]] = None,
-                       group_objects: Optional[int] = None, last_is_partial: Optional[bool] = None) -> List[bool]:
+                       group_objects: Optional[int] = None, last_is_partial: Optional[bool] = None,
+                       whole: Optional[bool] = None) -> List[bool]:
         """Store each range under its key, create-only; per key, success.
 
         Put hints (docs/admission.md), keys in chain order (a prefix's head
@@ -350,9 +352,11 @@ class Store:
         together; ``group_objects`` is how many objects a whole group has
         (ranks x pools; 0 unknown), so that the write budget charges a
         group once; ``last_is_partial`` says the last key is a prompt's
-        partial last page. Given any of them, the put is
-        ``l3_store_batch_put_hinted``."""
-        hints = _put_hints(len(keys), groups, group_objects, last_is_partial)
+        partial last page; ``whole`` says the batch is of use only whole
+        (its prefix needs its last page's state: a Mamba or SWA pool), so
+        that admission writes all of it or none. Given any of them, the put
+        is ``l3_store_batch_put_hinted``."""
+        hints = _put_hints(len(keys), groups, group_objects, last_is_partial, whole)
         if hints is None:
             return self._batch(_load().l3_store_batch_put_from, keys, host_ptr, offsets, sizes, host_len)[0]
         if host_len is None:
@@ -407,12 +411,13 @@ class Store:
 
     def batch_put_from_v(self, keys: Keys, host_ptr: int, host_len: int, offsets: Sequence[int],
                          sizes: Sequence[int], per_key: int, *, groups: Optional[Sequence[int]] = None,
-                         group_objects: Optional[int] = None, last_is_partial: Optional[bool] = None) -> List[bool]:
+                         group_objects: Optional[int] = None, last_is_partial: Optional[bool] = None,
+                         whole: Optional[bool] = None) -> List[bool]:
         """Multi-range put: key i's object is the concatenation of its
         `per_key` ranges, one object with one header and one crc32c. The
-        put hints ``groups``, ``group_objects`` and ``last_is_partial`` are
-        batch_put_from's."""
-        hints = _put_hints(len(keys), groups, group_objects, last_is_partial)
+        put hints ``groups``, ``group_objects``, ``last_is_partial`` and
+        ``whole`` are batch_put_from's."""
+        hints = _put_hints(len(keys), groups, group_objects, last_is_partial, whole)
         if hints is not None:
             return self._put_hinted(keys, host_ptr, host_len, offsets, sizes, per_key, hints)
         return self._batch_v(_load().l3_store_batch_put_from_v, keys, host_ptr, host_len, offsets, sizes,

@@ -121,17 +121,17 @@ class AsyncStore:
     def submit(self, kind: str, batch_id: int, keys: Sequence[Union[str, bytes]],
                addresses: Optional[Sequence[int]] = None, lengths: Optional[Sequence[int]] = None, *,
                groups: Optional[Sequence[int]] = None, group_objects: Optional[int] = None,
-               last_is_partial: Optional[bool] = None) -> None:
+               last_is_partial: Optional[bool] = None, whole: Optional[bool] = None) -> None:
         """Queue a batch: ``kind`` is get, set, exists or delete; get and set
         name a buffer (address, length) per key. A set may carry put hints
-        (``groups``, ``group_objects``, ``last_is_partial``: as
+        (``groups``, ``group_objects``, ``last_is_partial``, ``whole``: as
         ``Store.batch_put_from``'s; copied at once); given any of them the
         batch goes by ``l3_async_submit_hinted``. Raises L3Error: L3_EBUSY
         when ``max_pending`` batches are queued or running, L3_ECLOSED after
         close (nothing is queued then), L3_EINVAL for hints on another kind."""
         n = len(keys)
         c_keys = _encode_keys(keys)
-        hints = _put_hints(n, groups, group_objects, last_is_partial)
+        hints = _put_hints(n, groups, group_objects, last_is_partial, whole)
         bufs = lens = None
         if kind in ("get", "set"):
             if addresses is None or lengths is None or len(addresses) != n or len(lengths) != n:

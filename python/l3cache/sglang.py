@@ -142,6 +142,7 @@ class L3CacheHiCacheStorage(_Base):
         self._lock = threading.Lock()
         self._pools: Dict[str, _Pool] = {}
         self._anchor: Optional[_Pool] = None
+        self._whole = False  # a TRAILING_PAGES pool was seen: a prefix is usable only with its last state
         self._regions: List[Tuple[int, int]] = []  # registered [start, end)
         self._metrics = {"prefetch_pgs": [], "backup_pgs": [], "prefetch_bandwidth": [],
                          "backup_bandwidth": []}
@@ -204,8 +205,18 @@ class L3CacheHiCacheStorage(_Base):
 
     def _hints(self, keys: Sequence[str]) -> Dict[str, Any]:
         """A put's hints (Store.batch_put_from_v): each page's group id,
-        the same from every rank and pool, and the objects of a page."""
-        return {"groups": [group_id(self._group_ns + k) for k in keys], "group_objects": self._group_objects()}
+        the same from every rank and pool, the objects of a page, and
+        whether a batch is of use only whole (a model with a TRAILING_PAGES
+        pool: its prefix is usable only up to a page with its state, so
+        admission writes a batch whole or not at all)."""
+        return {"groups": [group_id(self._group_ns + k) for k in keys], "group_objects": self._group_objects(),
+                "whole": self._whole}
+
+    def _note_policies(self, transfers: Sequence[Any]) -> None:
+        """Learn from a v2 call's transfers whether a pool is TRAILING_PAGES
+        (the backup names its policy before the KV pages are written)."""
+        if any(_pool_name(getattr(t, "hit_policy", "all_pages")) == "trailing_pages" for t in transfers):
+            self._whole = True
 
     # ---- Host pools ---------------------------------------------------------
 
@@ -341,6 +352,7 @@ class L3CacheHiCacheStorage(_Base):
         TRAILING_PAGES pool its last len(transfer.keys) pages (their values
         do not matter). What the prefix needs is leased."""
         try:
+            self._note_policies(pool_transfers or [])
             final, hits = self._exists_v2(keys, pool_transfers or [])
         except Exception as e:
             logger.error("l3cache: batch_exists_v2 failed, reported as a miss: %s", e)
@@ -386,6 +398,7 @@ class L3CacheHiCacheStorage(_Base):
 
     def _v2(self, put: bool, transfers: List[Any]) -> Dict[Any, List[bool]]:
         results: Dict[Any, List[bool]] = {}
+        self._note_policies(transfers)
         by_name = {_pool_name(t.name): t for t in transfers if getattr(t, "indices_from_pool", None) is None}
         for t in transfers:
             keys = list(t.keys or [])

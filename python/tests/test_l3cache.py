@@ -146,6 +146,31 @@ class StoreTest(unittest.TestCase):
         del host
         mm.close()
 
+    def test_a_batch_of_use_only_whole_is_admitted_whole_or_not_at_all(self):
+        # A full store on rung 1 (two first-seen pages a batch): a plain
+        # batch of four new pages keeps its first two; one put ``whole`` (a
+        # Mamba model's: usable only with its last page's state) none, and
+        # once seen all four.
+        self.config["store"].update({"capacity": "8MiB", "slab_size": "1MiB", "admission": "rung:1"})
+        mm, host = pool(16 * PAGE)
+        offsets = [i * PAGE for i in range(16)]
+        with l3cache.Store(self.config) as store:
+            first = 0
+            while store.stats()["evictions"] == 0 and first < 4096:
+                store.batch_put_from(["py_fill%d" % (first + i) for i in range(16)], host.ctypes.data, offsets,
+                                     [PAGE] * 16)
+                first += 16
+            self.assertGreater(store.stats()["evictions"], 0)
+
+            def put(name, **hints):
+                return store.batch_put_from(["py_%s%d" % (name, i) for i in range(4)], host.ctypes.data,
+                                            offsets[:4], [PAGE] * 4, **hints)
+            self.assertEqual(put("plain", last_is_partial=False), [True, True, False, False])
+            self.assertEqual(put("whole", whole=True), [False] * 4)
+            self.assertEqual(put("whole", whole=True), [True] * 4)
+        del host
+        mm.close()
+
     def test_bad_input_raises_clear_errors(self):
         with self.assertRaises(l3cache.L3Error) as ctx:
             l3cache.Store({"store": {"path": self.path, "slab_size": "3MiB"}})

@@ -432,6 +432,20 @@ class HybridModelTest(Base):
             self.assertEqual(kv.page_bytes(10 + p), want_kv[p])
         self.assertEqual(c.storage_backend.store_stats()["io_unfixed"], 0)
 
+    def test_a_model_with_a_trailing_state_puts_its_batches_whole(self):
+        # Its prefix is usable only up to a page with its state: once a
+        # backup names a TRAILING_PAGES pool, every put says so (``whole``),
+        # so that admission writes a batch whole or not at all.
+        kv, mamba, group = self.mamba_group()
+        c = self.controller(group)
+        kv.fill(range(3), seed=19)
+        mamba.fill([3], seed=20)
+        self.assertFalse(c.storage_backend._hints(["q0"])["whole"])
+        state = PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([3]), keys=["w2"],
+                             hit_policy=PoolHitPolicy.TRAILING_PAGES)
+        self.assertEqual(c.page_backup(["w0", "w1", "w2"], kv.slots(range(3)), [state])[0], 3 * kv.page_size)
+        self.assertTrue(c.storage_backend._hints(["q0"])["whole"])
+
     def test_an_mla_models_state_is_per_rank_while_its_kv_is_shared(self):
         # Kimi-style: MLA KV written by rank 0 only, the Mamba state by every rank.
         kv0 = MLATokenToKVPoolHost(pages=8, page_size=16, layers=2, kv_dim=512)

@@ -223,7 +223,7 @@ void l3_admit_exists(l3_slabstore *s, const l3_key_id *ids, const bool *found, s
     l3_shm_unlock(&a->mu);
 }
 
-int l3_admit_decide(l3_slabstore *s, uint64_t hash, uint64_t pos, bool tail, bool *first_sight)
+int l3_admit_decide(l3_slabstore *s, uint64_t hash, uint64_t page, bool tail, bool taken, bool *first_sight)
 {
     *first_sight = false;
     if (!l3_admit_active(s))
@@ -232,9 +232,14 @@ int l3_admit_decide(l3_slabstore *s, uint64_t hash, uint64_t pos, bool tail, boo
     bool seen = l3_ghost_has(&s->ghost, hash);
     *first_sight = !seen;
     bool full = atomic_load_explicit(&s->sh->admit.full, memory_order_relaxed) != 0;
-    if (!l3_rung_admits(r, seen, pos, tail, full))
+    if (!l3_rung_admits(r, seen || taken, page, tail, full))
         return L3_VERDICT_REFUSED;
     return seen || r->single ? L3_VERDICT_MAIN : L3_VERDICT_PROBATION;
+}
+
+bool l3_admit_seen(const l3_slabstore *s, uint64_t hash)
+{
+    return l3_admit_active(s) && l3_ghost_has(&s->ghost, hash);
 }
 
 void l3_admit_put_seen(l3_slabstore *s, const l3_key_id *ids, size_t n, uint64_t slot_bytes,

@@ -5,7 +5,7 @@
  * seen before (in the ghost of recent sightings) go to main, keys seen
  * for the first time go to probation if the rung in force admits them (a
  * store with free room admits every one; a full one only a put batch's
- * first `depth` new keys), and a refused key refuses the rest of its
+ * first `depth` new pages), and a refused key refuses the rest of its
  * batch (nothing after it could be a prefix hit). In adaptive mode seven
  * shadow caches replay the sampled keys of every exists call under the
  * seven rungs, and every epoch the store takes the rung that hit most.
@@ -44,10 +44,17 @@ bool l3_admit_active(const l3_slabstore *s);
 void l3_admit_exists(l3_slabstore *s, const l3_key_id *ids, const bool *found, size_t n);
 
 /* The verdict on an absent key of a put (under the store's lock): the key
- * whose hash is `hash`, at `pos` in its batch, `tail` its batch's partial
- * last page; *first_sight says it was not in the ghost (always false
- * under L3_ADMISSION_ALL, which keeps no ghost). */
-int l3_admit_decide(l3_slabstore *s, uint64_t hash, uint64_t pos, bool tail, bool *first_sight);
+ * whose hash is `hash`, of its batch's page `page` (its keys' place, or
+ * with groups its distinct groups'), `tail` of its batch's partial last
+ * page, `taken` of a batch of use only whole that admission has begun to
+ * take (the depth and first sight do not refuse it); *first_sight says it
+ * was not in the ghost (always false under L3_ADMISSION_ALL, which keeps
+ * no ghost). */
+int l3_admit_decide(l3_slabstore *s, uint64_t hash, uint64_t page, bool tail, bool taken, bool *first_sight);
+
+/* Whether the ghost holds the key whose hash is `hash` (seen within its
+ * generations; false under L3_ADMISSION_ALL, which keeps no ghost). */
+bool l3_admit_seen(const l3_slabstore *s, uint64_t hash);
 
 /* A put named these keys (after its verdicts): into the ghost, counted
  * as sightings in a generation without exists calls; `slot_bytes` of one

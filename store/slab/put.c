@@ -17,6 +17,8 @@ enum { PUT_SKIP = 0, PUT_WRITE = 1, PUT_TWIN = 2 };
 
 typedef struct put_key {
     size_t pos;
+    uint64_t page;      /* its page's place in the batch: its own, or with groups its group's */
+    bool tail;          /* of the batch's partial last page (l3_put_hints) */
     const l3_move *move; /* a reinsertion: the copy it replaces */
     l3_key_id id;
     int state;          /* PUT_SKIP (exists or failed), PUT_WRITE, PUT_TWIN (a key twice) */
@@ -50,6 +52,9 @@ typedef struct put_wave {
     size_t batch_n;     /* the batch's keys */
     bool refused;       /* a key was declined (the rest of the batch is declined too), */
     int refused_why;    /* by admission (L3_VERDICT_REFUSED) or the budget (OVER_BUDGET) */
+    bool taken;         /* admission took a key of a batch of use only whole: it takes the rest */
+    uint64_t page;      /* the page of the last key numbered (put_key.page) */
+    uint64_t last_page; /* the batch's last key's page */
 } put_wave;
 
 static bool same_key(const put_key *a, const put_key *b)
@@ -62,22 +67,28 @@ static bool same_key(const put_key *a, const put_key *b)
 
 /* The admission verdict on put key p (under the lock), as its group's
  * earlier decision has it (the other ranks' and pools' objects of one
- * page follow the first), or else as the rung and the budget decide
- * (the first object of a group is charged for all of it). */
+ * page follow the first; a refusal only those not seen before, since a
+ * page's followers counted for a trailing state its other pages lack
+ * never come, and the refusal would bind the page's next request), or
+ * else as the rung and the budget decide (the first object of a group is
+ * charged for all of it). */
 static int admit_key(l3_slabstore *s, put_wave *w, put_key *p, uint64_t bytes)
 {
     const l3_put_hints *h = w->hints;
     uint64_t now = l3_now_ns();
     l3_group *g = p->group ? l3_groups_get(&s->groups, p->group, now) : NULL;
     uint32_t decision = l3_group_decision(g, now);
+    if (decision == 1 + L3_VERDICT_REFUSED && l3_admit_seen(s, p->id.hash))
+        decision = 0; /* a refusal binds the round's members, at first sight: one seen is a later request's */
     if (decision) {
         atomic_fetch_add(&s->group_followed, 1);
         l3_group_follow(g);
         return (int)decision - 1;
     }
-    bool tail = h && h->last_is_partial && p->pos + 1 == w->batch_n;
     bool first_sight;
-    int v = l3_admit_decide(s, p->id.hash, p->pos, tail, &first_sight);
+    /* A batch of use only whole is decided as its last page would be. */
+    uint64_t page = h && h->whole ? w->last_page : p->page;
+    int v = l3_admit_decide(s, p->id.hash, page, p->tail, w->taken, &first_sight);
     if (g && h && h->group_objects > 1)
         bytes *= h->group_objects;
     if (v != L3_VERDICT_REFUSED && !l3_policy_admit(s, bytes, first_sight))
@@ -145,6 +156,7 @@ static void decide_key(l3_slabstore *s, put_wave *w, size_t i, uint64_t size, l3
     }
     if (!p->move)
         atomic_fetch_add(v == L3_VERDICT_MAIN ? &s->admitted_main : &s->admitted_probation, 1);
+    w->taken = w->taken || (!p->move && w->hints && w->hints->whole);
     p->seg = v == L3_VERDICT_PROBATION ? SEG_PROBATION : SEG_MAIN;
     p->state = PUT_WRITE;
 }
@@ -387,17 +399,42 @@ static void reserve_wave(l3_slabstore *s, put_wave *w, const char *const *keys, 
     l3_slab_unlock(s);
 }
 
+/* The batch's group ids, or NULL: a group of one object is the object
+ * itself (not in the table), and a move keeps no group. */
+static const uint64_t *batch_groups(const l3_put_hints *hints, const l3_move *moves)
+{
+    return hints && !moves && hints->group_objects != 1 ? hints->groups : NULL;
+}
+
+/* Whether key i (> 0) starts a page: with groups, consecutive keys of one
+ * group are one page (a page's pools' objects come together). */
+static bool starts_page(const uint64_t *groups, size_t i)
+{
+    return !(groups && groups[i] && groups[i] == groups[i - 1]);
+}
+
+/* Number put key p's page, so that the rung's depth counts pages, and
+ * mark it if it is of the partial last page (keys in batch order, wave
+ * after wave). */
+static void number_page(put_wave *w, const uint64_t *groups, put_key *p)
+{
+    size_t i = p->pos, last = w->batch_n - 1;
+    p->page = w->page = i == 0 ? 0 : w->page + starts_page(groups, i);
+    bool last_group = groups && groups[i] && groups[i] == groups[last];
+    p->tail = w->hints && w->hints->last_is_partial && (i == last || last_group);
+}
+
 /* Run one wave of keys [base, base + m). */
 static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *keys, size_t base,
                               l3_host_buffer host, const l3_range *ranges, l3_io_result *res,
                               int *io_error, l3_error *err)
 {
-    /* A group of one object is the object itself: not in the table. */
-    const uint64_t *groups = w->hints && !w->moves && w->hints->group_objects != 1 ? w->hints->groups : NULL;
+    const uint64_t *groups = batch_groups(w->hints, w->moves);
     for (size_t i = 0; i < w->m; i++) {
         w->keys[i] = (put_key){ .pos = base + i, .move = w->moves ? &w->moves[base + i] : NULL,
                                 .id = l3_key_identity(keys[base + i], strlen(keys[base + i])), .plan = SIZE_MAX,
                                 .group = groups && groups[base + i] ? l3_group_tag(groups[base + i]) : 0 };
+        number_page(w, groups, &w->keys[i]);
         w->ids[i] = w->keys[i].id;
     }
     reserve_wave(s, w, keys, base, res);
@@ -463,6 +500,9 @@ l3_status l3_put_open(l3_slabstore *s, l3_put_batch *b, const char *const *keys,
         return l3_fail(err, L3_ENOMEM, "allocating a put batch");
     for (size_t i = 0; i < n; i++) /* once a key: every room of the put reads it from here */
         b->disk_len[i] = l3_ranges_disk_len(&ranges[i * k], k, s->geo.block_size);
+    const uint64_t *groups = batch_groups(hints, moves);
+    for (size_t i = 1; i < n; i++)
+        w->last_page += starts_page(groups, i);
     return L3_OK;
 }
 
