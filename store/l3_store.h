@@ -51,9 +51,10 @@ typedef struct l3_put_hints {
     bool last_is_partial;
     /* The batch is of use only whole: its prefix is usable only with the
      * state of its last page (a Mamba or SWA pool's trailing pages), so a
-     * head written without the rest is wasted. Once admission takes one
-     * of its keys it takes the rest (the rung's depth does not cut it);
-     * only a partial tail or the write budget still refuses. */
+     * head written without the rest is wasted. It is admitted as its last
+     * page would be, and once admission takes one of its keys it takes
+     * the rest (neither the rung's depth nor first sight cuts it); a
+     * partial tail, the write budget or a group's refusal still can. */
     bool whole;
 } l3_put_hints;
 

@@ -150,7 +150,7 @@ class StoreTest(unittest.TestCase):
         # A full store on rung 1 (two first-seen pages a batch): a plain
         # batch of four new pages keeps its first two; one put ``whole`` (a
         # Mamba model's: usable only with its last page's state) none, and
-        # once seen all four.
+        # with those four seen and two new pages after them, all six.
         self.config["store"].update({"capacity": "8MiB", "slab_size": "1MiB", "admission": "rung:1"})
         mm, host = pool(16 * PAGE)
         offsets = [i * PAGE for i in range(16)]
@@ -162,12 +162,12 @@ class StoreTest(unittest.TestCase):
                 first += 16
             self.assertGreater(store.stats()["evictions"], 0)
 
-            def put(name, **hints):
-                return store.batch_put_from(["py_%s%d" % (name, i) for i in range(4)], host.ctypes.data,
-                                            offsets[:4], [PAGE] * 4, **hints)
-            self.assertEqual(put("plain", last_is_partial=False), [True, True, False, False])
-            self.assertEqual(put("whole", whole=True), [False] * 4)
-            self.assertEqual(put("whole", whole=True), [True] * 4)
+            def put(name, n, **hints):
+                return store.batch_put_from(["py_%s%d" % (name, i) for i in range(n)], host.ctypes.data,
+                                            offsets[:n], [PAGE] * n, **hints)
+            self.assertEqual(put("plain", 4, last_is_partial=False), [True, True, False, False])
+            self.assertEqual(put("whole", 4, whole=True), [False] * 4)
+            self.assertEqual(put("whole", 6, whole=True), [True] * 6)
         del host
         mm.close()
 

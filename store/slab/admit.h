@@ -5,7 +5,7 @@
  * seen before (in the ghost of recent sightings) go to main, keys seen
  * for the first time go to probation if the rung in force admits them (a
  * store with free room admits every one; a full one only a put batch's
- * first `depth` new pages), and a refused key refuses the rest of its
+ * first `depth` pages), and a refused key refuses the rest of its
  * batch (nothing after it could be a prefix hit). In adaptive mode seven
  * shadow caches replay the sampled keys of every exists call under the
  * seven rungs, and every epoch the store takes the rung that hit most.

@@ -55,6 +55,7 @@ typedef struct put_wave {
     bool taken;         /* admission took a key of a batch of use only whole: it takes the rest */
     uint64_t page;      /* the page of the last key numbered (put_key.page) */
     uint64_t last_page; /* the batch's last key's page */
+    size_t tail_from;   /* the first key of the batch's last page */
 } put_wave;
 
 static bool same_key(const put_key *a, const put_key *b)
@@ -65,21 +66,33 @@ static bool same_key(const put_key *a, const put_key *b)
 /* A verdict beside admit.h's: refused by the write budget. */
 #define OVER_BUDGET (-1)
 
+/* The decision (1 + verdict) of group g that put key p follows, or 0. A
+ * refusal binds only members at first sight: a page's followers, counted
+ * for a trailing state its other pages lack, never all come, and the
+ * refusal would bind the page's next request, whose members the ghost has
+ * seen. Such a member decides afresh, alone: its verdict binds no one
+ * (a false positive of the ghost must not carry the page's other members
+ * with it) and the budget charges it alone. */
+static uint32_t decision_for(const l3_slabstore *s, const l3_group *g, const put_key *p, uint64_t now,
+                             bool *alone)
+{
+    uint32_t decision = l3_group_decision(g, now);
+    *alone = decision == 1 + L3_VERDICT_REFUSED && l3_admit_seen(s, p->id.hash);
+    return *alone ? 0 : decision;
+}
+
 /* The admission verdict on put key p (under the lock), as its group's
  * earlier decision has it (the other ranks' and pools' objects of one
- * page follow the first; a refusal only those not seen before, since a
- * page's followers counted for a trailing state its other pages lack
- * never come, and the refusal would bind the page's next request), or
- * else as the rung and the budget decide (the first object of a group is
- * charged for all of it). */
+ * page follow the first), or else as the rung and the budget decide (the
+ * first object of a group is charged for all of it; the keys of a whole
+ * batch, once it is taken, pass the budget's gate as seen keys do). */
 static int admit_key(l3_slabstore *s, put_wave *w, put_key *p, uint64_t bytes)
 {
     const l3_put_hints *h = w->hints;
     uint64_t now = l3_now_ns();
     l3_group *g = p->group ? l3_groups_get(&s->groups, p->group, now) : NULL;
-    uint32_t decision = l3_group_decision(g, now);
-    if (decision == 1 + L3_VERDICT_REFUSED && l3_admit_seen(s, p->id.hash))
-        decision = 0; /* a refusal binds the round's members, at first sight: one seen is a later request's */
+    bool alone;
+    uint32_t decision = decision_for(s, g, p, now, &alone);
     if (decision) {
         atomic_fetch_add(&s->group_followed, 1);
         l3_group_follow(g);
@@ -89,9 +102,9 @@ static int admit_key(l3_slabstore *s, put_wave *w, put_key *p, uint64_t bytes)
     /* A batch of use only whole is decided as its last page would be. */
     uint64_t page = h && h->whole ? w->last_page : p->page;
     int v = l3_admit_decide(s, p->id.hash, page, p->tail, w->taken, &first_sight);
-    if (g && h && h->group_objects > 1)
+    if (g && !alone && h && h->group_objects > 1)
         bytes *= h->group_objects;
-    if (v != L3_VERDICT_REFUSED && !l3_policy_admit(s, bytes, first_sight))
+    if (v != L3_VERDICT_REFUSED && !l3_policy_admit(s, bytes, first_sight && !w->taken))
         v = OVER_BUDGET; /* (counted by the policy) */
     else if (v == L3_VERDICT_REFUSED)
         atomic_fetch_add(&s->not_admitted, 1);
@@ -100,7 +113,7 @@ static int admit_key(l3_slabstore *s, put_wave *w, put_key *p, uint64_t bytes)
      * drawn on the shared bucket), every member decides alike, and a
      * decision would hold its entry for a page's members that never come. */
     bool binding = s->sh->admit.mode != L3_ADMISSION_ALL || s->opt.write_budget || s->sh->budget_ns;
-    if (g && binding)
+    if (g && binding && !alone)
         l3_group_decide(g, v == OVER_BUDGET ? L3_VERDICT_REFUSED : (uint32_t)v, now, h ? h->group_objects : 0);
     return v;
 }
@@ -418,10 +431,9 @@ static bool starts_page(const uint64_t *groups, size_t i)
  * after wave). */
 static void number_page(put_wave *w, const uint64_t *groups, put_key *p)
 {
-    size_t i = p->pos, last = w->batch_n - 1;
+    size_t i = p->pos;
     p->page = w->page = i == 0 ? 0 : w->page + starts_page(groups, i);
-    bool last_group = groups && groups[i] && groups[i] == groups[last];
-    p->tail = w->hints && w->hints->last_is_partial && (i == last || last_group);
+    p->tail = w->hints && w->hints->last_is_partial && i >= w->tail_from;
 }
 
 /* Run one wave of keys [base, base + m). */
@@ -502,7 +514,10 @@ l3_status l3_put_open(l3_slabstore *s, l3_put_batch *b, const char *const *keys,
         b->disk_len[i] = l3_ranges_disk_len(&ranges[i * k], k, s->geo.block_size);
     const uint64_t *groups = batch_groups(hints, moves);
     for (size_t i = 1; i < n; i++)
-        w->last_page += starts_page(groups, i);
+        if (starts_page(groups, i)) {
+            w->last_page++;
+            w->tail_from = i;
+        }
     return L3_OK;
 }
 

@@ -1,7 +1,7 @@
 /* l3cache: the admission ladder and its shadow caches (internal; not
  * installed): docs/admission.md, "The ladder" and "The shadows".
  *
- * A rung of the ladder says how many of a put batch's first-seen keys are
+ * A rung of the ladder says how many of a put batch's first-seen pages are
  * written and what share of the capacity keys written at first sight may
  * hold before they are read (probation). A shadow is a small cache of key
  * fingerprints (no data) that replays the store's requests under one
@@ -21,7 +21,7 @@
 
 /* One rung of the ladder. */
 typedef struct l3_rung {
-    uint32_t depth;  /* first-seen keys written per put batch; UINT32_MAX: all */
+    uint32_t depth;  /* first-seen pages written per put batch; UINT32_MAX: all */
     float probation; /* probation's share of the capacity */
     bool single;     /* one list, no probation (everything goes to main) */
     bool tail;       /* a partial last page is written too */
