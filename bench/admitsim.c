@@ -159,6 +159,14 @@ static void drop(sim *s, seg *c, uint32_t x, bool real)
     }
 }
 
+/* Move x to main's head, from wherever it is. */
+static void to_main(seg *c, uint32_t x)
+{
+    sl_unlink(&c->k, c->where[x] == IN_M ? &c->m : &c->p, x);
+    sl_push(&c->k, &c->m, x);
+    c->where[x] = IN_M;
+}
+
 /* Make room for one: probation's oldest while probation is over its share
  * (or main is empty), else main's oldest; a read one at probation's end
  * (lazy) moves to main instead. */
@@ -168,13 +176,10 @@ static void make_room(sim *s, seg *c, bool real)
         bool from_p = c->p.size > 0 && (c->rung.single || c->m.size == 0 ||
                                        (double)c->p.size >= c->rung.probation * c->cap);
         uint32_t x = from_p ? c->p.tail : c->m.tail;
-        if (c->where[x] == IN_P_READ) {
-            sl_unlink(&c->k, &c->p, x);
-            sl_push(&c->k, &c->m, x);
-            c->where[x] = IN_M;
-            continue;
-        }
-        drop(s, c, x, real);
+        if (c->where[x] == IN_P_READ)
+            to_main(c, x);
+        else
+            drop(s, c, x, real);
     }
 }
 
@@ -191,13 +196,10 @@ static void insert(sim *s, seg *c, uint32_t x, bool to_main, bool real)
  * main is touched. */
 static void touch(seg *c, uint32_t x)
 {
-    if (c->lazy && c->where[x] != IN_M) {
+    if (c->lazy && c->where[x] != IN_M)
         c->where[x] = IN_P_READ;
-        return;
-    }
-    sl_unlink(&c->k, c->where[x] == IN_P ? &c->p : &c->m, x);
-    sl_push(&c->k, &c->m, x);
-    c->where[x] = IN_M;
+    else
+        to_main(c, x);
 }
 
 /* ---- admission ---- */

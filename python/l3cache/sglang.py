@@ -73,6 +73,11 @@ def _pool_name(name: Any) -> str:
     return str(getattr(name, "value", name))
 
 
+def _trailing(transfer: Any) -> bool:
+    """Whether a pool transfer is TRAILING_PAGES (only its last pages count)."""
+    return _pool_name(getattr(transfer, "hit_policy", "all_pages")) == "trailing_pages"
+
+
 def _storage_metrics_class():
     """SGLang's StorageMetrics (its collector asserts isinstance), from its
     newest module first; None without SGLang."""
@@ -215,7 +220,7 @@ class L3CacheHiCacheStorage(_Base):
     def _note_policies(self, transfers: Sequence[Any]) -> None:
         """Learn from a v2 call's transfers whether a pool is TRAILING_PAGES
         (the backup names its policy before the KV pages are written)."""
-        if any(_pool_name(getattr(t, "hit_policy", "all_pages")) == "trailing_pages" for t in transfers):
+        if any(_trailing(t) for t in transfers):
             self._whole = True
 
     # ---- Host pools ---------------------------------------------------------
@@ -375,7 +380,7 @@ class L3CacheHiCacheStorage(_Base):
                 logger.error("l3cache: pool %r was never registered: no hit", name)
                 return 0, {}
             have = self._store.batch_exists(pool.keys(keys[:kv]))
-            if _pool_name(getattr(t, "hit_policy", "all_pages")) == "trailing_pages":
+            if _trailing(t):
                 window = max(1, len(t.keys) if t.keys else 1)
                 boundary = next((p for p in range(kv, 0, -1) if all(have[max(0, p - window):p])), 0)
                 lease = keys[max(0, boundary - window):boundary]
