@@ -25,6 +25,14 @@ at; the adapter cites LMCache issue #3767, fixed 2026-06-21):
   model_name, kv_rank, object_group_id, cache_salt) and its wire string
   ``model@{kv_rank:08x}@{group:x}@{hash hex}[@salt]``.
 
+Checked again on 2026-12-05 against the newest versions the code index
+holds (a snapshot of the repository itself was older than these files):
+native_connector_l2_adapter.py at 4b7fb47 adds only an ``on_close``
+callback, which the native_plugin factory does not pass; a newer api.py
+(no commit given) renames IPC key classes and adds tiers, ``ObjectKey``
+and the kv_rank packing unchanged; native_plugin_l2_adapter.py has no
+newer version. Nothing here changed.
+
 Written for these tests from what those files do; none of their code.
 """
 import ctypes

@@ -24,6 +24,7 @@ from vllm.v1.kv_offload.base import LookupResult, ReqContext, ScheduleEndContext
 from vllm.v1.kv_offload.config import (OffloadingCacheConfig, OffloadingConfig,  # noqa: E402
                                        OffloadingGroupConfig, OffloadingModelConfig, OffloadingParallelConfig)
 from vllm.v1.kv_offload.tiering.spec import TieringOffloadingSpec  # noqa: E402
+from vllm.v1.metrics.cache_hit_source import CacheHitSource  # noqa: E402
 
 import l3cache  # noqa: E402
 
@@ -34,11 +35,11 @@ ROW = 64 * 1024  # a chunk's bytes: worker_kv_bytes_per_block x blocks_per_chunk
 def offloading_config(extra, model="org/Model-8B", dtype="bfloat16", tokens_per_hash=16, tp_size=1, rank=0,
                       kv_groups=1):
     return OffloadingConfig(
-        groups=tuple(OffloadingGroupConfig(16, ("layers.%d" % (2 * g), "layers.%d" % (2 * g + 1)))
+        groups=tuple(OffloadingGroupConfig(16, ("layers.%d" % (2 * g), "layers.%d" % (2 * g + 1)), g)
                      for g in range(kv_groups)), worker_kv_bytes_per_block=ROW // 2,
         enable_kv_cache_events=False, extra_config=extra, engine_id="e0",
         model=OffloadingModelConfig(model, dtype), cache=OffloadingCacheConfig(tokens_per_hash, 2),
-        parallel=OffloadingParallelConfig(rank, tp_size, tp_size, 1, 1, 1, 0, False))
+        parallel=OffloadingParallelConfig(rank, tp_size, tp_size, 1, 1, 1, 0, 1, None, False))
 
 
 def tier_entry(store_path, **kw):
@@ -163,6 +164,23 @@ class VLLMTierTest(unittest.TestCase):
         self.assertGreater(stats["io_fixed"], 0)
         self.assertEqual(stats["io_unfixed"], 0)
         self.assertEqual(stats["host_regions"], 1)
+
+    def test_a_hit_from_the_tier_is_reported_as_a_disk_hit(self):
+        # vLLM labels a request's cache hits by the tier that promoted them
+        # (its cache_hit_source, from the tier's medium): a disk hit, not a
+        # host one, and not "unspecified".
+        d = self.deployment()
+        self.assertIs(type(d.tier).cache_hit_source, CacheHitSource.DISK)
+        keys = [key(i) for i in range(2)]
+        d.store(keys, [1, 2])
+        settle(d.mgr)
+        d.mgr.primary_tier.forget(keys[:1])  # one from the tier, one still in the CPU tier
+        ctx = d.request()
+        self.assertEqual([d.mgr.lookup(k, ctx) for k in keys], [LookupResult.HIT_PENDING, LookupResult.HIT])
+        settle(d.mgr)
+        self.assertEqual([d.mgr.lookup(k, ctx) for k in keys], [LookupResult.HIT] * 2)
+        self.assertEqual([d.mgr.get_load_source(k, ctx) for k in keys], [CacheHitSource.DISK, CacheHitSource.HOST])
+        d.mgr.on_request_finished(ctx)
 
     def test_several_jobs_in_flight_each_finish_once(self):
         d = self.deployment(cpu_rows=64)

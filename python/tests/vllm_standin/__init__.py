@@ -1,15 +1,18 @@
 """A stand-in of vLLM's KV offloading tier framework (the parts a secondary
 tier meets), for testing l3cache's tier without vLLM. Each module names the
 upstream file (github.com/vllm-project/vllm) and the commit it follows,
-read on 2026-12-03:
+read on 2026-12-03 and checked again on 2026-12-05 (config.py's newer
+text; the hit source that the tier base and the manager carry at the
+commits they follow, left out before):
 
 * kv_base.py         vllm/v1/kv_offload/base.py
-* config.py          vllm/v1/kv_offload/config.py
+* config.py          vllm/v1/kv_offload/config.py (its newer text, 2026-12-05)
 * tiering_base.py    vllm/v1/kv_offload/tiering/base.py
 * tiering_factory.py vllm/v1/kv_offload/tiering/factory.py
 * tiering_manager.py vllm/v1/kv_offload/tiering/manager.py (and the CPU
                      primary tier it drives, vllm/v1/kv_offload/cpu/)
 * tiering_spec.py    vllm/v1/kv_offload/tiering/spec.py
+* cache_hit_source.py vllm/v1/metrics/cache_hit_source.py (2026-12-05)
 
 Written from what those files do; none of their code. ``install()`` puts
 them into sys.modules under vLLM's names, as if vLLM were there.
@@ -17,7 +20,7 @@ them into sys.modules under vLLM's names, as if vLLM were there.
 import sys
 import types
 
-from . import config, kv_base, tiering_base, tiering_factory, tiering_manager, tiering_spec
+from . import cache_hit_source, config, kv_base, tiering_base, tiering_factory, tiering_manager, tiering_spec
 
 MODULES = {
     "vllm.v1.kv_offload.base": kv_base,
@@ -26,11 +29,12 @@ MODULES = {
     "vllm.v1.kv_offload.tiering.factory": tiering_factory,
     "vllm.v1.kv_offload.tiering.manager": tiering_manager,
     "vllm.v1.kv_offload.tiering.spec": tiering_spec,
+    "vllm.v1.metrics.cache_hit_source": cache_hit_source,
 }
 
 
 def install():
-    for name in ("vllm", "vllm.v1", "vllm.v1.kv_offload", "vllm.v1.kv_offload.tiering"):
+    for name in ("vllm", "vllm.v1", "vllm.v1.kv_offload", "vllm.v1.kv_offload.tiering", "vllm.v1.metrics"):
         if name not in sys.modules:
             pkg = types.ModuleType(name)
             pkg.__path__ = []

@@ -1,6 +1,11 @@
-"""Follows vllm/v1/kv_offload/config.py at 006f89ace7ca5b01ba9e0fe9633029d8c4206dea:
-the frozen OffloadingConfig an OffloadingSpec is built from (its groups,
-model, cache, parallel layout, engine id and kv_connector_extra_config)."""
+"""Follows vllm/v1/kv_offload/config.py as the code index's newest text of it
+holds it (file id 70363527505, read 2026-12-05; the index gave no commit:
+newer than 006f89ace7ca5b01ba9e0fe9633029d8c4206dea, which the stand-in
+followed before, and the text tiering/spec.py at 0078e9d2 reads, with
+``canonical_layout``): the frozen OffloadingConfig an OffloadingSpec is
+built from (its groups with their KV cache group id, model, cache, the
+parallel layout with the data-parallel size and local rank, engine id,
+kv_connector_extra_config, the layout flags)."""
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -9,6 +14,7 @@ from typing import Any, Mapping, Optional
 class OffloadingGroupConfig:
     tokens_per_block: int
     layer_names: tuple
+    group_id: int
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,8 @@ class OffloadingParallelConfig:
     pcp_size: int
     dcp_size: int
     data_parallel_index: int
+    data_parallel_size: int
+    data_parallel_rank_local: Optional[int]
     is_parallelism_agnostic: bool
 
 
@@ -46,4 +54,6 @@ class OffloadingConfig:
     cache: OffloadingCacheConfig
     parallel: OffloadingParallelConfig
     replicated_layout: bool = False
+    canonical_layout: bool = False
+    kv_cache_layout: Optional[str] = None
     num_cpu_blocks: Optional[int] = None

@@ -4,7 +4,10 @@ not, the request), LazyTransferJob (rows allocated by materialize()),
 JobResult (success; for a promotion, the keys that loaded), and the
 SecondaryTierManager ABC: a constructor taking (offloading_spec,
 primary_kv_view, tier_type, backpressure_detector) that asserts the view
-has strides and takes block_size_bytes = strides[0]; abstract lookup,
+has strides and takes block_size_bytes = strides[0]; the hit source a
+subclass reports (``cache_hit_source``: from its ``medium``, CPU a host
+hit, STORAGE a disk hit, unless it sets its own; a medium outside those
+fails at class creation); abstract lookup,
 submit_store, submit_load, get_finished_jobs, on_new_request, drain_jobs;
 the optional hooks with their defaults."""
 import time
@@ -14,6 +17,7 @@ from typing import Any, Callable, ClassVar, Collection, Optional
 
 import numpy as np
 
+from .cache_hit_source import CacheHitSource
 from .kv_base import Medium, RequestOffloadingContext
 
 JobId = int
@@ -82,6 +86,12 @@ class JobResult:
 
 class SecondaryTierManager(ABC):
     medium: ClassVar[Optional[Medium]] = None
+    cache_hit_source: ClassVar[CacheHitSource] = CacheHitSource.EXTERNAL_UNSPECIFIED
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "cache_hit_source" not in cls.__dict__ and cls.medium is not None:
+            cls.cache_hit_source = {Medium.CPU: CacheHitSource.HOST, Medium.STORAGE: CacheHitSource.DISK}[cls.medium]
 
     def __init__(self, offloading_spec, primary_kv_view: memoryview, tier_type: str,
                  backpressure_detector=None) -> None:

@@ -6,6 +6,8 @@ CPU primary tier it drives:
   HIT_PENDING wins; else ask each tier in order: a tier's HIT starts a
   promotion (a primary row allocated now, the load deferred) and answers
   HIT_PENDING (MISS when the primary is full); RETRY goes on to the next.
+  A promotion records the tier's ``cache_hit_source`` for the request's
+  key (get_load_source reports it; a key whose load failed loses it).
 * on_schedule_end: the catch-all poll, serve_external_requests, the gate
   reset, then one batched submit_load per (tier, request), then each
   tier's on_schedule_end.
@@ -26,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .kv_base import LookupResult, OffloadPolicy, PrepareStoreOutput, RequestOffloadingContext
+from .cache_hit_source import CacheHitSource
 from .tiering_base import LazyTransferJob, TransferJob
 
 
@@ -130,6 +133,7 @@ class TieringOffloadingManager:
         self._processed_this_step = False
         self._pending_loads = {}       # tier idx -> {req id: [ctx, keys, rows]}
         self._promoting = set()
+        self._load_sources = {}  # req_id -> {key: the tier's CacheHitSource}
         self._pending_stores = {}      # req id -> count
         self._finished = set()
 
@@ -152,11 +156,11 @@ class TieringOffloadingManager:
                 assert jm is not None, "Finished job_id %s from tier #%d not in _jobs" % (r.job_id, i)
                 assert jm.tier_idx == i, "Finished job_id %s reported by the wrong tier" % r.job_id
                 if jm.transfer_job.is_promotion:
-                    self._complete_promotion(jm.transfer_job, r)
+                    self._complete_promotion(jm.transfer_job, r, jm.tier_idx)
                 else:
                     self.primary_tier.complete_read(jm.transfer_job.keys, jm.transfer_job.req_context)
 
-    def _complete_promotion(self, job, r):
+    def _complete_promotion(self, job, r, tier_idx):
         self._promoting.difference_update(job._keys)
         if isinstance(job, LazyTransferJob) and not job.lazy_success:
             return
@@ -168,6 +172,10 @@ class TieringOffloadingManager:
             bad = [k for k in job.keys if k not in set(good)]
         else:
             good, bad = [], list(job.keys)
+        sources = self._load_sources.get(job.req_context.req_id, {})
+        for k in bad:
+            if sources.get(k) == self.secondary_tiers[tier_idx].cache_hit_source:
+                del sources[k]
         if good:
             self.primary_tier.complete_write(good, job.req_context, True)
         if bad:
@@ -190,9 +198,15 @@ class TieringOffloadingManager:
             any_retry = any_retry or result is LookupResult.RETRY
         return LookupResult.RETRY if any_retry else LookupResult.MISS
 
+    def get_load_source(self, key, ctx):
+        """Where a hit of the request came from: the tier that promoted it,
+        else the CPU tier (a host hit)."""
+        return self._load_sources.get(ctx.req_id, {}).get(key, CacheHitSource.HOST)
+
     def _promote(self, i, key, ctx):
         if key in self._promoting:
             return True
+        self._load_sources.setdefault(ctx.req_id, {})[key] = self.secondary_tiers[i].cache_hit_source
         lazy = self.secondary_tiers[i].supports_lazy_promotion_allocation()
         keys, rows = [key], []
         if not lazy:
@@ -265,6 +279,7 @@ class TieringOffloadingManager:
                 tier.on_request_finished(ctx)
             self._finished.discard(ctx.req_id)
             self._pending_stores.pop(ctx.req_id, None)
+            self._load_sources.pop(ctx.req_id, None)
 
     def on_schedule_end(self, context):
         self._maybe_process()
@@ -283,6 +298,7 @@ class TieringOffloadingManager:
             tier.drain_jobs()
         self._process_finished_jobs()
         assert not self._jobs
+        self._load_sources.clear()
         self.primary_tier.reset_cache()
         self._processed_this_step = False
 
