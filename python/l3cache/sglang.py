@@ -28,6 +28,15 @@ never share an object. A put names each page's group (``group_id`` of the
 page hash under the model and the parallel sizes, without the ranks and
 the pool), so that every rank's shard and every pool's object of a page
 (a TRAILING_PAGES state's too) are admitted, kept and evicted together.
+A backup names a TRAILING_PAGES state (a Mamba or SWA pool: the state of
+the node's last page) in ``batch_set_v2`` before the node's KV pages go
+by ``batch_set_v1``. The state waits: it is written right after the KV
+batch that ends with its page, when every page of that batch was stored,
+and dropped when not (a declined or failed KV batch: a prefix is usable
+only up to a page with its state, and a Mamba state weighs as much as
+tens of KV pages). ``batch_set_v2`` reports it taken (True); SGLang reads
+that result only for its metrics, except on an MLA model's ranks other
+than 0, which write no KV and whose states are written at once.
 No call on SGLang's storage threads raises: a failure is logged and
 reported as a miss or a failed page (SGLang does not restart a storage
 thread that an exception killed).
@@ -148,6 +157,9 @@ class L3CacheHiCacheStorage(_Base):
         self._pools: Dict[str, _Pool] = {}
         self._anchor: Optional[_Pool] = None
         self._whole = False  # a TRAILING_PAGES pool was seen: a prefix is usable only with its last state
+        self._pending: Optional[Tuple[_Pool, List[str], Any]] = None  # a state waiting for its page's KV
+        self._pending_lock = threading.Lock()
+        self.states_dropped = 0  # states not written: their page's KV was not stored
         self._regions: List[Tuple[int, int]] = []  # registered [start, end)
         self._metrics = {"prefetch_pgs": [], "backup_pgs": [], "prefetch_bandwidth": [],
                          "backup_bandwidth": []}
@@ -333,7 +345,9 @@ class L3CacheHiCacheStorage(_Base):
 
     def batch_set_v1(self, keys: List[str], host_indices: Any, extra_info: Any = None) -> List[bool]:
         """Store each KV page from its Host slots (create-only); one bool per key."""
-        return self._guarded(lambda: self._io(True, self._need_anchor(), keys, host_indices), len(keys), "set")
+        ok = self._guarded(lambda: self._io(True, self._need_anchor(), keys, host_indices), len(keys), "set")
+        self._settle_pending(keys, ok)
+        return ok
 
     def _need_anchor(self) -> _Pool:
         if self._anchor is None:
@@ -404,6 +418,8 @@ class L3CacheHiCacheStorage(_Base):
     def _v2(self, put: bool, transfers: List[Any]) -> Dict[Any, List[bool]]:
         results: Dict[Any, List[bool]] = {}
         self._note_policies(transfers)
+        if put:
+            self._drop_pending()  # a new backup: the last one's state never met its last page
         by_name = {_pool_name(t.name): t for t in transfers if getattr(t, "indices_from_pool", None) is None}
         for t in transfers:
             keys = list(t.keys or [])
@@ -423,7 +439,49 @@ class L3CacheHiCacheStorage(_Base):
         if indices is None or int(indices.numel()) != len(keys) * pool.page_size:
             raise ValueError("pool %r: %d keys need %d host indices, got %s" % (
                 name, len(keys), len(keys) * pool.page_size, None if indices is None else int(indices.numel())))
+        if put and keys and _trailing(t) and self._writes_kv():
+            self._ranges(pool, indices, len(keys))  # (its ranges checked now, as a put would)
+            with self._pending_lock:
+                self._pending = (pool, keys, indices)
+            return [True] * len(keys)  # taken: written after its page's KV (_settle_pending)
         return self._io(put, pool, keys, indices)
+
+    # ---- a trailing state waits for its page's KV ---------------------------
+
+    def _writes_kv(self) -> bool:
+        """Whether this rank's backups write the KV pages after their
+        states (not an MLA model's rank other than 0: SGLang skips its KV
+        backup, and reads the state's result)."""
+        cfg = self.storage_config
+        return not (cfg.is_mla_model and int(cfg.tp_rank) != 0)
+
+    def _drop_pending(self) -> None:
+        with self._pending_lock:
+            if self._pending is not None:
+                self.states_dropped += len(self._pending[1])
+            self._pending = None
+
+    def _settle_pending(self, keys: Sequence[str], ok: Sequence[bool]) -> None:
+        """After a KV put: a waiting state whose page is the batch's last is
+        written when the batch's pages were stored and dropped when not
+        (the prefix is usable only up to a page with its state, so neither
+        is of use without the other); a failed batch ends its backup
+        (SGLang stops there), and the state with it. This follows SGLang's
+        backup order (HybridCacheController._page_backup: the state's
+        batch_set_v2 first, keyed by the node's last page, then the node's
+        batch_set_v1 calls, one thread, the state's Host slot locked until
+        the backup is acknowledged); the stand-in's controller checks it."""
+        with self._pending_lock:
+            pending = self._pending
+            if pending is None or not keys or (pending[1][-1] != keys[-1] and all(ok)):
+                return
+            self._pending = None
+        pool, state_keys, indices = pending
+        if pending[1][-1] == keys[-1] and all(ok):
+            self._guarded(lambda: self._io(True, pool, state_keys, indices), len(state_keys), "set_v2")
+        else:
+            with self._pending_lock:
+                self.states_dropped += len(state_keys)
 
     # ---- the abstract (copying) interface ---------------------------------
 
@@ -475,7 +533,9 @@ class L3CacheHiCacheStorage(_Base):
                   target_sizes: Any = None) -> bool:
         if values is None:
             return False
-        return all(self._guarded(lambda: self._tensor_io(True, keys, values), len(keys), "set"))
+        ok = self._guarded(lambda: self._tensor_io(True, keys, values), len(keys), "set")
+        self._settle_pending(keys, ok)
+        return all(ok)
 
     def exists(self, key: str) -> bool:
         return self._store.batch_exists(self._need_anchor().keys([key]))[0]
@@ -514,6 +574,7 @@ class L3CacheHiCacheStorage(_Base):
 
     def close(self) -> None:
         """Unregister the pools, write the checkpoint, release the store."""
+        self._drop_pending()
         with self._lock:
             if self._store is not None:
                 try:

@@ -446,6 +446,46 @@ class HybridModelTest(Base):
         self.assertEqual(c.page_backup(["w0", "w1", "w2"], kv.slots(range(3)), [state])[0], 3 * kv.page_size)
         self.assertTrue(c.storage_backend._hints(["q0"])["whole"])
 
+    def test_a_state_is_written_after_its_pages_and_never_without_them(self):
+        # SGLang's backup puts a node's state (batch_set_v2) before its KV
+        # pages (batch_set_v1). On a full store whose admission declines a
+        # first-seen batch deeper than two pages (rung 1), the node's KV is
+        # declined: its state, useless alone, must not be written either.
+        with open(self.config_path, "w") as f:
+            json.dump({"store": {"path": self.store_path, "capacity": 16 * MIB, "slab_size": MIB,
+                                 "admission": "rung:1"}}, f)
+        kv, mamba, group = self.mamba_group()
+        c = self.controller(group)
+        b = c.storage_backend
+        kv.fill(range(32), seed=23)
+        for n in range(0, 4096, 32):  # fill the store until it evicts
+            b.batch_set_v1(["fill%d" % (n + i) for i in range(32)], kv.slots(range(32)))
+            if b.store_stats()["evictions"]:
+                break
+        self.assertGreater(b.store_stats()["evictions"], 0)
+        mamba.fill([1], seed=24)
+        hashes = ["n%d" % i for i in range(5)]
+
+        def backup():
+            state = PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([1]), keys=[hashes[-1]],
+                                 hit_policy=PoolHitPolicy.TRAILING_PAGES)
+            return c.page_backup(hashes, kv.slots(range(5)), [state])
+
+        def state_stored():
+            return b._store.batch_exists(b._pools["mamba"].keys([hashes[-1]]))[0]
+
+        done, res = backup()
+        self.assertEqual(done, 0)  # the KV declined at first sight
+        self.assertEqual(res[PoolName.MAMBA], [True])  # taken, then dropped with its page
+        self.assertFalse(state_stored())
+        self.assertEqual(b.states_dropped, 1)
+        # Seen again, the node is written, its state after its last page.
+        self.assertEqual(backup()[0], 5 * kv.page_size)
+        self.assertTrue(state_stored())
+        prefetch = [PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([6]), keys=["__placeholder__"],
+                                 hit_policy=PoolHitPolicy.TRAILING_PAGES)]
+        self.assertEqual(c.hit_query(hashes, prefetch)[0], hashes)
+
     def test_an_mla_models_state_is_per_rank_while_its_kv_is_shared(self):
         # Kimi-style: MLA KV written by rank 0 only, the Mamba state by every rank.
         kv0 = MLATokenToKVPoolHost(pages=8, page_size=16, layers=2, kv_dim=512)
