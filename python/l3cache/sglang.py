@@ -28,15 +28,16 @@ never share an object. A put names each page's group (``group_id`` of the
 page hash under the model and the parallel sizes, without the ranks and
 the pool), so that every rank's shard and every pool's object of a page
 (a TRAILING_PAGES state's too) are admitted, kept and evicted together.
-A backup names a TRAILING_PAGES state (a Mamba or SWA pool: the state of
-the node's last page) in ``batch_set_v2`` before the node's KV pages go
-by ``batch_set_v1``. The state waits: it is written right after the KV
-batch that ends with its page, when every page of that batch was stored,
-and dropped when not (a declined or failed KV batch: a prefix is usable
-only up to a page with its state, and a Mamba state weighs as much as
-tens of KV pages). ``batch_set_v2`` reports it taken (True); SGLang reads
-that result only for its metrics, except on an MLA model's ranks other
-than 0, which write no KV and whose states are written at once.
+A backup names its TRAILING_PAGES states (a Mamba or SWA pool's, a
+draft model's: the state of the node's last page) in ``batch_set_v2``
+before the node's KV pages go by ``batch_set_v1``. The states wait: they
+are written right after the KV batch that ends with their page, when
+every page of that batch was stored, and dropped when not (a declined or
+failed KV batch: a prefix is usable only up to a page with its state, and
+a Mamba state weighs as much as tens of KV pages). ``batch_set_v2``
+reports them taken (True); SGLang reads that result only for its metrics,
+except on an MLA model's ranks other than 0, which write no KV and whose
+states are written at once.
 No call on SGLang's storage threads raises: a failure is logged and
 reported as a miss or a failed page (SGLang does not restart a storage
 thread that an exception killed).
@@ -157,7 +158,7 @@ class L3CacheHiCacheStorage(_Base):
         self._pools: Dict[str, _Pool] = {}
         self._anchor: Optional[_Pool] = None
         self._whole = False  # a TRAILING_PAGES pool was seen: a prefix is usable only with its last state
-        self._pending: Optional[Tuple[_Pool, List[str], Any]] = None  # a state waiting for its page's KV
+        self._pending: List[Tuple[_Pool, List[str], Any]] = []  # states waiting for their page's KV
         self._pending_lock = threading.Lock()
         self.states_dropped = 0  # states not written: their page's KV was not stored
         self._regions: List[Tuple[int, int]] = []  # registered [start, end)
@@ -442,7 +443,7 @@ class L3CacheHiCacheStorage(_Base):
         if put and keys and _trailing(t) and self._writes_kv():
             self._ranges(pool, indices, len(keys))  # (its ranges checked now, as a put would)
             with self._pending_lock:
-                self._pending = (pool, keys, indices)
+                self._pending.append((pool, keys, indices))
             return [True] * len(keys)  # taken: written after its page's KV (_settle_pending)
         return self._io(put, pool, keys, indices)
 
@@ -457,12 +458,11 @@ class L3CacheHiCacheStorage(_Base):
 
     def _drop_pending(self) -> None:
         with self._pending_lock:
-            if self._pending is not None:
-                self.states_dropped += len(self._pending[1])
-            self._pending = None
+            self.states_dropped += sum(len(keys) for _, keys, _ in self._pending)
+            self._pending = []
 
     def _settle_pending(self, keys: Sequence[str], ok: Sequence[bool]) -> None:
-        """After a KV put: a waiting state whose page is the batch's last is
+        """After a KV put: the waiting states whose page is the batch's last are
         written when the batch's pages were stored and dropped when not
         (the prefix is usable only up to a page with its state, so neither
         is of use without the other); a failed batch ends its backup
@@ -472,16 +472,16 @@ class L3CacheHiCacheStorage(_Base):
         batch_set_v1 calls, one thread, the state's Host slot locked until
         the backup is acknowledged); the stand-in's controller checks it."""
         with self._pending_lock:
-            pending = self._pending
-            if pending is None or not keys or (pending[1][-1] != keys[-1] and all(ok)):
+            pending, last = self._pending, keys[-1] if keys else None
+            if not pending or last is None or (all(ok) and all(k[-1] != last for _, k, _ in pending)):
                 return
-            self._pending = None
-        pool, state_keys, indices = pending
-        if pending[1][-1] == keys[-1] and all(ok):
-            self._guarded(lambda: self._io(True, pool, state_keys, indices), len(state_keys), "set_v2")
-        else:
-            with self._pending_lock:
-                self.states_dropped += len(state_keys)
+            self._pending = []
+        for pool, state_keys, indices in pending:  # (every pool's state of one node)
+            if state_keys[-1] == last and all(ok):
+                self._guarded(lambda: self._io(True, pool, state_keys, indices), len(state_keys), "set_v2")
+            else:
+                with self._pending_lock:
+                    self.states_dropped += len(state_keys)
 
     # ---- the abstract (copying) interface ---------------------------------
 

@@ -447,15 +447,19 @@ class HybridModelTest(Base):
         self.assertTrue(c.storage_backend._hints(["q0"])["whole"])
 
     def test_a_state_is_written_after_its_pages_and_never_without_them(self):
-        # SGLang's backup puts a node's state (batch_set_v2) before its KV
-        # pages (batch_set_v1). On a full store whose admission declines a
-        # first-seen batch deeper than two pages (rung 1), the node's KV is
-        # declined: its state, useless alone, must not be written either.
+        # SGLang's backup puts a node's states (batch_set_v2: here a Mamba
+        # state and a draft model's state on the same slots, both
+        # TRAILING_PAGES) before its KV pages (batch_set_v1). On a full store
+        # whose admission declines a first-seen batch deeper than two pages
+        # (rung 1), the node's KV is declined: its states, useless alone,
+        # must not be written either.
         with open(self.config_path, "w") as f:
             json.dump({"store": {"path": self.store_path, "capacity": 16 * MIB, "slab_size": MIB,
                                  "admission": "rung:1"}}, f)
-        kv, mamba, group = self.mamba_group()
-        c = self.controller(group)
+        kv, mamba, _ = self.mamba_group()
+        draft = MambaPoolHost(slots=8, layers=1, temporal=(8, 64), conv=((512,),))
+        c = self.controller(HostPoolGroup([PoolEntry(PoolName.KV, kv, is_primary_index_anchor=True),
+                                           PoolEntry(PoolName.MAMBA, mamba), PoolEntry(PoolName.DRAFT_SWA, draft)]))
         b = c.storage_backend
         kv.fill(range(32), seed=23)
         for n in range(0, 4096, 32):  # fill the store until it evicts
@@ -464,27 +468,33 @@ class HybridModelTest(Base):
                 break
         self.assertGreater(b.store_stats()["evictions"], 0)
         mamba.fill([1], seed=24)
+        draft.fill([1], seed=25)
+        want = {PoolName.MAMBA: mamba.page_bytes(1), PoolName.DRAFT_SWA: draft.page_bytes(1)}
         hashes = ["n%d" % i for i in range(5)]
 
-        def backup():
-            state = PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([1]), keys=[hashes[-1]],
-                                 hit_policy=PoolHitPolicy.TRAILING_PAGES)
-            return c.page_backup(hashes, kv.slots(range(5)), [state])
-
-        def state_stored():
-            return b._store.batch_exists(b._pools["mamba"].keys([hashes[-1]]))[0]
-
-        done, res = backup()
-        self.assertEqual(done, 0)  # the KV declined at first sight
-        self.assertEqual(res[PoolName.MAMBA], [True])  # taken, then dropped with its page
-        self.assertFalse(state_stored())
-        self.assertEqual(b.states_dropped, 1)
-        # Seen again, the node is written, its state after its last page.
-        self.assertEqual(backup()[0], 5 * kv.page_size)
-        self.assertTrue(state_stored())
-        prefetch = [PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([6]), keys=["__placeholder__"],
+        def states(slot, keys):
+            return [PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([slot]), keys=list(keys),
+                                 hit_policy=PoolHitPolicy.TRAILING_PAGES),
+                    PoolTransfer(PoolName.DRAFT_SWA, indices_from_pool=PoolName.MAMBA, keys=list(keys),
                                  hit_policy=PoolHitPolicy.TRAILING_PAGES)]
-        self.assertEqual(c.hit_query(hashes, prefetch)[0], hashes)
+
+        def stored(name):
+            return b._store.batch_exists(b._pools[name].keys([hashes[-1]]))[0]
+
+        done, res = c.page_backup(hashes, kv.slots(range(5)), states(1, hashes[-1:]))
+        self.assertEqual(done, 0)  # the KV declined at first sight
+        self.assertEqual((res[PoolName.MAMBA], res[PoolName.DRAFT_SWA]), ([True], [True]))  # taken, then dropped
+        self.assertEqual((stored("mamba"), stored("draft_swa")), (False, False))
+        self.assertEqual(b.states_dropped, 2)
+        # Seen again, the node is written, both states after its last page.
+        self.assertEqual(c.page_backup(hashes, kv.slots(range(5)), states(1, hashes[-1:]))[0], 5 * kv.page_size)
+        self.assertEqual((stored("mamba"), stored("draft_swa")), (True, True))
+        prefetch = states(6, ["__placeholder__"])
+        hit, _ = c.hit_query(hashes, prefetch)
+        self.assertEqual(hit, hashes)
+        self.assertEqual(c.page_transfer(hit, kv.slots(range(10, 15)), prefetch)[0], 5)
+        self.assertEqual(mamba.page_bytes(6), want[PoolName.MAMBA])
+        self.assertEqual(draft.page_bytes(6), want[PoolName.DRAFT_SWA])
 
     def test_an_mla_models_state_is_per_rank_while_its_kv_is_shared(self):
         # Kimi-style: MLA KV written by rank 0 only, the Mamba state by every rank.

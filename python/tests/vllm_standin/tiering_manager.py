@@ -163,6 +163,7 @@ class TieringOffloadingManager:
     def _complete_promotion(self, job, r, tier_idx):
         self._promoting.difference_update(job._keys)
         if isinstance(job, LazyTransferJob) and not job.lazy_success:
+            self._forget_sources(job, tier_idx, job._keys)
             return
         if r.success:
             good, bad = list(job.keys), []
@@ -172,14 +173,18 @@ class TieringOffloadingManager:
             bad = [k for k in job.keys if k not in set(good)]
         else:
             good, bad = [], list(job.keys)
-        sources = self._load_sources.get(job.req_context.req_id, {})
-        for k in bad:
-            if sources.get(k) == self.secondary_tiers[tier_idx].cache_hit_source:
-                del sources[k]
+        self._forget_sources(job, tier_idx, bad)
         if good:
             self.primary_tier.complete_write(good, job.req_context, True)
         if bad:
             self.primary_tier.complete_write(bad, job.req_context, False)
+
+    def _forget_sources(self, job, tier_idx, keys):
+        """Keys whose load failed are no hit of that tier."""
+        sources = self._load_sources.get(job.req_context.req_id, {})
+        for k in keys:
+            if sources.get(k) == self.secondary_tiers[tier_idx].cache_hit_source:
+                del sources[k]
 
     # ---- lookups and promotions ------------------------------------------
 
