@@ -496,6 +496,36 @@ class HybridModelTest(Base):
         self.assertEqual(mamba.page_bytes(6), want[PoolName.MAMBA])
         self.assertEqual(draft.page_bytes(6), want[PoolName.DRAFT_SWA])
 
+    def test_a_state_waits_for_the_last_of_its_node_s_kv_calls(self):
+        # A node of 130 pages goes by two KV calls (128 pages, then 2): its
+        # state is written after the second, by the copying interface too.
+        for zero_copy in (True, False):
+            kv = MHATokenToKVPoolHost(pages=160, page_size=4, layers=1, heads=1, dim=32)
+            mamba = MambaPoolHost(slots=4, layers=1, temporal=(4, 32), conv=((256,),))
+            c = self.controller(HostPoolGroup([PoolEntry(PoolName.KV, kv, is_primary_index_anchor=True),
+                                               PoolEntry(PoolName.MAMBA, mamba)]))
+            if not zero_copy:
+                c.zero_copy = False
+            b = c.storage_backend
+            hashes = ["z%d-%d" % (zero_copy, i) for i in range(130)]
+            kv.fill(range(130), seed=26)
+            mamba.fill([2], seed=27)
+            calls = []
+            real = b._settle_pending
+
+            def spy(keys, ok):
+                calls.append((len(keys), len(b._pending)))
+                real(keys, ok)
+
+            b._settle_pending = spy
+            state = PoolTransfer(PoolName.MAMBA, host_indices=torch.tensor([2]), keys=[hashes[-1]],
+                                 hit_policy=PoolHitPolicy.TRAILING_PAGES)
+            self.assertEqual(c.page_backup(hashes, kv.slots(range(130)), [state])[0], 130 * kv.page_size)
+            self.assertEqual(calls, [(128, 1), (2, 1)])  # held through the first call, written after the second
+            self.assertEqual(b._pending, [])
+            self.assertTrue(b._store.batch_exists(b._pools["mamba"].keys([hashes[-1]]))[0])
+            self.assertEqual(b.states_dropped, 0)
+
     def test_an_mla_models_state_is_per_rank_while_its_kv_is_shared(self):
         # Kimi-style: MLA KV written by rank 0 only, the Mamba state by every rank.
         kv0 = MLATokenToKVPoolHost(pages=8, page_size=16, layers=2, kv_dim=512)
