@@ -188,6 +188,12 @@ char *l3_metrics_prometheus(const l3_snapshot *snap, const l3_slab_stats *st)
             (unsigned long long)st->io_fixed);
         put(&b, "l3cache_store_io_submissions_total{engine=\"%s\",buffer=\"unregistered\"} %llu\n",
             st->engine, (unsigned long long)st->io_unfixed);
+        family(&b, "l3cache_store_removals_total", "counter", "Objects that left the store, by reason (the removal feed).");
+        for (uint32_t r = L3_REMOVED_EVICTED; r <= L3_REMOVED_GROUP; r++)
+            put(&b, "l3cache_store_removals_total{reason=\"%s\"} %llu\n", l3_removal_reason_name(r),
+                (unsigned long long)st->removals_by_reason[r]);
+        family(&b, "l3cache_store_removal_feed_slots", "gauge", "Removals the feed holds before a slow reader misses one.");
+        put(&b, "l3cache_store_removal_feed_slots %llu\n", (unsigned long long)st->removal_feed_slots);
         family(&b, "l3cache_store_host_fixed", "gauge", "1 when the Host pool is registered as fixed buffers.");
         put(&b, "l3cache_store_host_fixed %d\n", st->host_fixed);
         device_rows(&b, st);

@@ -139,6 +139,9 @@ typedef struct l3_slab_stats {
     uint64_t early_keeps_judged, early_keeps_read; /* the trial's measure, over all processes: early keeps
                                                       whose slab was reused again, and of them those read
                                                       since (halved as they grow, zeroed at a pause) */
+    uint64_t removals;           /* objects announced on the removal feed since the mapping was built */
+    uint64_t removals_by_reason[8]; /* of them, by l3_removal_reason (index 0 unused) */
+    uint64_t removal_feed_slots; /* the feed's ring: a reader more than this behind misses the oldest */
 } l3_slab_stats;
 
 typedef struct l3_slabstore l3_slabstore;
@@ -187,6 +190,49 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *out);
 
 /* The store's stats (l3_slabstore_stats) as JSON text; free() it. */
 char *l3_slabstore_stats_json(l3_slabstore *s);
+
+/* Why an object left the store (the removal feed, docs/SEMANTICS.md). */
+typedef enum l3_removal_reason {
+    L3_REMOVED_EVICTED = 1,   /* its slab was reclaimed for new objects */
+    L3_REMOVED_DELETED = 2,   /* a single-key delete */
+    L3_REMOVED_NAMESPACE = 3, /* removed with its namespace (remove_by_prefix) */
+    L3_REMOVED_CORRUPT = 4,   /* dropped after a failed check of its header or crc32c */
+    L3_REMOVED_LOST = 5,      /* dropped after its read failed (a media error) */
+    L3_REMOVED_GROUP = 6,     /* a member of its page was evicted, so it went too */
+} l3_removal_reason;
+
+/* The bytes of a key's identity: the store keeps no key strings in memory
+ * (object headers on disk hold them), only this: its 64-bit hash, crc32c
+ * and length (little-endian, 8 + 4 + 2 bytes, then 2 zero bytes). */
+#define L3_KEY_ID_BYTES 16
+
+/* One removal from the feed: its number (from 0 when the shared mapping
+ * was built), the identity of its key, and why (l3_removal_reason). */
+typedef struct l3_removal {
+    uint64_t seq;
+    uint8_t key_id[L3_KEY_ID_BYTES];
+    uint32_t reason;
+    uint32_t pad;
+} l3_removal;
+
+/* The identity of `key` (`len` bytes) as the removal feed reports it. */
+void l3_key_id_bytes(const char *key, size_t len, uint8_t out[L3_KEY_ID_BYTES]);
+
+/* The name of a removal reason ("evicted", "deleted", "namespace",
+ * "corrupt", "lost", "group"), or "unknown". */
+const char *l3_removal_reason_name(uint32_t reason);
+
+/* A new reader's cursor on the removal feed: the next removal (`oldest`
+ * false), or the oldest the feed still holds. Every process attached to
+ * the store reads every process's removals. */
+uint64_t l3_slabstore_removal_start(l3_slabstore *s, bool oldest);
+
+/* Read up to `max` removals from `*cursor` on into `out`, in order, and
+ * move the cursor past them; removals the bounded feed overwrote before
+ * this reader read them are added to `*missed` (a reader that falls
+ * behind is told, never silently). Returns how many were read; 0 after
+ * close. Lock-free: it never waits for a put or a get. */
+size_t l3_slabstore_removals(l3_slabstore *s, uint64_t *cursor, l3_removal *out, size_t max, uint64_t *missed);
 
 /* Drain, write the checkpoint and mark the store clean (the close op). A
  * store whose I/O is unproven keeps its engine open and is not marked

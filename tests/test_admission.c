@@ -250,6 +250,8 @@ static void a_page_s_shards_over_two_ranks_stay_and_go_together(void **state)
     l3_slabstore_stats(s, &stats);
     assert_true(stats.group_dropped > 0);
     assert_true(stats.groups_live > 0);
+    /* Each object a group took with it is announced so (the removal feed). */
+    assert_int_equal(stats.removals_by_reason[L3_REMOVED_GROUP], stats.group_dropped);
     l3_slabstore_free(s);
     free(pool);
     unlink(path);

@@ -126,6 +126,7 @@ static void eio_on_one_objects_read_is_that_keys_object_failure(void **state)
     l3_completion *c = op(v, L3_OP_PUT, 0, 4);
     for (int i = 0; i < 4; i++)
         assert_true(c->success[i]);
+    uint64_t cursor = l3_slabstore_removal_start(v->store, false), missed = 0;
     l3_io_fault f = { .kind = L3_FAULT_EIO, .ops = 1, .count = 1 };
     l3_slabstore_set_fault(v->store, &f);
     c = op(v, L3_OP_GET, 0, 4);
@@ -142,6 +143,11 @@ static void eio_on_one_objects_read_is_that_keys_object_failure(void **state)
     l3_slabstore_stats(v->store, &st);
     assert_int_equal(st.io_faults, 1);
     assert_int_equal(st.objects, 3); /* the unreadable one is gone */
+    /* ... and the removal feed says so, with why. */
+    l3_removal rm[4];
+    assert_int_equal(l3_slabstore_removals(v->store, &cursor, rm, 4, &missed), 1);
+    assert_int_equal(rm[0].reason, L3_REMOVED_LOST);
+    assert_int_equal(st.removals_by_reason[L3_REMOVED_LOST], 1);
     stop(v);
 }
 

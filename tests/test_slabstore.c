@@ -387,7 +387,15 @@ static void a_flipped_payload_bit_is_an_object_failure_and_is_dropped(void **sta
     byte ^= 0x10;
     poke_file(path, at, &byte, 1);
     s = open_test_store(&o);
+    uint64_t cursor = l3_slabstore_removal_start(s, false), missed = 0;
     expect_only_obj2_dropped(s, "fl");
+    /* The removal feed names the dropped object, as corrupt. */
+    l3_removal rm[4];
+    uint8_t id[L3_KEY_ID_BYTES];
+    l3_key_id_bytes("fl_obj2|g0|o0|r0", strlen("fl_obj2|g0|o0|r0"), id);
+    assert_int_equal(l3_slabstore_removals(s, &cursor, rm, 4, &missed), 1);
+    assert_int_equal(rm[0].reason, L3_REMOVED_CORRUPT);
+    assert_memory_equal(rm[0].key_id, id, sizeof id);
     l3_slabstore_free(s);
     unlink(path);
 }

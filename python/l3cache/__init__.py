@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Un
 if TYPE_CHECKING:
     import numpy
 
-__all__ = ["L3Error", "Pool", "Store", "AsyncStore", "Completion", "Executor", "group_id", "library_path"]
+__all__ = ["L3Error", "Pool", "Store", "AsyncStore", "Completion", "Executor", "group_id", "library_path",
+           "Removal", "RemovalFeed", "key_id"]
 
 _STATUS = [
     "L3_OK", "L3_EINVAL", "L3_ELAYOUT", "L3_ECREDITS", "L3_EBUSY", "L3_EUNRETIRED", "L3_ENOMEM",
@@ -444,6 +445,14 @@ class Store:
         nothing was removed."""
         return bool(_load().l3_store_remove_by_prefix(self._live(), prefix.encode()))
 
+    def removal_feed(self, start: str = "now") -> "RemovalFeed":
+        """A reader of the store's removal feed (:class:`RemovalFeed`): every
+        object that leaves the store, whichever process removed it, from
+        the next removal on (``start="now"``) or from the oldest the feed
+        still holds (``"oldest"``)."""
+        self._live()
+        return RemovalFeed(self, self._handle, start)
+
     def stats(self) -> Dict[str, Any]:
         """Store statistics (objects, bytes, evictions, checksum failures,
         I/O counts) as a dict."""
@@ -588,3 +597,4 @@ class Executor:
 
 
 from ._async import AsyncStore, Completion  # noqa: E402  (it builds on Store)
+from .feed import Removal, RemovalFeed, key_id  # noqa: E402  (it builds on the library's loader)

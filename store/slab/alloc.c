@@ -121,7 +121,7 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
         if (g && !l3_group_dead_for(g, e->seq))
             l3_group_set_dead(g, seq); /* every older member goes as it is found */
         if (e) {
-            l3_entry_unpublish(s, e);
+            l3_entry_remove(s, e, sl->state == S_OFFLINE ? L3_REMOVED_LOST : L3_REMOVED_EVICTED);
             dropped++;
         }
         ids[k] = 0;

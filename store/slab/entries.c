@@ -92,6 +92,27 @@ void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e)
     l3_index_remove(&s->index, e);
 }
 
+/* The identity of an entry's key. */
+static l3_key_id entry_id(const l3_index_entry *e)
+{
+    return (l3_key_id){ .hash = e->hash, .check = e->check, .len = e->key_len };
+}
+
+void l3_entry_remove(l3_slabstore *s, l3_index_entry *e, uint32_t reason)
+{
+    l3_feed_announce(&s->feed, entry_id(e), reason);
+    l3_entry_unpublish(s, e);
+}
+
+void l3_entries_announce_all(l3_slabstore *s, uint32_t reason)
+{
+    for (uint64_t i = 0; i <= s->index.meta->mask; i++) {
+        const l3_index_entry *e = &s->index.table[i];
+        if (e->hash)
+            l3_feed_announce(&s->feed, entry_id(e), reason);
+    }
+}
+
 /* The group of a published entry's object, or NULL (none, or not in the table). */
 static l3_group *entry_group(l3_slabstore *s, const l3_index_entry *e)
 {
@@ -104,7 +125,7 @@ l3_index_entry *l3_entry_find_live(l3_slabstore *s, l3_key_id id)
     if (!e)
         return NULL;
     if (l3_group_dead_for(entry_group(s, e), e->seq)) {
-        l3_entry_unpublish(s, e); /* a member of its page was evicted: it is of no use alone */
+        l3_entry_remove(s, e, L3_REMOVED_GROUP); /* a member of its page was evicted: of no use alone */
         atomic_fetch_add(&s->group_dropped, 1);
         return NULL;
     }

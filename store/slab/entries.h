@@ -58,6 +58,16 @@ void l3_entry_lease_group(l3_slabstore *s, const l3_index_entry *e, uint64_t unt
  * backward shift may move another entry into its place). */
 void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e);
 
+/* An object leaves the store (under the lock): announce it on the removal
+ * feed for `reason` (l3_removal_reason), then drop its entry
+ * (l3_entry_unpublish). Entries that only move (a reinsertion, a repair,
+ * an older copy a scan replaces) are unpublished without it. */
+void l3_entry_remove(l3_slabstore *s, l3_index_entry *e, uint32_t reason);
+
+/* Announce every indexed object on the removal feed for `reason` (under
+ * the lock): the index is about to be emptied at once. */
+void l3_entries_announce_all(l3_slabstore *s, uint32_t reason);
+
 /* Empty the index, the slot ids and every count (under the lock). */
 void l3_entries_clear(l3_slabstore *s);
 

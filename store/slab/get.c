@@ -81,7 +81,7 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const
         size_t pos = base + i;
         l3_index_entry *e = l3_entry_find_live(s, w->keys[i].id);
         if (e && e->gen != (uint32_t)s->slabs[e->slab].gen) {
-            l3_entry_unpublish(s, e); /* left behind by a process that died mid-update */
+            l3_entry_remove(s, e, L3_REMOVED_EVICTED); /* left behind by a process that died mid-update */
             e = NULL;
         }
         const l3_range *kr = &ranges[pos * w->k];
@@ -149,7 +149,7 @@ static void finish_key(l3_slabstore *s, get_wave *w, get_key *g, l3_plan *plans,
         l3_policy_read(s, e);
         l3_entry_group_read(s, e);
     } else if (current) {
-        l3_entry_unpublish(s, e); /* corrupt: drop it */
+        l3_entry_remove(s, e, L3_REMOVED_CORRUPT);
     }
     l3_slab_unlock(s);
     if (current && crc_ok) {
@@ -185,7 +185,7 @@ static void drop_failed(l3_slabstore *s, const get_io *io, l3_io_result *res)
         res->object_failures[g->pos] = true;
         l3_index_entry *e = l3_index_find(&s->index, g->id);
         if (e && e->seq == g->seq)
-            l3_entry_unpublish(s, e);
+            l3_entry_remove(s, e, L3_REMOVED_LOST);
     }
     l3_slab_unlock(s);
 }

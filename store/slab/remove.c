@@ -75,6 +75,7 @@ static bool remove_all(l3_slabstore *s)
         return false;
     }
     l3_slab_lock(s);
+    l3_entries_announce_all(s, L3_REMOVED_NAMESPACE);
     l3_alloc_reset(s);
     l3_slab_unlock(s);
     /* A damaged record predates the bump: it covers nothing now. */
@@ -115,7 +116,7 @@ static void drop_namespaces(l3_slabstore *s, const bool *match)
     for (uint64_t i = 0; i <= s->index.meta->mask;) {
         l3_index_entry *e = &s->index.table[i];
         if (e->hash && match[e->ns])
-            l3_entry_unpublish(s, e); /* the run shifts back: look at this slot again */
+            l3_entry_remove(s, e, L3_REMOVED_NAMESPACE); /* the run shifts back: look at this slot again */
         else
             i++;
     }
@@ -186,7 +187,7 @@ static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n,
         slots[r] = e->slot;
         pinned[r++] = slab;
         l3_alloc_pin(s, slab);
-        l3_entry_unpublish(s, e);
+        l3_entry_remove(s, e, L3_REMOVED_DELETED);
     }
     l3_slab_unlock(s);
     l3_io_ctx *ctx = l3_io_acquire(s->engine);

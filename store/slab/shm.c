@@ -100,6 +100,8 @@ size_t l3_shm_layout(const l3_geometry *g, shared *h)
     off += page_round(L3_LADDER_LEN * sizeof(l3_shadow));
     h->off_groups = off;
     off += page_round(l3_groups_slots_for(g->max_objects) * sizeof(l3_group));
+    h->off_feed = off;
+    off += page_round(l3_feed_bytes(l3_feed_slots_for(g->max_objects)));
     h->off_table = off;
     off += page_round(g->slab_table_len);
     h->off_journal = off;
@@ -126,6 +128,7 @@ void l3_shm_format_areas(shared *h, const l3_geometry *g, uint32_t mode, uint32_
                                    sizeof(int32_t)); /* -1 */
     l3_ghost_format(&h->admit.ghost, l3_ghost_words_for(g->max_objects));
     l3_groups_format(&h->admit.groups, l3_groups_slots_for(g->max_objects));
+    l3_feed_format(&h->feed, l3_feed_slots_for(g->max_objects));
     L3_ASSERT(rung < L3_LADDER_LEN);
     h->admit.mode = mode;
     atomic_store(&h->admit.rung, rung);
@@ -141,6 +144,7 @@ l3_shm_views l3_shm_views_of(shared *h)
                            .ghost = (_Atomic uint64_t *)(base + h->off_ghost),
                            .shadows = (l3_shadow *)(base + h->off_shadows),
                            .groups = (l3_group *)(base + h->off_groups),
+                           .feed = (l3_feed_slot *)(base + h->off_feed),
                            .table = (l3_slab_record *)(base + h->off_table),
                            .journal = (l3_journal_record *)(base + h->off_journal),
                            .index = (l3_index_entry *)(base + h->off_index) };

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "feed.h"
 #include "format.h"
 #include "ghost.h"
 #include "groups.h"
@@ -24,7 +25,7 @@ struct stat;
 
 #define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 16
+#define L3_SHM_VERSION 17
 
 enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
 
@@ -134,7 +135,7 @@ typedef struct shared {
     uint32_t opened_from_checkpoint;
     uint32_t attached;
     uint64_t off_slabs, off_class_open, off_slot_ids, off_table, off_journal, off_index;
-    uint64_t off_slot_groups, off_ghost, off_shadows, off_groups;
+    uint64_t off_slot_groups, off_ghost, off_shadows, off_groups, off_feed;
     uint32_t num_devices;
     _Atomic uint32_t dev_state[L3_MAX_DEVICES]; /* DEV_OK, DEV_MISSING (at open), DEV_FAILED */
     _Atomic uint32_t dev_err_run[L3_MAX_DEVICES]; /* requests failed in a row there */
@@ -145,6 +146,7 @@ typedef struct shared {
     ns_info ns[L3_MAX_NAMESPACES];
     proc_slot procs[L3_MAX_PROCS];
     l3_admit_state admit;
+    l3_feed_head feed;       /* the removal feed (feed.h); its slots at off_feed */
 } shared;
 
 /* This process's view of a store's shared mapping: the object's name and
@@ -191,6 +193,7 @@ typedef struct l3_shm_views {
     _Atomic uint64_t *ghost; /* the ghost's filters (ghost.h) */
     l3_shadow *shadows;      /* L3_LADDER_LEN shadow caches (shadow.h) */
     l3_group *groups;        /* the group table (groups.h) */
+    l3_feed_slot *feed;      /* the removal feed's slots (feed.h) */
     l3_slab_record *table;
     l3_journal_record *journal;
     l3_index_entry *index;

@@ -50,6 +50,7 @@ struct l3_slabstore {
     uint32_t *slot_groups;   /* max_slots per slab: the group tag of a published slot's object (0: none) */
     l3_ghost ghost;          /* admission's ghost (ghost.h) */
     l3_shadow *shadows;      /* its shadow caches, one per rung (shadow.h) */
+    l3_feed feed;            /* the removal feed (feed.h) */
     l3_groups groups;        /* the group table (groups.h) */
     l3_slab_record *table;   /* the slab table's image (aligned) */
     l3_journal_record *journal; /* the journal's image (aligned) */

@@ -374,6 +374,7 @@ static void set_views(l3_slabstore *s)
     s->slot_groups = v.slot_groups;
     s->ghost = (l3_ghost){ .head = &s->sh->admit.ghost, .words = v.ghost };
     s->shadows = v.shadows;
+    s->feed = (l3_feed){ .head = &s->sh->feed, .slots = v.feed };
     s->groups = (l3_groups){ .meta = &s->sh->admit.groups, .table = v.groups };
     s->table = v.table;
     s->journal = v.journal;

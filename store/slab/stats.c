@@ -34,6 +34,10 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
     o->early_keeps_judged = s->sh->early_judged;
     o->early_keeps_read = s->sh->early_read;
     l3_slab_unlock(s);
+    o->removals = atomic_load(&s->sh->feed.next);
+    for (uint32_t r = 0; r < L3_FEED_REASONS; r++)
+        o->removals_by_reason[r] = atomic_load(&s->sh->feed.by_reason[r]);
+    o->removal_feed_slots = s->sh->feed.mask + 1;
     o->attached_processes = (uint32_t)l3_shm_attached(&s->shm, NULL, 0);
     o->admission = l3_admission_name(s->sh->admit.mode);
     o->admission_rung = atomic_load(&s->sh->admit.rung);
@@ -139,7 +143,7 @@ static char *stats_json(const l3_slab_stats *st)
     U(admission_rung); U(admission_switches); U(admission_capacity); U(slabs_probation); U(groups_live);
     U(gets); U(get_hits); U(get_misses); U(get_keys_checked_early); U(bytes_written); U(bytes_read);
     U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
-    U(early_keeps); U(early_keeps_judged); U(early_keeps_read);
+    U(early_keeps); U(early_keeps_judged); U(early_keeps_read); U(removals); U(removal_feed_slots);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
     U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments); U(device_max_request); U(host_regions);
@@ -151,6 +155,10 @@ static char *stats_json(const l3_slab_stats *st)
     json_object_set_new(o, "host_fixed", json_boolean(st->host_fixed));
     json_object_set_new(o, "broken", json_boolean(st->broken));
     json_object_set_new(o, "devices_offline", json_integer(st->devices_offline));
+    json_t *why = json_object();
+    for (uint32_t r = L3_REMOVED_EVICTED; r <= L3_REMOVED_GROUP; r++)
+        json_object_set_new(why, l3_removal_reason_name(r), json_integer((json_int_t)st->removals_by_reason[r]));
+    json_object_set_new(o, "removals_by_reason", why);
     json_t *devs = json_array();
     L3_ASSERT(st->num_devices <= L3_SLAB_MAX_DEVICES); /* l3_slabstore_stats' own, just filled */
     for (uint32_t d = 0; d < st->num_devices; d++) {
