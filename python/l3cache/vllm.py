@@ -29,6 +29,21 @@ with the others.
 A key found by ``lookup`` is leased (``lease_seconds``) so that eviction,
 in any process, keeps it until its load. A load that fails anyway fails
 its job (vLLM recomputes) and the key is reported a miss from then on.
+Lookups never hold the scheduler thread for a large request: past
+``sync_lookups_per_step`` new keys a step, a key is answered RETRY and
+asked in one batch on l3cache's threads when the step ends
+(``vllm_lookup``).
+
+In a cluster: the tier's locality is LOCAL (a request whose
+``load_tier_filter`` asks for local storage reads it); with vLLM's KV
+events on, it emits ``BlockStored`` for every block it stored and
+``BlockRemoved`` for every one of them that leaves the store, from the
+store's removal feed (``vllm_events``); its metrics are in vLLM's
+offloading metrics (``vllm_metrics``). The namespace folds in the
+config's ``namespace.deployment_id`` (``keys.tenant_tag``), so two
+deployments with different ids never share a block; vLLM folds a
+request's ``cache_salt`` into its first block's hash, so two tenants
+never share one.
 """
 
 import hashlib
@@ -41,6 +56,10 @@ from collections import OrderedDict
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import AsyncStore, L3Error, group_id
+from .keys import tenant_tag
+from .vllm_events import TierEvents
+from .vllm_lookup import Lookups
+from .vllm_metrics import TierMetrics, metric_definitions
 
 logger = logging.getLogger(__name__)
 
@@ -80,29 +99,33 @@ def _clean(text: Any) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]", "-", str(text))
 
 
-def _deployment(spec: Any, with_rank: bool) -> Dict[str, Any]:
+def _deployment(spec: Any, with_rank: bool, tenant: str = "") -> Dict[str, Any]:
     """What every block of a deployment shares: model, dtype, chunk
-    geometry and the parallel layout (with this process's rank, or not)."""
+    geometry, the parallel layout (with this process's rank, or not) and
+    the tenant tag (left out when there is none: the keys stay as before)."""
     config = spec.config
     par = config.parallel
     agnostic = bool(getattr(par, "is_parallelism_agnostic", False) or getattr(spec, "replicated_layout", False))
     layout = [par.tp_size, par.pp_size, getattr(par, "pcp_size", 1), getattr(par, "dcp_size", 1), par.world_size]
-    return {
+    fields = {
         "model": config.model.name, "dtype": str(config.model.dtype),
         "tokens_per_hash": config.cache.tokens_per_hash, "blocks_per_chunk": config.cache.blocks_per_chunk,
         "parallel": None if agnostic else layout + ([par.rank] if with_rank else []),
         "engine": "vllm",
     }
+    if tenant:
+        fields["tenant"] = tenant
+    return fields
 
 
 def _digest(fields: Dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _namespace(spec: Any, row_bytes: int) -> str:
+def _namespace(spec: Any, row_bytes: int, tenant: str = "") -> str:
     """The prefix of this deployment's objects: model and a digest of
-    everything that decides a row's bytes."""
-    fields = _deployment(spec, with_rank=True)
+    everything that decides a row's bytes, and the deployment's tenant tag."""
+    fields = _deployment(spec, with_rank=True, tenant=tenant)
     fields.update({
         "groups": [[g.tokens_per_block, list(g.layer_names)] for g in spec.config.groups],
         "replicated_layout": bool(getattr(spec, "replicated_layout", False)),
@@ -111,11 +134,11 @@ def _namespace(spec: Any, row_bytes: int) -> str:
     return "vllm-%s-%s_" % (_clean(spec.config.model.name)[:80], _digest(fields)[:16])
 
 
-def _group_namespace(spec: Any) -> str:
+def _group_namespace(spec: Any, tenant: str = "") -> str:
     """What names a block alike for every rank and KV group of a
     deployment: _namespace's fields without the rank, the groups' layers
     and the row size (a block's group ids are this and its hash)."""
-    return "vllm-group-%s_" % _digest(_deployment(spec, with_rank=False))[:16]
+    return "vllm-group-%s_" % _digest(_deployment(spec, with_rank=False, tenant=tenant))[:16]
 
 
 def _view_address(view: memoryview) -> Tuple[int, int]:
@@ -131,25 +154,40 @@ class L3CacheTier(_Base):
     Its entry in ``secondary_tiers`` takes: ``l3cache_config`` (an l3cache
     JSON config: a path, JSON text or a dict; required), ``workers`` (I/O
     threads, default 4), ``max_pending`` (jobs queued or running before a
-    submit fails its job, default 1024) and ``lease_seconds`` (default 30)."""
+    submit fails its job, default 1024), ``lease_seconds`` (default 30),
+    ``enable_kv_events`` (emit KV events when vLLM has them on, default
+    True), ``locality`` (LOCAL or REMOTE, default LOCAL),
+    ``sync_lookups_per_step`` (new keys a step asked on the scheduler
+    thread, default 64; the rest in a batch off it), ``events_per_step``
+    (removals read from the feed a step, default 4096). The factory's own
+    arguments (``tier_type`` or ``tier_name``, ``backpressure_detector``)
+    are taken as vLLM passes them."""
 
-    def __init__(self, offloading_spec: Any, primary_kv_view: memoryview, tier_type: str,
+    medium = getattr(_kv_base, "Medium", None) and _kv_base.Medium.STORAGE
+
+    def __init__(self, offloading_spec: Any, primary_kv_view: memoryview, tier_type: Optional[str] = None,
                  l3cache_config: Union[str, dict, None] = None, workers: int = 4, max_pending: int = 1024,
-                 lease_seconds: float = 30.0, backpressure_detector: Any = None) -> None:
-        super().__init__(offloading_spec, primary_kv_view, tier_type, backpressure_detector)
+                 lease_seconds: float = 30.0, backpressure_detector: Any = None, tier_name: Optional[str] = None,
+                 enable_kv_events: bool = True, locality: Any = "LOCAL", sync_lookups_per_step: int = 64,
+                 events_per_step: int = 4096) -> None:
+        super().__init__(offloading_spec, primary_kv_view, tier_type or tier_name or type(self).__name__,
+                         backpressure_detector)
         if l3cache_config is None:
             raise ValueError("L3CacheTier needs \"l3cache_config\" in its secondary_tiers entry (the path of "
                              "an l3cache JSON config, or the config itself)")
+        self.locality = _locality(locality)
         self._rows, self._row_bytes = int(primary_kv_view.shape[0]), int(primary_kv_view.strides[0])
         self._base, length = _view_address(primary_kv_view)
         if length < self._rows * self._row_bytes:
             raise ValueError("L3CacheTier: the CPU tier's view is %d bytes for %d rows of %d"
                              % (length, self._rows, self._row_bytes))
         self._lease = float(lease_seconds)
-        self._io = AsyncStore(l3cache_config, workers=workers, max_pending=max_pending)
+        tenant = tenant_tag(l3cache_config)
+        self._io = AsyncStore(l3cache_config, workers=workers, max_pending=max_pending,
+                              lease_seconds=self._lease)
         self._io.register_hosts([(self._base, self._rows * self._row_bytes)])
-        self._prefix = _namespace(offloading_spec, self._row_bytes)
-        self._group_ns = _group_namespace(offloading_spec)
+        self._prefix = _namespace(offloading_spec, self._row_bytes, tenant)
+        self._group_ns = _group_namespace(offloading_spec, tenant)
         # A block's objects: one per KV group. The tier runs on the scheduler
         # (OffloadingParallelConfig.rank is 0 there) and a row holds every
         # worker's shard, so no other rank stores the block. 1 means each
@@ -159,12 +197,16 @@ class L3CacheTier(_Base):
         self._jobs: Dict[int, Tuple[bool, List[bytes]]] = {}  # job id -> (is a load, its keys)
         self._done: List[Any] = []                            # results not yet returned
         self._failed: "OrderedDict[bytes, None]" = OrderedDict()
+        self._lookups = Lookups(self._io, self._lease, sync_lookups_per_step)
+        self._drained = False  # completions drained by a lookup this step
+        self._metrics = TierMetrics(self._io.store.stats)
+        self._events: Optional[TierEvents] = None
+        if enable_kv_events and _kv_events_on(offloading_spec):
+            self._events = TierEvents(self._io.store, self._key, self._event, events_per_step=events_per_step)
         st = self._io.stats()["store"]
-        logger.info("l3cache tier: %d rows of %d bytes, namespace %s, store %d objects, %.1f GiB, engine %s",
-                    self._rows, self._row_bytes, self._prefix[:-1], st["objects"], st["capacity_bytes"] / 2**30,
-                    st["engine"])
-
-    medium = getattr(_kv_base, "Medium", None) and _kv_base.Medium.STORAGE
+        logger.info("l3cache tier: %d rows of %d bytes, namespace %s, store %d objects, %.1f GiB, engine %s, "
+                    "KV events %s", self._rows, self._row_bytes, self._prefix[:-1], st["objects"],
+                    st["capacity_bytes"] / 2**30, st["engine"], "on" if self._events else "off")
 
     # ---- keys -------------------------------------------------------------
 
@@ -176,18 +218,28 @@ class L3CacheTier(_Base):
         """The group id of a key's block: its hash, not its KV group index."""
         return group_id(self._group_ns + bytes(key)[:-4].hex())
 
+    def _event(self, keys: List[bytes], removed: bool) -> Any:
+        fields = {"keys": list(keys), "medium": self.medium, "removed": removed, "locality": self.locality,
+                  "ownership": self.tier_type}  # the secondary tier that owns the event (vLLM PR #52068)
+        known = getattr(_kv_base.OffloadingEvent, "__dataclass_fields__", fields)
+        return _kv_base.OffloadingEvent(**{k: v for k, v in fields.items() if k in known})
+
     # ---- the tier contract --------------------------------------------------
 
     def lookup(self, key: Any, req_context: Any) -> Any:
-        """HIT when the store holds the key (leased until its load), else MISS."""
+        """HIT when the store holds the key (leased until its load), MISS
+        when not, RETRY while the answer is being asked off the thread."""
         key = bytes(key)
         if key in self._failed:
             return _kv_base.LookupResult.MISS
-        try:
-            found = self._io.store.batch_lease([self._key(key)], self._lease)[0]
-        except L3Error as e:
-            logger.error("l3cache tier: lookup failed, reported a miss: %s", e)
-            found = False
+        if not self._drained and self._lookups.awaiting():
+            self._drained = True
+            self._collect()
+        found, first = self._lookups.lookup(key, self._key(key), req_context.req_id)
+        if found is None:
+            return _kv_base.LookupResult.RETRY
+        if first:
+            self._metrics.lookup(found)
         return _kv_base.LookupResult.HIT if found else _kv_base.LookupResult.MISS
 
     def submit_store(self, job_metadata: Any) -> None:
@@ -226,7 +278,8 @@ class L3CacheTier(_Base):
     def _collect(self) -> None:
         try:
             for c in self._io.drain():
-                self._finish(c.id, c.results if c.ok else [False] * len(c.results))
+                if not self._lookups.completed(c.id, c.ok, c.results):
+                    self._finish(c.id, c.results if c.ok else [False] * len(c.results))
         except L3Error as e:
             logger.error("l3cache tier: draining completions: %s", e)
 
@@ -244,17 +297,42 @@ class L3CacheTier(_Base):
             else:
                 for k in good:
                     self._failed.pop(k, None)
+                    self._lookups.set(k, True)
+                if self._events is not None:
+                    self._events.stored(good)
+            self._metrics.transferred(load, len(good) * self._row_bytes)
             fields = {"job_id": job_id, "success": ok, "transfer_bytes": len(good) * self._row_bytes}
             if load and not ok and good:
                 fields["successful_keys"] = tuple(good)
             self._done.append(_job_result(fields))
 
+    def take_events(self) -> Iterable[Any]:
+        """The KV events since the last call (vLLM's OffloadingEvent: the
+        blocks stored, the announced blocks that left the store); bounded
+        work per call."""
+        if self._events is None:
+            return ()
+        events = self._events.take()
+        for e in events:
+            if e.removed:
+                for k in e.keys:
+                    self._lookups.set(k, False)
+        return events
+
     def on_new_request(self, req_context: Any) -> Any:
         return _kv_base.RequestOffloadingContext()
 
+    def on_request_finished(self, req_context: Any) -> None:
+        self._lookups.cleanup(req_context.req_id)
+
+    def on_schedule_end(self, context: Any) -> None:
+        """Send the step's deferred lookups as one batch."""
+        self._lookups.flush()
+        self._drained = False
+
     def has_pending_work(self) -> bool:
         with self._lock:
-            return bool(self._jobs)
+            return bool(self._jobs) or self._lookups.awaiting()
 
     def drain_jobs(self) -> None:
         """Block until every submitted job has finished; their results come
@@ -272,14 +350,42 @@ class L3CacheTier(_Base):
             self._io.close()
             self._io = None
 
+    @classmethod
+    def build_metric_definitions(cls, extra_config: Dict[str, Any]) -> Dict[str, Any]:
+        """The tier's Prometheus metrics (vllm_metrics.METRICS)."""
+        return metric_definitions()
+
     def get_stats(self) -> Optional[Any]:
-        return None
+        """What the tier observed since the last call (vLLM's
+        OffloadingConnectorStats), or None."""
+        return self._metrics.take()
 
     # ---- beyond the contract ----------------------------------------------
 
     def store_stats(self) -> dict:
         """The l3cache store's counters (objects, hits, io_fixed, ...)."""
         return self._io.store.stats()
+
+    def lookup_stats(self) -> Dict[str, int]:
+        """Keys asked on the scheduler thread and in batches off it."""
+        return {"sync_probes": self._lookups.sync_probes, "batched": self._lookups.batched}
+
+
+def _locality(value: Any) -> Any:
+    """vLLM's Locality for a name or a Locality (None: unknown)."""
+    enum = getattr(_kv_base, "Locality", None)
+    if value is None or enum is None:
+        return None
+    return value if isinstance(value, enum) else enum(str(value).upper())
+
+
+def _kv_events_on(spec: Any) -> bool:
+    """Whether vLLM publishes KV events (its kv_events_config, or the
+    config's flag on an older vLLM)."""
+    events = getattr(spec, "kv_events_config", None)
+    if events is not None:
+        return bool(events.enable_kv_cache_events)
+    return bool(getattr(getattr(spec, "config", None), "enable_kv_cache_events", False))
 
 
 def _job_result(fields: Dict[str, Any]) -> Any:

@@ -5,7 +5,6 @@ as vLLM's TieringOffloadingManager drives it: stores cascaded after a
 GPU-to-CPU store, lookups that start promotions, batched loads at the end
 of a step, completions polled once a step, reset_cache and shutdown; a
 block's objects (KV groups, ranks) stored as one page group."""
-import json
 import os
 import subprocess
 import sys
@@ -33,19 +32,20 @@ ROW = 64 * 1024  # a chunk's bytes: worker_kv_bytes_per_block x blocks_per_chunk
 
 
 def offloading_config(extra, model="org/Model-8B", dtype="bfloat16", tokens_per_hash=16, tp_size=1, rank=0,
-                      kv_groups=1):
+                      kv_groups=1, events=False):
     return OffloadingConfig(
         groups=tuple(OffloadingGroupConfig(16, ("layers.%d" % (2 * g), "layers.%d" % (2 * g + 1)), g)
                      for g in range(kv_groups)), worker_kv_bytes_per_block=ROW // 2,
-        enable_kv_cache_events=False, extra_config=extra, engine_id="e0",
+        enable_kv_cache_events=events, extra_config=extra, engine_id="e0",
         model=OffloadingModelConfig(model, dtype), cache=OffloadingCacheConfig(tokens_per_hash, 2),
         parallel=OffloadingParallelConfig(rank, tp_size, tp_size, 1, 1, 1, 0, 1, None, False))
 
 
-def tier_entry(store_path, **kw):
-    return dict({"type": "L3CacheTier", "module_path": "l3cache.vllm",
-                 "l3cache_config": {"store": {"path": store_path, "capacity": "64MiB", "slab_size": "1MiB"}}},
-                **kw)
+def tier_entry(store_path, capacity="64MiB", store=None, namespace=None, **kw):
+    config = {"store": dict({"path": store_path, "capacity": capacity, "slab_size": "1MiB"}, **(store or {}))}
+    if namespace:
+        config["namespace"] = namespace
+    return dict({"type": "L3CacheTier", "module_path": "l3cache.vllm", "l3cache_config": config}, **kw)
 
 
 def key(i, group=0):
@@ -76,19 +76,19 @@ def pattern(i):
 class Deployment:
     """A scheduler's manager over the CPU tier and the l3cache tier."""
 
-    def __init__(self, store_path, cpu_rows=32, **kw):
+    def __init__(self, store_path, cpu_rows=32, more_tiers=(), **kw):
         entry = tier_entry(store_path, **kw.pop("tier", {}))
         extra = {"spec_name": "TieringOffloadingSpec", "cpu_bytes_to_use": cpu_rows * ROW,
-                 "secondary_tiers": [entry]}
+                 "secondary_tiers": [entry] + list(more_tiers)}
         self.spec = TieringOffloadingSpec(offloading_config(extra, **kw))
         self.mgr = self.spec.get_manager()
         self.tier = self.mgr.secondary_tiers[0]
         self.rows = np.asarray(self.mgr.primary_tier.view)
         self.n = 0
 
-    def request(self):
+    def request(self, **kw):
         self.n += 1
-        ctx = ReqContext("req-%d" % self.n)
+        ctx = ReqContext("req-%d" % self.n, **kw)
         self.mgr.on_new_request(ctx)
         return ctx
 

@@ -14,13 +14,27 @@ commits they follow, left out before):
 * tiering_spec.py    vllm/v1/kv_offload/tiering/spec.py
 * cache_hit_source.py vllm/v1/metrics/cache_hit_source.py (2026-12-05)
 
+Added 2026-12-06 (issue 45: the tier in a cluster), and kv_base.py,
+tiering_factory.py, tiering_manager.py, tiering_spec.py brought to the
+newest text the index holds:
+
+* backpressure.py       vllm/v1/kv_offload/tiering/backpressure.py
+* async_lookup.py       vllm/v1/kv_offload/tiering/async_lookup.py
+* fs_manager.py         vllm/v1/kv_offload/tiering/fs/manager.py (vLLM's
+                        own file-system tier)
+* kv_events.py          vllm/distributed/kv_events.py (BlockStored, BlockRemoved)
+* offloading_events.py  vllm/distributed/kv_transfer/kv_connector/v1/offloading/events.py
+* offloading_metrics.py vllm/distributed/kv_transfer/kv_connector/v1/offloading/metrics.py
+* kv_cache_utils.py     vllm/v1/core/kv_cache_utils.py (block hashes, cache_salt)
+
 Written from what those files do; none of their code. ``install()`` puts
 them into sys.modules under vLLM's names, as if vLLM were there.
 """
 import sys
 import types
 
-from . import cache_hit_source, config, kv_base, tiering_base, tiering_factory, tiering_manager, tiering_spec
+from . import (async_lookup, backpressure, cache_hit_source, config, fs_manager, kv_base, kv_cache_utils, kv_events,
+               offloading_events, offloading_metrics, tiering_base, tiering_factory, tiering_manager, tiering_spec)
 
 MODULES = {
     "vllm.v1.kv_offload.base": kv_base,
@@ -30,11 +44,22 @@ MODULES = {
     "vllm.v1.kv_offload.tiering.manager": tiering_manager,
     "vllm.v1.kv_offload.tiering.spec": tiering_spec,
     "vllm.v1.metrics.cache_hit_source": cache_hit_source,
+    "vllm.v1.kv_offload.tiering.backpressure": backpressure,
+    "vllm.v1.kv_offload.tiering.async_lookup": async_lookup,
+    "vllm.v1.kv_offload.tiering.fs.manager": fs_manager,
+    "vllm.v1.core.kv_cache_utils": kv_cache_utils,
+    "vllm.distributed.kv_events": kv_events,
+    "vllm.distributed.kv_transfer.kv_connector.v1.offloading.events": offloading_events,
+    "vllm.distributed.kv_transfer.kv_connector.v1.offloading.metrics": offloading_metrics,
 }
 
 
 def install():
-    for name in ("vllm", "vllm.v1", "vllm.v1.kv_offload", "vllm.v1.kv_offload.tiering", "vllm.v1.metrics"):
+    for name in ("vllm", "vllm.v1", "vllm.v1.kv_offload", "vllm.v1.kv_offload.tiering", "vllm.v1.metrics",
+                 "vllm.v1.kv_offload.tiering.fs", "vllm.v1.core", "vllm.distributed",
+                 "vllm.distributed.kv_transfer", "vllm.distributed.kv_transfer.kv_connector",
+                 "vllm.distributed.kv_transfer.kv_connector.v1",
+                 "vllm.distributed.kv_transfer.kv_connector.v1.offloading"):
         if name not in sys.modules:
             pkg = types.ModuleType(name)
             pkg.__path__ = []

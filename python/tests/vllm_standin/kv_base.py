@@ -1,11 +1,16 @@
-"""Follows vllm/v1/kv_offload/base.py at 0105e232b7fa4e1b59ec87531f167c0443a5095d:
-offload keys (a block hash and a 4-byte big-endian KV group index),
-Medium, Locality, TierFilter, ReqContext, LookupResult (MISS, HIT,
-HIT_PENDING, RETRY; compared with `is`), RequestOffloadingContext,
-ScheduleEndContext, PrepareStoreOutput, OffloadingEvent and the
-OffloadingSpec base (its attributes from an OffloadingConfig)."""
+"""Follows vllm/v1/kv_offload/base.py at 0105e232b7fa4e1b59ec87531f167c0443a5095d
+(read again 2026-12-06: the newest text the code index holds): offload
+keys (a block hash and a 4-byte big-endian KV group index), Medium,
+Locality, TierMatcher and TierFilter (a matcher's None matches anything,
+and so does a tier's None medium or locality), ReqContext, LookupResult
+(MISS, HIT, HIT_PENDING, RETRY; compared with `is`),
+RequestOffloadingContext, ScheduleEndContext, PrepareStoreOutput,
+OffloadingEvent (keys, medium, removed, locality, ownership,
+removal_expected), the metric metadata (counter, gauge, histogram),
+OffloadingKVEventsConfig and the OffloadingSpec base (its attributes from
+an OffloadingConfig, ``kv_events_config`` among them)."""
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Collection, NamedTuple, Optional
 
 
@@ -31,16 +36,24 @@ class Locality(enum.Enum):
     REMOTE = "REMOTE"
 
 
+class TierMatcher(NamedTuple):
+    medium: Optional[Medium] = None
+    locality: Optional[Locality] = None
+
+    def matches(self, medium, locality) -> bool:
+        return ((self.medium is None or medium is None or self.medium == medium)
+                and (self.locality is None or locality is None or self.locality == locality))
+
+
 @dataclass(frozen=True)
 class TierFilter:
     matchers: tuple = ()
 
     def allows(self, medium, locality) -> bool:
-        return self is TierFilter.ALL or any(
-            (m[0] is None or m[0] == medium) and (m[1] is None or m[1] == locality) for m in self.matchers)
+        return self is TierFilter.ALL or any(m.matches(medium, locality) for m in self.matchers)
 
 
-TierFilter.ALL = TierFilter(matchers=((None, None),))
+TierFilter.ALL = TierFilter(matchers=(TierMatcher(),))
 
 
 @dataclass
@@ -85,6 +98,35 @@ class OffloadingEvent:
     medium: Medium
     removed: bool
     locality: Optional[Locality] = None
+    ownership: Optional[str] = None
+    removal_expected: bool = False
+
+
+@dataclass(frozen=True)
+class OffloadingMetricMetadata:
+    documentation: str
+    labelnames: tuple = ()
+
+
+@dataclass(frozen=True)
+class OffloadingCounterMetadata(OffloadingMetricMetadata):
+    pass
+
+
+@dataclass(frozen=True)
+class OffloadingGaugeMetadata(OffloadingMetricMetadata):
+    pass
+
+
+@dataclass(frozen=True)
+class OffloadingHistogramMetadata(OffloadingMetricMetadata):
+    buckets: Optional[tuple] = None
+
+
+@dataclass(frozen=True)
+class OffloadingKVEventsConfig:
+    enable_kv_cache_events: bool
+    self_describing_kv_events: bool
 
 
 class OffloadingSpec:
@@ -95,4 +137,10 @@ class OffloadingSpec:
         self.tokens_per_block = tuple(g.tokens_per_block for g in config.groups)
         self.tokens_per_hash = config.cache.tokens_per_hash
         self.blocks_per_chunk = config.cache.blocks_per_chunk
-        self.kv_events_enabled = config.enable_kv_cache_events
+        self.kv_events_config = OffloadingKVEventsConfig(
+            enable_kv_cache_events=config.enable_kv_cache_events,
+            self_describing_kv_events=bool(self.extra_config.get("self_describing_kv_events", False)))
+
+    @classmethod
+    def build_metric_definitions(cls, extra_config):
+        return {}

@@ -19,9 +19,17 @@ CPU primary tier it drives:
   readable for the keys that loaded and frees the rest.
 * reset_cache: drain_jobs on every tier, an unconditional poll, then
   ``assert not self._jobs``; shutdown: every tier, then the primary.
+* back-pressure: a cascade to a tier whose detector says not to store is
+  skipped; a finished store updates the detector.
+* lazy promotion allocation: with a tier that allocates its promotions'
+  rows on its own threads, the primary is behind a lock (_LockedPrimaryTier).
+* take_events: the primary's events, then each tier's; get_stats: each
+  tier's stats aggregated (the manager's own tracker is left out).
 
 The primary here keeps (row, ref count) per key: -1 a write in flight, 0
 ready, >0 pinned; it evicts the least recently used ready row."""
+import functools
+import threading
 from collections import OrderedDict
 from typing import NamedTuple
 
@@ -115,8 +123,32 @@ class PrimaryTier:
         for k in [k for k, (_, ref) in self.entries.items() if ref == 0]:
             self.forget([k])
 
+    def take_events(self):
+        return ()
+
     def shutdown(self):
         self.view = None
+
+
+class _LockedPrimaryTier:
+    """Every call into the primary under one lock (upstream's, for tiers
+    whose threads allocate promotion rows)."""
+
+    def __init__(self, primary):
+        self._primary = primary
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name):
+        attr = getattr(self._primary, name)
+        if not callable(attr):
+            return attr
+
+        @functools.wraps(attr)
+        def locked(*args, **kwargs):
+            with self._lock:
+                return attr(*args, **kwargs)
+
+        return locked
 
 
 class JobMetadata(NamedTuple):
@@ -126,8 +158,10 @@ class JobMetadata(NamedTuple):
 
 class TieringOffloadingManager:
     def __init__(self, primary_tier, secondary_tiers):
-        self.primary_tier = primary_tier
         self.secondary_tiers = list(secondary_tiers)
+        lazy = any(t.supports_lazy_promotion_allocation() for t in self.secondary_tiers)
+        self.primary_tier = _LockedPrimaryTier(primary_tier) if lazy else primary_tier
+        self._promotion_failed = set()
         self._jobs = {}
         self._next_id = 0
         self._processed_this_step = False
@@ -159,10 +193,13 @@ class TieringOffloadingManager:
                     self._complete_promotion(jm.transfer_job, r, jm.tier_idx)
                 else:
                     self.primary_tier.complete_read(jm.transfer_job.keys, jm.transfer_job.req_context)
+                    if r.success and tier.bp_detector is not None:
+                        tier.bp_detector.update(jm.transfer_job.submit_time, r.transfer_bytes or 0)
 
     def _complete_promotion(self, job, r, tier_idx):
         self._promoting.difference_update(job._keys)
         if isinstance(job, LazyTransferJob) and not job.lazy_success:
+            self._promotion_failed.add(job.req_context.req_id)
             self._forget_sources(job, tier_idx, job._keys)
             return
         if r.success:
@@ -209,6 +246,8 @@ class TieringOffloadingManager:
         return self._load_sources.get(ctx.req_id, {}).get(key, CacheHitSource.HOST)
 
     def _promote(self, i, key, ctx):
+        if ctx.req_id in self._promotion_failed:
+            return False
         if key in self._promoting:
             return True
         self._load_sources.setdefault(ctx.req_id, {})[key] = self.secondary_tiers[i].cache_hit_source
@@ -256,6 +295,8 @@ class TieringOffloadingManager:
         self.primary_tier.complete_store(keys, ctx, success)
         if success:
             for i, tier in enumerate(self.secondary_tiers):
+                if tier.bp_detector is not None and not tier.bp_detector.should_store(len(keys)):
+                    continue
                 tier.submit_store(self.create_store_job(keys, ctx, i))
         assert self._pending_stores.get(ctx.req_id, 0) > 0
         self._pending_stores[ctx.req_id] -= 1
@@ -285,6 +326,7 @@ class TieringOffloadingManager:
             self._finished.discard(ctx.req_id)
             self._pending_stores.pop(ctx.req_id, None)
             self._load_sources.pop(ctx.req_id, None)
+            self._promotion_failed.discard(ctx.req_id)
 
     def on_schedule_end(self, context):
         self._maybe_process()
@@ -294,6 +336,20 @@ class TieringOffloadingManager:
         self._flush_promotions()
         for tier in self.secondary_tiers:
             tier.on_schedule_end(context)
+
+    def take_events(self):
+        yield from self.primary_tier.take_events()
+        for tier in self.secondary_tiers:
+            yield from tier.take_events()
+
+    def get_stats(self):
+        stats = None
+        for tier in self.secondary_tiers:
+            tier_stats = tier.get_stats()
+            if tier_stats is None or tier_stats.is_empty():
+                continue
+            stats = tier_stats if stats is None else stats.aggregate(tier_stats)
+        return stats
 
     def has_pending_work(self):
         return bool(self._jobs) or any(t.has_pending_work() for t in self.secondary_tiers)
@@ -306,6 +362,9 @@ class TieringOffloadingManager:
         self._load_sources.clear()
         self.primary_tier.reset_cache()
         self._processed_this_step = False
+        for tier in self.secondary_tiers:
+            if tier.bp_detector is not None:
+                tier.bp_detector.reset()
 
     def shutdown(self):
         error = None

@@ -5,7 +5,10 @@ cpu/shared_offload_region.py at 00a78d3c1202c15afa9cf95822059a350431ec7c):
 a row is worker_kv_bytes_per_block x copies x blocks_per_chunk rounded up
 to the page size; num_chunks = cpu_bytes_to_use // row; the primary view
 is a writable int8 memoryview of shape (num_chunks, row) over one
-page-aligned mapping; get_manager builds each ``secondary_tiers`` entry
+page-aligned mapping; build_metric_definitions adds each tier class's
+(``tier_cls.build_metric_definitions(tier_config)``, the class resolved by
+the factory), as spec.py's newest text in the index (file id 57366424488)
+does; get_manager builds each ``secondary_tiers`` entry
 through the factory in order, and on any failure shuts down the tiers
 already built (newest first) before re-raising."""
 import mmap
@@ -35,6 +38,16 @@ class TieringOffloadingSpec(OffloadingSpec):
         self.secondary_tier_configs = extra.get("secondary_tiers", [])
         if not isinstance(self.secondary_tier_configs, list):
             raise ValueError("secondary_tiers must be a list of tier configurations")
+
+    @classmethod
+    def build_metric_definitions(cls, extra_config):
+        metrics = dict(super().build_metric_definitions(extra_config))
+        tiers = extra_config.get("secondary_tiers", [])
+        if not isinstance(tiers, list):
+            raise ValueError("secondary_tiers must be a list of tier configurations")
+        for tier_config in tiers:
+            metrics.update(SecondaryTierFactory.get_tier_class(tier_config).build_metric_definitions(tier_config))
+        return metrics
 
     def primary_view(self):
         self._region = mmap.mmap(-1, self.num_chunks * self.kv_bytes_per_chunk)

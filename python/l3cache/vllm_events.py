@@ -1,0 +1,146 @@
+"""KV events of l3cache's vLLM tier: ``BlockStored`` for every block a
+store job wrote, ``BlockRemoved`` for every announced block that left the
+store, as vLLM's own file-system and object tiers emit them (an
+``OffloadingEvent`` per batch of offload keys, with the tier's medium and
+locality, which vLLM's offloading connector turns into ``BlockStored`` /
+``BlockRemoved`` for the router).
+
+Removals come from the store's removal feed (``Store.removal_feed``), which
+announces every object that leaves the store, whoever removed it (this
+scheduler, another process on the same store, eviction). The tracker keeps
+``key_id(l3 key) -> offload key`` for the blocks it announced stored; a
+removal of one of them is announced and forgotten, a removal of anything
+else is ignored. A reader that fell behind the feed's ring (``missed`` >
+0) cannot tell which removals it lost, so it reconciles: it asks the store
+which announced blocks still exist, a bounded batch per call, and
+announces the rest removed.
+
+Every call does bounded work (the scheduler thread calls ``take`` once a
+step): at most ``events_per_step`` removals read from the feed, and at
+most ``reconcile_batch`` announced blocks checked while a reconcile runs.
+"""
+
+import logging
+from collections import deque
+from typing import Any, Callable, Deque, Dict, Iterable, List, Optional
+
+from . import L3Error
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["TierEvents"]
+
+EventFactory = Callable[[List[bytes], bool], Any]
+
+
+class TierEvents:
+    """Stored and removed events of one tier over one store.
+
+    ``store``: the tier's ``l3cache.Store``; ``l3_key``: an offload key's
+    l3cache key; ``make_event(keys, removed)``: the engine's event for a
+    batch of offload keys (vLLM's ``OffloadingEvent`` with the tier's
+    medium and locality)."""
+
+    def __init__(self, store: Any, l3_key: Callable[[bytes], str], make_event: EventFactory,
+                 events_per_step: int = 4096, reconcile_batch: int = 1024) -> None:
+        import l3cache
+        self._store = store
+        self._l3_key = l3_key
+        self._make = make_event
+        self._per_step = max(1, int(events_per_step))
+        self._reconcile_batch = max(1, int(reconcile_batch))
+        self._key_id: Optional[Callable[[str], bytes]] = getattr(l3cache, "key_id", None)
+        self._feed = None
+        if self._key_id is not None and hasattr(store, "removal_feed"):
+            self._feed = store.removal_feed(start="now")
+        else:
+            logger.warning("l3cache tier: this l3cache has no removal feed; BlockStored events are emitted, "
+                           "but no BlockRemoved: a router will not learn of blocks the store evicts")
+        self._announced: Dict[bytes, bytes] = {}  # key_id(l3 key) -> offload key, announced stored
+        self._fresh: Dict[bytes, bytes] = {}      # of them, announced since the feed was last read whole
+        self._out: List[Any] = []                 # events not yet taken
+        self._reconcile: Deque[bytes] = deque()   # key ids still to check after a miss
+        self.missed = 0                           # removals the feed overwrote before they were read
+        self.reconciled = 0                       # blocks a reconcile found gone
+
+    @property
+    def announced(self) -> int:
+        """Blocks announced stored and not (yet) announced removed."""
+        return len(self._announced)
+
+    def stored(self, keys: Iterable[bytes]) -> None:
+        """Announce the blocks a store job wrote (the store holds them now)."""
+        keys = list(keys)
+        if not keys:
+            return
+        if self._feed is not None:
+            for k in keys:
+                kid = self._key_id(self._l3_key(k))
+                self._announced[kid] = k
+                self._fresh[kid] = k
+        self._out.append(self._make(keys, False))
+
+    def take(self) -> List[Any]:
+        """The events since the last call, in order; reads the feed (bounded)."""
+        if self._feed is not None:
+            try:
+                self._read_feed()
+            except L3Error as e:
+                logger.error("l3cache tier: reading the removal feed: %s", e)
+        out, self._out = self._out, []
+        return out
+
+    # ---- the feed -----------------------------------------------------------
+
+    def _read_feed(self) -> None:
+        removals, missed = self._feed.read(max_events=self._per_step)
+        fresh = self._fresh
+        if len(removals) < self._per_step:
+            # Caught up: a block announced from now on is newer than every
+            # removal read so far. (Not caught up, a removal still unread may
+            # predate a block announced since: it stays fresh.)
+            self._fresh = {}
+        gone: List[bytes] = []
+        check: Dict[bytes, bytes] = {}
+        for r in removals:
+            k = self._announced.get(r.key_id)
+            if k is None:
+                continue
+            if r.key_id in fresh:
+                # Announced since the last read: this removal may be older
+                # than the put that brought the block back. The store decides.
+                check[r.key_id] = k
+            else:
+                del self._announced[r.key_id]
+                gone.append(k)
+        if check:
+            gone += self._gone(check)
+        if missed:
+            self.missed += missed
+            logger.warning("l3cache tier: %d removals left the feed unread; checking the %d announced blocks",
+                           missed, len(self._announced))
+            self._reconcile = deque(self._announced)
+        if self._reconcile:
+            batch: Dict[bytes, bytes] = {}
+            while self._reconcile and len(batch) < self._reconcile_batch:
+                kid = self._reconcile.popleft()
+                if kid in self._announced:
+                    batch[kid] = self._announced[kid]
+            lost = self._gone(batch)
+            self.reconciled += len(lost)
+            gone += lost
+        if gone:
+            self._out.append(self._make(gone, True))
+
+    def _gone(self, blocks: Dict[bytes, bytes]) -> List[bytes]:
+        """Of announced blocks (key id -> offload key), those the store no
+        longer holds, forgotten."""
+        if not blocks:
+            return []
+        ids = list(blocks)
+        held = self._store.batch_exists([self._l3_key(blocks[i]) for i in ids])
+        gone = []
+        for kid, there in zip(ids, held):
+            if not there:
+                gone.append(self._announced.pop(kid))
+        return gone
