@@ -9,28 +9,14 @@ import os
 import threading
 from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import L3Error, Store, _check, _Error, _encode_keys, _Host, _host_array, _load, _put_hints, _PutHints
+from ._ffi import (AsyncCompletion, AsyncOptions, AsyncStats, Error, L3Error, check, encode_keys, host_array, load,
+                   put_hints)
+from .store import Store
 
 __all__ = ["AsyncStore", "Completion"]
 
 _KINDS = {"get": 0, "set": 1, "exists": 2, "delete": 3}
 _NAMES = {v: k for k, v in _KINDS.items()}
-
-
-class _Options(ctypes.Structure):
-    _fields_ = [("workers", ctypes.c_uint), ("max_pending", ctypes.c_size_t), ("lease_seconds", ctypes.c_double)]
-
-
-class _Completion(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_uint64), ("kind", ctypes.c_int), ("ok", ctypes.c_bool),
-                ("error", ctypes.c_char * 512), ("n", ctypes.c_size_t),
-                ("results", ctypes.POINTER(ctypes.c_bool))]
-
-
-class _Stats(ctypes.Structure):
-    _fields_ = [("submitted", ctypes.c_uint64), ("completed", ctypes.c_uint64),
-                ("rejected_full", ctypes.c_uint64), ("bounced_keys", ctypes.c_uint64),
-                ("pending", ctypes.c_uint64)]
 
 
 class Completion(NamedTuple):
@@ -43,34 +29,6 @@ class Completion(NamedTuple):
     ok: bool
     error: str
     results: List[bool]
-
-
-def _async_lib():
-    lib = _load()
-    if getattr(lib, "_l3_async_ready", False):
-        return lib
-    P, S, E = ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(_Error)
-    sig = {
-        "l3_async_open": (ctypes.c_int, [P, ctypes.POINTER(_Options), ctypes.POINTER(P), E]),
-        "l3_async_event_fd": (ctypes.c_int, [P]),
-        "l3_async_register_hosts": (ctypes.c_int, [P, ctypes.POINTER(_Host), S, E]),
-        "l3_async_submit": (ctypes.c_int, [P, ctypes.c_int, ctypes.c_uint64, ctypes.POINTER(ctypes.c_char_p),
-                                           S, ctypes.POINTER(P), ctypes.POINTER(S), E]),
-        "l3_async_submit_hinted": (ctypes.c_int, [P, ctypes.c_int, ctypes.c_uint64,
-                                                  ctypes.POINTER(ctypes.c_char_p), S, ctypes.POINTER(P),
-                                                  ctypes.POINTER(S), ctypes.POINTER(_PutHints), E]),
-        "l3_async_drain": (S, [P, ctypes.POINTER(_Completion), S]),
-        "l3_async_completion_release": (None, [ctypes.POINTER(_Completion)]),
-        "l3_async_get_stats": (None, [P, ctypes.POINTER(_Stats)]),
-        "l3_async_close": (None, [P]),
-        "l3_async_free": (None, [P]),
-    }
-    for name, (restype, argtypes) in sig.items():
-        fn = getattr(lib, name)
-        fn.restype = restype
-        fn.argtypes = argtypes
-    lib._l3_async_ready = True
-    return lib
 
 
 class AsyncStore:
@@ -86,14 +44,14 @@ class AsyncStore:
 
     def __init__(self, config: Union[dict, str], workers: int = 4, max_pending: int = 256,
                  lease_seconds: float = 0.0) -> None:
-        lib = _async_lib()
+        lib = load()
         self.store = Store(config)
         handle = ctypes.c_void_p()
-        err = _Error()
-        opts = _Options(int(workers), int(max_pending), float(lease_seconds))
+        err = Error()
+        opts = AsyncOptions(int(workers), int(max_pending), float(lease_seconds))
         try:
-            _check(lib.l3_async_open(self.store._live(), ctypes.byref(opts), ctypes.byref(handle),
-                                     ctypes.byref(err)), err)
+            check(lib.l3_async_open(self.store.handles()[1], ctypes.byref(opts), ctypes.byref(handle),
+                                    ctypes.byref(err)), err)
         except L3Error:
             self.store.close()
             raise
@@ -108,15 +66,15 @@ class AsyncStore:
 
     def event_fd(self) -> int:
         """The eventfd that is readable while completions wait."""
-        return _async_lib().l3_async_event_fd(self._live())
+        return load().l3_async_event_fd(self._live())
 
     def register_hosts(self, regions: Sequence[Tuple[int, int]]) -> None:
         """Register Host regions ``[(address, nbytes), ...]`` for zero-copy
         fixed-buffer I/O, replacing what was registered (``[]`` clears);
         buffers in them move by DMA straight to the device."""
-        err = _Error()
-        _check(_async_lib().l3_async_register_hosts(self._live(), _host_array(regions), len(regions),
-                                                    ctypes.byref(err)), err)
+        err = Error()
+        check(load().l3_async_register_hosts(self._live(), host_array(regions), len(regions),
+                                             ctypes.byref(err)), err)
 
     def submit(self, kind: str, batch_id: int, keys: Sequence[Union[str, bytes]],
                addresses: Optional[Sequence[int]] = None, lengths: Optional[Sequence[int]] = None, *,
@@ -130,24 +88,24 @@ class AsyncStore:
         when ``max_pending`` batches are queued or running, L3_ECLOSED after
         close (nothing is queued then), L3_EINVAL for hints on another kind."""
         n = len(keys)
-        c_keys = _encode_keys(keys)
-        hints = _put_hints(n, groups, group_objects, last_is_partial, whole)
+        c_keys = encode_keys(keys)
+        hints = put_hints(n, groups, group_objects, last_is_partial, whole)
         bufs = lens = None
         if kind in ("get", "set"):
             if addresses is None or lengths is None or len(addresses) != n or len(lengths) != n:
                 raise ValueError("a %s batch needs an address and a length per key" % kind)
             bufs = (ctypes.c_void_p * max(n, 1))(*[int(a) for a in addresses])
             lens = (ctypes.c_size_t * max(n, 1))(*[int(x) for x in lengths])
-        err = _Error()
+        err = Error()
         with self._lock:
             self._keep[int(batch_id)] = (c_keys, bufs, lens)
             status = self._submit(_KINDS[kind], int(batch_id), c_keys, n, bufs, lens, hints, err)
             if status != 0:
                 del self._keep[int(batch_id)]
-        _check(status, err)
+        check(status, err)
 
     def _submit(self, kind, batch_id, c_keys, n, bufs, lens, hints, err):
-        lib = _async_lib()
+        lib = load()
         if hints is None:
             return lib.l3_async_submit(self._live(), kind, batch_id, c_keys, n, bufs, lens, ctypes.byref(err))
         return lib.l3_async_submit_hinted(self._live(), kind, batch_id, c_keys, n, bufs, lens, ctypes.byref(hints),
@@ -156,10 +114,10 @@ class AsyncStore:
     def drain(self, max_completions: int = 256) -> List[Completion]:
         """Every finished batch so far, without blocking (resets the eventfd
         first, so a batch that finishes meanwhile wakes it again)."""
-        lib = _async_lib()
+        lib = load()
         handle = self._live()
         out: List[Completion] = []
-        batch = (_Completion * max_completions)()
+        batch = (AsyncCompletion * max_completions)()
         got = max_completions
         while got == max_completions:
             got = lib.l3_async_drain(handle, batch, max_completions)
@@ -179,9 +137,9 @@ class AsyncStore:
 
     def stats(self) -> dict:
         """The async API's counters, and the store's stats under "store"."""
-        s = _Stats()
-        _async_lib().l3_async_get_stats(self._live(), ctypes.byref(s))
-        out = {name: int(getattr(s, name)) for name, _ in _Stats._fields_}
+        s = AsyncStats()
+        load().l3_async_get_stats(self._live(), ctypes.byref(s))
+        out = {name: int(getattr(s, name)) for name, _ in AsyncStats._fields_}
         out["store"] = self.store.stats()
         return out
 
@@ -190,7 +148,7 @@ class AsyncStore:
         Undrained completions are released."""
         if self._handle is None:
             return
-        lib = _async_lib()
+        lib = load()
         lib.l3_async_close(self._handle)
         lib.l3_async_free(self._handle)
         self._handle = None

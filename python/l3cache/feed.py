@@ -11,18 +11,12 @@ for the keys it cares about.
 """
 
 import ctypes
-from typing import List, NamedTuple, Tuple, Union
+from typing import Callable, Dict, List, NamedTuple, Tuple, Union
 
-from . import L3Error, _load
+from ._ffi import KEY_ID_BYTES, load
+from ._ffi import Removal as _CRemoval
 
 __all__ = ["Removal", "RemovalFeed", "key_id"]
-
-KEY_ID_BYTES = 16
-
-
-class _Removal(ctypes.Structure):
-    _fields_ = [("seq", ctypes.c_uint64), ("key_id", ctypes.c_uint8 * KEY_ID_BYTES),
-                ("reason", ctypes.c_uint32), ("pad", ctypes.c_uint32)]
 
 
 class Removal(NamedTuple):
@@ -35,25 +29,14 @@ class Removal(NamedTuple):
     reason: str
 
 
-def _feed_lib():
-    lib = _load()
-    if getattr(lib, "_l3_feed_ready", False):
-        return lib
-    P, S = ctypes.c_void_p, ctypes.c_size_t
-    u64p = ctypes.POINTER(ctypes.c_uint64)
-    sig = {
-        "l3_key_id_bytes": (None, [ctypes.c_char_p, S, ctypes.POINTER(ctypes.c_uint8 * KEY_ID_BYTES)]),
-        "l3_removal_reason_name": (ctypes.c_char_p, [ctypes.c_uint32]),
-        "l3_slabstore_removal_start": (ctypes.c_uint64, [P, ctypes.c_bool]),
-        "l3_slabstore_removals": (S, [P, u64p, ctypes.POINTER(_Removal), S, u64p]),
-    }
-    for name, (restype, argtypes) in sig.items():
-        fn = getattr(lib, name)
-        fn.restype = restype
-        fn.argtypes = argtypes
-    lib._l3_feed_reasons = {r: lib.l3_removal_reason_name(r).decode() for r in range(8)}
-    lib._l3_feed_ready = True
-    return lib
+_REASONS: Dict[int, str] = {}
+
+
+def _reason(code: int) -> str:
+    if not _REASONS:
+        lib = load()
+        _REASONS.update({r: lib.l3_removal_reason_name(r).decode() for r in range(8)})
+    return _REASONS.get(code, "unknown")
 
 
 def key_id(key: Union[str, bytes]) -> bytes:
@@ -61,7 +44,7 @@ def key_id(key: Union[str, bytes]) -> bytes:
     it (16 bytes: its 64-bit hash, crc32c and length)."""
     raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
     out = (ctypes.c_uint8 * KEY_ID_BYTES)()
-    _feed_lib().l3_key_id_bytes(raw, len(raw), ctypes.byref(out))
+    load().l3_key_id_bytes(raw, len(raw), ctypes.byref(out))
     return bytes(out)
 
 
@@ -69,12 +52,11 @@ class RemovalFeed:
     """A reader of a store's removal feed (``Store.removal_feed``), with its
     own cursor. Not thread-safe: one reader per thread."""
 
-    def __init__(self, store: "object", handle: int, start: str = "now") -> None:
+    def __init__(self, slabstore: Callable[[], int], start: str = "now") -> None:
         if start not in ("now", "oldest"):
             raise ValueError("start is 'now' or 'oldest', not %r" % (start,))
-        self._store = store  # kept alive with the reader
-        self._handle = handle
-        self._cursor = ctypes.c_uint64(_feed_lib().l3_slabstore_removal_start(handle, start == "oldest"))
+        self._slabstore = slabstore  # the store's l3_slabstore *, or L3Error once it is closed
+        self._cursor = ctypes.c_uint64(load().l3_slabstore_removal_start(slabstore(), start == "oldest"))
         self.missed = 0
 
     @property
@@ -88,15 +70,12 @@ class RemovalFeed:
         read them (0 unless it fell a ring behind)."""
         if max_events <= 0:
             raise ValueError("max_events must be positive")
-        live = getattr(self._store, "_handle", None)
-        if live is None:
-            raise L3Error("L3_ECLOSED", "the store is closed")
-        lib = _feed_lib()
-        out = (_Removal * max_events)()
+        handle = self._slabstore()
+        lib = load()
+        out = (_CRemoval * max_events)()
         missed = ctypes.c_uint64(0)
-        n = lib.l3_slabstore_removals(self._handle, ctypes.byref(self._cursor), out, max_events,
+        n = lib.l3_slabstore_removals(handle, ctypes.byref(self._cursor), out, max_events,
                                       ctypes.byref(missed))
         self.missed += missed.value
-        names = lib._l3_feed_reasons
-        return [Removal(out[i].seq, bytes(out[i].key_id), names.get(out[i].reason, "unknown"))
+        return [Removal(out[i].seq, bytes(out[i].key_id), _reason(out[i].reason))
                 for i in range(n)], missed.value
