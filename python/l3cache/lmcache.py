@@ -23,10 +23,26 @@ What a completion means, as LMCache's adapter reads it:
 * EXISTS: the list says which keys are there; each found key is leased for
   ``lease_seconds``, so that eviction, in any process, keeps it until the
   GET that LMCache's lookup-and-lock is followed by.
-* DELETE: the list says which keys were deleted (durably).
+* DELETE: the list says which keys the store no longer holds: deleted
+  now (durably), or gone before (see Removals).
 
-l3cache manages its own capacity (it evicts by its policy when full):
-give LMCache no ``"eviction"`` block for this adapter.
+Removals: LMCache counts its L2 usage from these completions (a SET's
+stored keys charged, a DELETE's deleted keys subtracted), and an object
+the store evicts by its own policy is in neither. The connector reads the
+store's removal feed against the keys it stored (``lmcache_removals``):
+``removed_keys()`` lists its keys that left the store, and a DELETE of such
+a key answers True (the store does not hold it), so that LMCache's own
+eviction subtracts it and forgets it instead of choosing it again every
+round. ``l3cache.lmcache_plugin.L3CacheL2Adapter`` (LMCache's ``plugin``
+adapter type) goes further: it deletes them through LMCache's bridge as
+soon as they leave, so LMCache's usage is what the store holds.
+
+Tenants: LMCache's keys carry its per-request ``cache_salt``; the
+deployment's tag (``namespace.deployment_id`` of the l3cache config,
+:func:`l3cache.keys.tenant_tag`) is folded into every key the connector
+names in the store (into the model field: the text before the first
+``@``), so two deployments sharing one store file never share a chunk.
+The default deployment folds nothing.
 
 Page groups: a SET of LMCache keys (``model@kv_rank@object_group@chunk
 hash[@salt]``) names each chunk's group, ``group_id`` of the key without
@@ -43,13 +59,16 @@ ones through an aligned copy (``stats()["bounced_keys"]``).
 """
 
 import ctypes
+import functools
 import logging
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import AsyncStore, L3Error, group_id
+from .keys import salted, tenant_tag
+from .lmcache_removals import RemovalTracker
 
-__all__ = ["L3CacheConnector"]
+__all__ = ["L3CacheConnector", "fold_tenant"]
 
 _MAX_REGIONS = 64
 
@@ -75,6 +94,24 @@ def _mapping_of(address: int) -> Optional[Tuple[int, int]]:
             if lo <= address < hi:
                 return lo, hi
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _tenant_suffix(tag: str) -> str:
+    """What :func:`l3cache.keys.salted` appends for ``tag`` (hashed once)."""
+    return salted("", tag)
+
+
+def fold_tenant(key: Union[str, bytes], tag: str) -> Union[str, bytes]:
+    """``key`` as the store names it for the deployment ``tag``: the text
+    before its first ``@`` (an LMCache key's model) salted with the tag
+    (:func:`l3cache.keys.salted`); unchanged for no tag."""
+    if not tag:
+        return key
+    text = key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else key
+    head, sep, rest = text.partition("@")
+    folded = head + _tenant_suffix(tag) + sep + rest
+    return folded.encode("utf-8", "surrogateescape") if isinstance(key, bytes) else folded
 
 
 def _chunk_group(key: Union[str, bytes]) -> Tuple[int, int]:
@@ -120,10 +157,13 @@ class L3CacheConnector:
             raise ValueError("L3CacheConnector needs config= (an l3cache JSON config path, text or dict)")
         if params:
             raise TypeError("unknown adapter_params: %s" % ", ".join(sorted(params)))
+        self._tenant = tenant_tag(config)
         self._io = AsyncStore(config, workers=workers, max_pending=max_pending, lease_seconds=lease_seconds)
+        self._removals = RemovalTracker(self._io.store)
         self._lock = threading.Lock()
         self._next_id = 1
-        self._held: Dict[int, Tuple[str, Any]] = {}  # future id -> (kind, the buffers it uses)
+        # future id -> (kind, the buffers it uses, (caller's key, store key) of a set or delete)
+        self._held: Dict[int, Tuple[str, Any, List[Tuple[Any, Any]]]] = {}
         self._ready: List[CompletionTuple] = []      # completions not yet returned
         self._register_min = int(register_min_bytes)
         self._regions: List[Tuple[int, int]] = []     # registered mappings (start, length)
@@ -150,7 +190,9 @@ class L3CacheConnector:
         return self._submit("exists", keys, None)
 
     def submit_batch_delete(self, keys: Sequence[Union[str, bytes]]) -> int:
-        """Delete each key (durably: it does not come back after a crash)."""
+        """Delete each key (durably: it does not come back after a crash).
+        Per key, True when the store no longer holds it: deleted now, or
+        gone before (evicted, or deleted by another process)."""
         return self._submit("delete", keys, None)
 
     def drain_completions(self) -> List[CompletionTuple]:
@@ -162,6 +204,7 @@ class L3CacheConnector:
             try:
                 for c in self._io.drain():
                     drained.append(self._completion(c))
+                self._removals.poll()
             except Exception as e:  # keep what was taken; the error goes to the log
                 logging.getLogger(__name__).error("l3cache drain_completions: %s", e)
         with self._lock:
@@ -178,9 +221,21 @@ class L3CacheConnector:
 
     # -- beyond the contract ---------------------------------------------
 
+    def removed_keys(self) -> List[Union[str, bytes]]:
+        """The keys this connector stored that have left the store since
+        (evicted, deleted by another process, dropped after a failed
+        check), oldest first, until a DELETE of them is answered or they
+        are stored again."""
+        if self._closed:
+            return []
+        return self._removals.removed()
+
     def stats(self) -> dict:
-        """The async API's counters and the store's stats (under "store")."""
-        return self._io.stats()
+        """The async API's counters and the store's stats (under "store"),
+        and the removal tracker's counts."""
+        out = self._io.stats()
+        out.update(self._removals.counts())
+        return out
 
     def __enter__(self) -> "L3CacheConnector":
         return self
@@ -192,13 +247,17 @@ class L3CacheConnector:
 
     def _completion(self, c: Any) -> CompletionTuple:
         with self._lock:
-            kind, _ = self._held.pop(c.id, ("", None))
-        ok, error = c.ok, c.error
-        if ok and kind == "set" and not all(c.results):
-            ok = False
-            error = "%d of %d keys not stored (too big for a slab, over the write budget, or the " \
-                    "store is full)" % (c.results.count(False), len(c.results))
-        return (c.id, ok, error, list(c.results))
+            kind, _, pairs = self._held.pop(c.id, ("", None, []))
+        ok, error, results = c.ok, c.error, list(c.results)
+        if kind == "set" and ok:
+            self._removals.stored([p for p, stored in zip(pairs, results) if stored])
+            if not all(results):
+                ok = False
+                error = "%d of %d keys not stored (too big for a slab, over the write budget, or the " \
+                        "store is full)" % (results.count(False), len(results))
+        elif kind == "delete" and ok:
+            results = self._removals.settle_delete(pairs, results)
+        return (c.id, ok, error, results)
 
     def _maybe_register(self, address: int) -> None:
         """Register the mapping that holds `address` once, when it is big
@@ -223,6 +282,8 @@ class L3CacheConnector:
     def _submit(self, kind: str, keys: Sequence[Union[str, bytes]], views: Optional[Sequence[Any]]) -> int:
         keys = list(keys)
         n = len(keys)
+        store_keys = [fold_tenant(k, self._tenant) for k in keys] if self._tenant else keys
+        pairs = list(zip(keys, store_keys)) if kind in ("set", "delete") else []
         addresses = lengths = None
         held = None
         if views is not None:
@@ -239,9 +300,10 @@ class L3CacheConnector:
         with self._lock:
             fid = self._next_id
             self._next_id += 1
-            self._held[fid] = (kind, held)
+            self._held[fid] = (kind, held, pairs)
         try:
-            self._io.submit(kind, fid, keys, addresses, lengths, **(_set_hints(keys) if kind == "set" else {}))
+            self._io.submit(kind, fid, store_keys, addresses, lengths,
+                            **(_set_hints(store_keys) if kind == "set" else {}))
         except (L3Error, ValueError) as e:  # a refusal is a completion too
             with self._lock:
                 self._held.pop(fid, None)

@@ -1,5 +1,5 @@
 """l3cache loaded by LMCache's native_plugin L2 adapter, driven through a
-stand-in of LMCache's factory and adapter (lmcache_standin.py, which names
+stand-in of LMCache's factory and adapter (lmcache_standin/, which names
 the upstream files and commits it follows): keys as ObjectKey wire
 strings, buffers as c_ubyte views over one aligned L1 arena, stores judged
 by ok alone, lookups that lock, loads by their bits, and every worker's and
@@ -91,17 +91,19 @@ class LMCacheAdapterTest(unittest.TestCase):
 
     def test_a_store_with_a_key_that_fails_is_not_reported_stored(self):
         # An object larger than a slab cannot be stored: the batch is not
-        # ok, LMCache charges nothing, and the next lookup misses it.
+        # ok, LMCache charges only the key the per-key list says was stored
+        # (mainline charges none of a batch that is not ok), and the next
+        # lookup misses the other.
         adapter = load_native_plugin(self.spec())
         big = 5 * 1024 * 1024  # over the 4 MiB slab
         keys = keys_of(2)
         views = [buffer_view(self.pool.address, OBJ), buffer_view(self.pool.address + OBJ, big)]
         ok, charged = adapter.wait(adapter.stores, adapter.submit_store_task(keys, views))
         self.assertFalse(ok)
-        self.assertEqual(charged, 0)
-        self.assertEqual(adapter.used, 0)
+        self.assertEqual(charged, OBJ)
+        self.assertEqual(adapter.used, OBJ)
         bits = adapter.wait(adapter.lookups, adapter.submit_lookup_and_lock_task(keys))
-        self.assertEqual(bits[1], False)
+        self.assertEqual(bits, [True, False])
         adapter.close()
 
     def test_a_looked_up_key_survives_eviction_until_its_load(self):
