@@ -37,7 +37,15 @@ failed KV batch: a prefix is usable only up to a page with its state, and
 a Mamba state weighs as much as tens of KV pages). ``batch_set_v2``
 reports them taken (True); SGLang reads that result only for its metrics,
 except on an MLA model's ranks other than 0, which write no KV and whose
-states are written at once.
+states are written at once. A state whose page's KV is stored already is
+written at once too, and in SGLang's ``buffer_only`` host mode (the Host
+pool a staging buffer: a write's slots are freed when its storage write
+is acknowledged, and each pool of a node is its own write, the KV first)
+no state is ever held (sglang_hostmode).
+With ``next_backend`` in the extra config, the factory gets the chained
+backend instead (sglang_chain: l3cache, then any backend SGLang's factory
+builds). ``namespace.deployment_id`` of the l3cache config is folded into
+every namespace (keys.tenant_tag).
 No call on SGLang's storage threads raises: a failure is logged and
 reported as a miss or a failed page (SGLang does not restart a storage
 thread that an exception killed).
@@ -51,6 +59,8 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import Store, group_id
+from .keys import salted, tenant_tag
+from .sglang_hostmode import holds_trailing_states
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +73,9 @@ except ImportError:  # pragma: no cover - exercised only without SGLang
     class _Base:  # the same methods, so that the class works standalone
         pass
 
-__all__ = ["L3CacheHiCacheStorage"]
+StorageBase = _Base  # SGLang's HiCacheStorage (the chained backend subclasses it too)
+
+__all__ = ["L3CacheHiCacheStorage", "StorageBase"]
 
 _SUPPORTED_LAYOUTS = ("page_first", "page_first_direct", "page_head")
 _KV = "kv"
@@ -142,6 +154,14 @@ class L3CacheHiCacheStorage(_Base):
     ``register_mem_pool_host`` (and, for hybrid models, every pool by
     ``register_mem_host_pool_v2``)."""
 
+    def __new__(cls, storage_config: Any = None, kwargs: Optional[dict] = None) -> Any:
+        """With ``next_backend`` in the extra config, the factory gets the
+        chained backend (l3cache, then that backend: sglang_chain)."""
+        if cls is L3CacheHiCacheStorage and "next_backend" in (getattr(storage_config, "extra_config", None) or {}):
+            from .sglang_chain import ChainedHiCacheStorage
+            return ChainedHiCacheStorage(storage_config, kwargs)
+        return super().__new__(cls)
+
     def __init__(self, storage_config: Any, kwargs: Optional[dict] = None) -> None:
         extra = dict(getattr(storage_config, "extra_config", None) or {})
         config = extra.get("l3cache_config") or extra.get("l3cache")
@@ -153,12 +173,14 @@ class L3CacheHiCacheStorage(_Base):
         self.storage_config = storage_config
         self._metrics_on = bool(getattr(storage_config, "enable_storage_metrics", False))
         self._store = Store(config)
+        self.tenant = tenant_tag(config)  # the deployment's tag, folded into every namespace
+        self._hold_states = holds_trailing_states(extra)  # False in SGLang's buffer_only host mode
         self._group_ns = self._group_namespace()
         self._lock = threading.Lock()
         self._pools: Dict[str, _Pool] = {}
         self._anchor: Optional[_Pool] = None
         self._whole = False  # a TRAILING_PAGES pool was seen: a prefix is usable only with its last state
-        self._pending: List[Tuple[_Pool, List[str], Any]] = []  # states waiting for their page's KV
+        self._pending: List[Tuple[_Pool, List[str], Any, int]] = []  # states waiting for their page's KV
         self._pending_lock = threading.Lock()
         self.states_dropped = 0  # states not written: their page's KV was not stored
         self._regions: List[Tuple[int, int]] = []  # registered [start, end)
@@ -195,6 +217,7 @@ class L3CacheHiCacheStorage(_Base):
         tag = "" if pool_name == _KV else "-" + _clean(pool_name)
         text = "sgl-%s%s-%s-%s-p%d" % (self._rank_suffix(pool_name), tag, _clean(dtype),
                                        _clean(getattr(pool, "layout", "none")), int(pool.page_size))
+        text = salted(text, self.tenant)
         if len(text) > 200:  # a namespace is at most 255 bytes: keep it short, still unique
             text = "sgl-" + hashlib.sha256(text.encode()).hexdigest()
         return text + "_"
@@ -206,9 +229,9 @@ class L3CacheHiCacheStorage(_Base):
         model and the parallel sizes, not the TP, PP or CP rank, the pool,
         its dtype or layout."""
         cfg = self.storage_config
-        return "sgl-%s-tp%d-pp%d-cp%d_" % (_clean(cfg.model_name or "model"), int(cfg.tp_size),
-                                           int(getattr(cfg, "pp_size", 1) or 1),
-                                           int(getattr(cfg, "attn_cp_size", 1) or 1))
+        return salted("sgl-%s-tp%d-pp%d-cp%d" % (_clean(cfg.model_name or "model"), int(cfg.tp_size),
+                                                 int(getattr(cfg, "pp_size", 1) or 1),
+                                                 int(getattr(cfg, "attn_cp_size", 1) or 1)), self.tenant) + "_"
 
     def _group_objects(self) -> int:
         """The objects of a whole page: per registered pool, one per TP
@@ -440,12 +463,19 @@ class L3CacheHiCacheStorage(_Base):
         if indices is None or int(indices.numel()) != len(keys) * pool.page_size:
             raise ValueError("pool %r: %d keys need %d host indices, got %s" % (
                 name, len(keys), len(keys) * pool.page_size, None if indices is None else int(indices.numel())))
-        if put and keys and _trailing(t) and self._writes_kv():
+        if (put and keys and _trailing(t) and self._writes_kv() and self._hold_states
+                and not self._kv_stored(keys[-1])):
             self._ranges(pool, indices, len(keys))  # (its ranges checked now, as a put would)
             with self._pending_lock:
-                self._pending.append((pool, keys, indices))
+                self._pending.append((pool, keys, indices, threading.get_ident()))
             return [True] * len(keys)  # taken: written after its page's KV (_settle_pending)
         return self._io(put, pool, keys, indices)
+
+    def _kv_stored(self, key: str) -> bool:
+        """Whether the KV page a state ends with is stored already (then the
+        state is written at once: nothing to wait for; SGLang's buffer_only
+        pipeline writes a node's KV in an operation before its state's)."""
+        return bool(self._store.batch_exists(self._need_anchor().keys([key]))[0])
 
     # ---- a trailing state waits for its page's KV ---------------------------
 
@@ -458,7 +488,7 @@ class L3CacheHiCacheStorage(_Base):
 
     def _drop_pending(self) -> None:
         with self._pending_lock:
-            self.states_dropped += sum(len(keys) for _, keys, _ in self._pending)
+            self.states_dropped += sum(len(p[1]) for p in self._pending)
             self._pending = []
 
     def _settle_pending(self, keys: Sequence[str], ok: Sequence[bool]) -> None:
@@ -471,12 +501,14 @@ class L3CacheHiCacheStorage(_Base):
         batch_set_v2 first, keyed by the node's last page, then the node's
         batch_set_v1 calls, one thread, the state's Host slot locked until
         the backup is acknowledged); the stand-in's controller checks it."""
+        me = threading.get_ident()  # the backup thread's own states: a prefetch's puts settle none
         with self._pending_lock:
-            pending, last = self._pending, keys[-1] if keys else None
-            if not pending or last is None or (all(ok) and all(k[-1] != last for _, k, _ in pending)):
+            last = keys[-1] if keys else None
+            mine = [p for p in self._pending if p[3] == me]
+            if not mine or last is None or (all(ok) and all(p[1][-1] != last for p in mine)):
                 return
-            self._pending = []
-        for pool, state_keys, indices in pending:  # (every pool's state of one node)
+            self._pending = [p for p in self._pending if p[3] != me]
+        for pool, state_keys, indices, _ in mine:  # (every pool's state of one node)
             if state_keys[-1] == last and all(ok):
                 self._guarded(lambda: self._io(True, pool, state_keys, indices), len(state_keys), "set_v2")
             else:
@@ -539,6 +571,21 @@ class L3CacheHiCacheStorage(_Base):
 
     def exists(self, key: str) -> bool:
         return self._store.batch_exists(self._need_anchor().keys([key]))[0]
+
+    # ---- what a chained backend uses ----------------------------------------
+
+    def keep(self, keys: List[str], host_indices: Any, pool_name: Any = _KV) -> List[bool]:
+        """Store pages of a registered pool from their Host slots now
+        (create-only; a state is never held): what a chained backend keeps
+        of the pages it read from the next tier. A bool per key."""
+        pool = self._pools.get(_pool_name(pool_name))
+        if pool is None:
+            return [False] * len(keys)
+        return self._guarded(lambda: self._io(True, pool, keys, host_indices), len(keys), "keep")
+
+    def removal_feed(self, start: str = "now") -> Any:
+        """A reader of the store's removal feed (Store.removal_feed)."""
+        return self._store.removal_feed(start)
 
     # ---- metrics and housekeeping ------------------------------------------
 

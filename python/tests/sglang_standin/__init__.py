@@ -9,6 +9,11 @@ commit it follows, read on 2026-12-03:
 * pool_host.py         mem_cache/pool_host/{mha,mla,mamba,dsa,mha_mxfp8,group}.py
 * controller.py        managers/cache_controller.py and
                        mem_cache/hybrid_cache/hybrid_cache_controller.py
+* hicache_file.py      mem_cache/hicache_storage.py (HiCacheFile, the
+                       ``file`` backend; read 2026-12-05)
+* buffer_mode.py       mem_cache/buffer_mode/pipeline.py (buffer_only host
+                       mode's write path; read 2026-12-05)
+* server_args.py       server_args.py (the global server args)
 
 Written from what those files do; none of their code. ``install()`` puts
 the modules into sys.modules under SGLang's names, as if SGLang were there.
@@ -18,12 +23,14 @@ Only the new home of StorageMetrics is installed (SGLang moved it out of
 import sys
 import types
 
-from . import backend_factory, controller, hicache_storage, metrics_collector, pool_host  # noqa: F401
+from . import (backend_factory, buffer_mode, controller, hicache_file, hicache_storage,  # noqa: F401
+               metrics_collector, pool_host, server_args)
 
 MODULES = {
     "sglang.srt.mem_cache.hicache_storage": hicache_storage,
     "sglang.srt.mem_cache.storage.backend_factory": backend_factory,
     "sglang.srt.observability.metrics_collector": metrics_collector,
+    "sglang.srt.server_args": server_args,
 }
 
 

@@ -146,3 +146,6 @@ class HiCacheStorage(ABC):
 
     def get_stats(self):
         return None
+
+
+from .hicache_file import HiCacheFile  # noqa: E402,F401  (upstream defines it in this module)

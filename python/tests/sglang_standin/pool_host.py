@@ -171,7 +171,8 @@ class MLATokenToKVPoolHost(_Pages):
                  layout="page_first", is_dummy=False):
         self.page_size, self.layer_num, self.kv_cache_dim = page_size, layers, kv_dim
         self.page_num, self.size, self.dtype, self.layout = pages, pages * page_size, dtype, layout
-        shape = (pages, layers, page_size, 1, kv_dim) if layout == "page_first_direct" else (self.size, layers, 1, kv_dim)
+        shape = ((pages, layers, page_size, 1, kv_dim) if layout == "page_first_direct"
+                 else (self.size, layers, 1, kv_dim))
         self.kv_buffer = None if is_dummy else aligned(shape, dtype)
 
     def get_page_buffer_meta(self, indices):
