@@ -99,7 +99,7 @@ def main():
     count = parse_size(args.total) // args.size
     ratios = {"set": [], "get": []}
     print("%d objects of %d bytes, %d keys a batch, %d batches in flight" % (count, args.size, args.keys,
-                                                                              args.inflight))
+                                                                             args.inflight))
     for r in range(args.rounds):
         path = os.path.join(args.dir, "lmcache-bench.%d.store" % os.getpid())
         rows = []
@@ -119,7 +119,7 @@ def main():
     for op in ("set", "get"):
         v = ratios[op]
         print("connector/l3bench %s: median %.2fx (rounds %.2f to %.2f)" % (op, statistics.median(v), min(v),
-                                                                           max(v)))
+                                                                            max(v)))
     return 0 if all(statistics.median(v) >= 0.8 for v in ratios.values()) else 1
 
 

@@ -75,10 +75,13 @@ def tier_round(args, path, count, rows):
     """Store then load `count` rows through the tier: GB/s of each."""
     capacity = int(count * (args.size + 4096) * 1.3) + (256 << 20)
     extra = {"spec_name": "TieringOffloadingSpec", "cpu_bytes_to_use": rows.view.nbytes}
-    config = OffloadingConfig(groups=(OffloadingGroupConfig(16, ("l",)),), worker_kv_bytes_per_block=args.size,
+    config = OffloadingConfig(groups=(OffloadingGroupConfig(16, ("l",), 0),), worker_kv_bytes_per_block=args.size,
                               enable_kv_cache_events=False, extra_config=extra, engine_id="bench",
                               model=OffloadingModelConfig("bench", "bfloat16"), cache=OffloadingCacheConfig(16, 1),
-                              parallel=OffloadingParallelConfig(0, 1, 1, 1, 1, 1, 0, False))
+                              parallel=OffloadingParallelConfig(rank=0, world_size=1, tp_size=1, pp_size=1,
+                                                                pcp_size=1, dcp_size=1, data_parallel_index=0,
+                                                                data_parallel_size=1, data_parallel_rank_local=0,
+                                                                is_parallelism_agnostic=False))
     from l3cache.vllm import L3CacheTier
     tier = L3CacheTier(TieringOffloadingSpec(config), rows.view, "L3CacheTier",
                        l3cache_config={"store": {"path": path, "capacity": capacity}},
@@ -203,7 +206,7 @@ def main():
                 ratios[op + "/files"].append(got["tier"][op] / got["files"][op])
             print("round %d: " % (r + 1) + ", ".join(
                 "%s tier %.3f, l3bench %.3f, files %.3f GB/s" % (op, got["tier"][op], got["l3bench"][op],
-                                                               got["files"][op]) for op in ("store", "load")))
+                                                                 got["files"][op]) for op in ("store", "load")))
     finally:
         rows.close()
     for name, v in ratios.items():

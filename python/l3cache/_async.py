@@ -7,7 +7,7 @@ tier) are built on it."""
 import ctypes
 import os
 import threading
-from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from ._ffi import (AsyncCompletion, AsyncOptions, AsyncStats, Error, L3Error, check, encode_keys, host_array, load,
                    put_hints)
@@ -139,7 +139,7 @@ class AsyncStore:
         """The async API's counters, and the store's stats under "store"."""
         s = AsyncStats()
         load().l3_async_get_stats(self._live(), ctypes.byref(s))
-        out = {name: int(getattr(s, name)) for name, _ in AsyncStats._fields_}
+        out: Dict[str, Any] = {name: int(getattr(s, name)) for name, _ in AsyncStats._fields_}
         out["store"] = self.store.stats()
         return out
 

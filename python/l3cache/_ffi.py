@@ -218,7 +218,7 @@ def take_string(ptr: int) -> str:
     """The library's string at `ptr` as text; frees it."""
     lib = load()
     try:
-        return ctypes.cast(ptr, ctypes.c_char_p).value.decode()
+        return (ctypes.cast(ptr, ctypes.c_char_p).value or b"").decode()
     finally:
         lib.l3_free(ptr)
 

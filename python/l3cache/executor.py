@@ -4,7 +4,7 @@ completions polled with the queues' pressure (executor/l3_executor.h)."""
 
 import ctypes
 import json
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._ffi import (Config, Error, Operation, Poll, StorageKey, check, config_text, host_array, load,
                    take_string)
@@ -36,7 +36,7 @@ class Executor:
         self._handle = handle.value
         self._store = store
         store.give_to(self)
-        self._keep = []
+        self._keep: List[Any] = []
 
     def submit(self, operations: Sequence[Dict[str, Any]]) -> None:
         """Submit operations, in order: dicts with kind ("query", "get",

@@ -62,7 +62,7 @@ import ctypes
 import functools
 import logging
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
 from . import AsyncStore, L3Error, group_id
 from .keys import salted, tenant_tag
@@ -228,7 +228,7 @@ class L3CacheConnector:
         are stored again."""
         if self._closed:
             return []
-        return self._removals.removed()
+        return cast(List[Union[str, bytes]], self._removals.removed())  # the keys LMCache gave
 
     def stats(self) -> dict:
         """The async API's counters and the store's stats (under "store"),

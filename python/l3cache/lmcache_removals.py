@@ -14,10 +14,12 @@ which of its keys it still holds instead.
 """
 
 import threading
-from typing import Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple, Union
 
 from . import Store
 from .feed import RemovalFeed, key_id
+
+StoreKey = Union[str, bytes]  # a key as the store names it
 
 __all__ = ["RemovalTracker"]
 
@@ -37,11 +39,11 @@ class RemovalTracker:
         self._store = store
         self._feed = feed if feed is not None else store.removal_feed("now")
         self._lock = threading.Lock()
-        self._tracked: Dict[bytes, Tuple[Hashable, Hashable]] = {}  # key id -> (caller's key, store key)
+        self._tracked: Dict[bytes, Tuple[Hashable, StoreKey]] = {}  # key id -> (caller's key, store key)
         self._gone: Dict[Hashable, None] = {}  # caller's keys that left, oldest first
         self.resyncs = 0
 
-    def stored(self, pairs: Sequence[Tuple[Hashable, Hashable]]) -> None:
+    def stored(self, pairs: Sequence[Tuple[Hashable, StoreKey]]) -> None:
         """``(caller's key, store key)`` of keys just stored: tracked from
         now on (and no longer gone, if they had left before)."""
         with self._lock:
@@ -61,7 +63,7 @@ class RemovalTracker:
             self._poll_locked()
             return list(self._gone)
 
-    def settle_delete(self, pairs: Sequence[Tuple[Hashable, Hashable]], deleted: Sequence[bool]) -> List[bool]:
+    def settle_delete(self, pairs: Sequence[Tuple[Hashable, StoreKey]], deleted: Sequence[bool]) -> List[bool]:
         """A DELETE's answer per key: deleted now, or gone before (either
         way the store does not hold it). Its keys are no longer tracked."""
         with self._lock:

@@ -64,16 +64,18 @@ from .sglang_hostmode import holds_trailing_states
 
 logger = logging.getLogger(__name__)
 
+_Base: Any
 try:  # SGLang present: subclass its real interface (the factory checks it).
     from sglang.srt.mem_cache import hicache_storage as _hs
     _Base = _hs.HiCacheStorage
 except ImportError:  # pragma: no cover - exercised only without SGLang
     _hs = None
 
-    class _Base:  # the same methods, so that the class works standalone
+    class _NoSglang:  # the same methods, so that the class works standalone
         pass
+    _Base = _NoSglang
 
-StorageBase = _Base  # SGLang's HiCacheStorage (the chained backend subclasses it too)
+StorageBase: Any = _Base  # SGLang's HiCacheStorage (the chained backend subclasses it too)
 
 __all__ = ["L3CacheHiCacheStorage", "StorageBase"]
 
@@ -172,7 +174,7 @@ class L3CacheHiCacheStorage(_Base):
         self.lease_seconds = float(extra.get("lease_seconds", 10.0))
         self.storage_config = storage_config
         self._metrics_on = bool(getattr(storage_config, "enable_storage_metrics", False))
-        self._store = Store(config)
+        self._store: Any = Store(config)  # None after close
         self.tenant = tenant_tag(config)  # the deployment's tag, folded into every namespace
         self._hold_states = holds_trailing_states(extra)  # False in SGLang's buffer_only host mode
         self._group_ns = self._group_namespace()
@@ -184,8 +186,8 @@ class L3CacheHiCacheStorage(_Base):
         self._pending_lock = threading.Lock()
         self.states_dropped = 0  # states not written: their page's KV was not stored
         self._regions: List[Tuple[int, int]] = []  # registered [start, end)
-        self._metrics = {"prefetch_pgs": [], "backup_pgs": [], "prefetch_bandwidth": [],
-                         "backup_bandwidth": []}
+        self._metrics: Dict[str, List[float]] = {"prefetch_pgs": [], "backup_pgs": [], "prefetch_bandwidth": [],
+                                                 "backup_bandwidth": []}
         self._metrics_lock = threading.Lock()
         st = self._store.stats()
         logger.info("l3cache: HiCache storage backend: %s, %d objects, %.1f GiB, engine %s, lease %.1f s",

@@ -103,6 +103,7 @@ class Store:
 
     def _slabstore(self) -> int:
         self._live()
+        assert self._handle is not None
         return self._handle
 
     def batch_exists(self, keys: Keys) -> List[bool]:

@@ -68,14 +68,17 @@ __all__ = ["L3CacheTier"]
 _NEEDS = "l3cache.vllm needs vLLM's chunk-based tiering API (vllm.v1.kv_offload.tiering.base with " \
          "TransferJob and JobResult, vllm.v1.kv_offload.base with LookupResult: vLLM 0.32 or newer)"
 
+_kv_base: Any
+_tier_base: Any
+_Base: Any
 try:
     import vllm  # noqa: F401
 except ImportError:  # no vLLM here: the class still imports (for tools and tests)
     _kv_base = _tier_base = None
 else:
     try:
-        from vllm.v1.kv_offload import base as _kv_base
-        from vllm.v1.kv_offload.tiering import base as _tier_base
+        from vllm.v1.kv_offload import base as _kv_base  # type: ignore[no-redef]
+        from vllm.v1.kv_offload.tiering import base as _tier_base  # type: ignore[no-redef]
     except ImportError as e:  # a vLLM without the tiering framework
         raise RuntimeError("%s: %s" % (_NEEDS, e)) from e
 
@@ -87,10 +90,11 @@ if _tier_base is not None:
                            % (_NEEDS, ", ".join(_missing)))
     _Base = _tier_base.SecondaryTierManager
 else:
-    class _Base:  # the same shape, so that the class can be imported without vLLM
+    class _NoVllm:  # the same shape, so that the class can be imported without vLLM
         def __init__(self, offloading_spec: Any, primary_kv_view: memoryview, tier_type: str,
                      backpressure_detector: Any = None) -> None:
             raise RuntimeError(_NEEDS + "; vLLM is not installed")
+    _Base = _NoVllm
 
 _FAILED_KEEP = 1 << 16  # keys remembered as failed loads (reported misses)
 
@@ -176,15 +180,16 @@ class L3CacheTier(_Base):
             raise ValueError("L3CacheTier needs \"l3cache_config\" in its secondary_tiers entry (the path of "
                              "an l3cache JSON config, or the config itself)")
         self.locality = _locality(locality)
-        self._rows, self._row_bytes = int(primary_kv_view.shape[0]), int(primary_kv_view.strides[0])
+        shape, strides = primary_kv_view.shape or (0,), primary_kv_view.strides or (0,)
+        self._rows, self._row_bytes = int(shape[0]), int(strides[0])
         self._base, length = _view_address(primary_kv_view)
         if length < self._rows * self._row_bytes:
             raise ValueError("L3CacheTier: the CPU tier's view is %d bytes for %d rows of %d"
                              % (length, self._rows, self._row_bytes))
         self._lease = float(lease_seconds)
         tenant = tenant_tag(l3cache_config)
-        self._io = AsyncStore(l3cache_config, workers=workers, max_pending=max_pending,
-                              lease_seconds=self._lease)
+        self._io: Any = AsyncStore(l3cache_config, workers=workers, max_pending=max_pending,
+                                   lease_seconds=self._lease)
         self._io.register_hosts([(self._base, self._rows * self._row_bytes)])
         self._prefix = _namespace(offloading_spec, self._row_bytes, tenant)
         self._group_ns = _group_namespace(offloading_spec, tenant)
@@ -260,7 +265,8 @@ class L3CacheTier(_Base):
         if not keys:
             self._finish(job.job_id, [])
             return
-        hints = {} if load else {"groups": [self._group(k) for k in keys], "group_objects": self._group_objects}
+        hints: Dict[str, Any] = {} if load else {"groups": [self._group(k) for k in keys],
+                                                 "group_objects": self._group_objects}
         try:
             self._io.submit("get" if load else "set", job.job_id, [self._key(k) for k in keys],
                             [self._base + r * self._row_bytes for r in rows], [self._row_bytes] * len(rows), **hints)
@@ -301,7 +307,7 @@ class L3CacheTier(_Base):
                 if self._events is not None:
                     self._events.stored(good)
             self._metrics.transferred(load, len(good) * self._row_bytes)
-            fields = {"job_id": job_id, "success": ok, "transfer_bytes": len(good) * self._row_bytes}
+            fields: Dict[str, Any] = {"job_id": job_id, "success": ok, "transfer_bytes": len(good) * self._row_bytes}
             if load and not ok and good:
                 fields["successful_keys"] = tuple(good)
             self._done.append(_job_result(fields))

@@ -25,6 +25,7 @@ from collections import deque
 from typing import Any, Callable, Deque, Dict, Iterable, List, Optional
 
 from . import L3Error
+from .feed import RemovalFeed, key_id
 
 logger = logging.getLogger(__name__)
 
@@ -43,15 +44,13 @@ class TierEvents:
 
     def __init__(self, store: Any, l3_key: Callable[[bytes], str], make_event: EventFactory,
                  events_per_step: int = 4096, reconcile_batch: int = 1024) -> None:
-        import l3cache
         self._store = store
         self._l3_key = l3_key
         self._make = make_event
         self._per_step = max(1, int(events_per_step))
         self._reconcile_batch = max(1, int(reconcile_batch))
-        self._key_id: Optional[Callable[[str], bytes]] = getattr(l3cache, "key_id", None)
-        self._feed = None
-        if self._key_id is not None and hasattr(store, "removal_feed"):
+        self._feed: Optional[RemovalFeed] = None
+        if hasattr(store, "removal_feed"):
             self._feed = store.removal_feed(start="now")
         else:
             logger.warning("l3cache tier: this l3cache has no removal feed; BlockStored events are emitted, "
@@ -75,7 +74,7 @@ class TierEvents:
             return
         if self._feed is not None:
             for k in keys:
-                kid = self._key_id(self._l3_key(k))
+                kid = key_id(self._l3_key(k))
                 self._announced[kid] = k
                 self._fresh[kid] = k
         self._out.append(self._make(keys, False))
@@ -93,6 +92,7 @@ class TierEvents:
     # ---- the feed -----------------------------------------------------------
 
     def _read_feed(self) -> None:
+        assert self._feed is not None
         removals, missed = self._feed.read(max_events=self._per_step)
         fresh = self._fresh
         if len(removals) < self._per_step:

@@ -162,8 +162,10 @@ class StoreTest(unittest.TestCase):
                 first += 16
             self.assertGreater(store.stats()["evictions"], 0)
 
+            base = host.ctypes.data
+
             def put(name, n, **hints):
-                return store.batch_put_from(["py_%s%d" % (name, i) for i in range(n)], host.ctypes.data,
+                return store.batch_put_from(["py_%s%d" % (name, i) for i in range(n)], base,
                                             offsets[:n], [PAGE] * n, **hints)
             self.assertEqual(put("plain", 4, last_is_partial=False), [True, True, False, False])
             self.assertEqual(put("whole", 4, whole=True), [False] * 4)
