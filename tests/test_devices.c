@@ -390,6 +390,9 @@ static void a_device_failing_everything_goes_offline_and_the_rest_serves(void **
     assert_true(st.device[1].io_errors > 0);
     assert_int_equal(st.device[0].io_errors, 0);
     assert_int_equal(st.objects, hits); /* its objects left the index */
+    /* ... each announced lost (its read failed, or its device), none evicted */
+    assert_int_equal(st.removals_by_reason[L3_REMOVED_LOST], NKEYS - hits);
+    assert_int_equal(st.removals_by_reason[L3_REMOVED_EVICTED], 0);
     put_batch(s, later); /* every put lands on device 0 */
     assert_int_equal(get_batch(s, later), NKEYS);
     assert_int_equal(get_batch(s, b), hits);

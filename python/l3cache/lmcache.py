@@ -163,7 +163,7 @@ class L3CacheConnector:
         self._lock = threading.Lock()
         self._next_id = 1
         # future id -> (kind, the buffers it uses, (caller's key, store key) of a set or delete)
-        self._held: Dict[int, Tuple[str, Any, List[Tuple[Any, Any]]]] = {}
+        self._held: Dict[int, Tuple[str, Any, List[Tuple[Any, Any]], List[bytes]]] = {}
         self._ready: List[CompletionTuple] = []      # completions not yet returned
         self._register_min = int(register_min_bytes)
         self._regions: List[Tuple[int, int]] = []     # registered mappings (start, length)
@@ -247,10 +247,11 @@ class L3CacheConnector:
 
     def _completion(self, c: Any) -> CompletionTuple:
         with self._lock:
-            kind, _, pairs = self._held.pop(c.id, ("", None, []))
+            kind, _, pairs, ids = self._held.pop(c.id, ("", None, [], []))
         ok, error, results = c.ok, c.error, list(c.results)
+        if kind == "set":
+            self._removals.stored(pairs, ids, results if ok else [False] * len(pairs))
         if kind == "set" and ok:
-            self._removals.stored([p for p, stored in zip(pairs, results) if stored])
             if not all(results):
                 ok = False
                 error = "%d of %d keys not stored (too big for a slab, over the write budget, or the " \
@@ -297,14 +298,16 @@ class L3CacheConnector:
             addresses = [a for a, _ in spans]
             lengths = [length for _, length in spans]
             held = views
+        ids = self._removals.submitted(store_keys) if kind == "set" else []
         with self._lock:
             fid = self._next_id
             self._next_id += 1
-            self._held[fid] = (kind, held, pairs)
+            self._held[fid] = (kind, held, pairs, ids)
         try:
             self._io.submit(kind, fid, store_keys, addresses, lengths,
                             **(_set_hints(store_keys) if kind == "set" else {}))
         except (L3Error, ValueError) as e:  # a refusal is a completion too
+            self._removals.abandoned(ids)
             with self._lock:
                 self._held.pop(fid, None)
                 self._ready.append((fid, False, str(e), [False] * n))

@@ -11,10 +11,19 @@ the connector stored, reads the feed, and holds the caller's keys that
 left until a DELETE of them is answered (True: they are gone) or they are
 stored again. A reader that fell a ring behind (``missed``) asks the store
 which of its keys it still holds instead.
+
+A SET in flight races the feed: its keys may be evicted (or an older copy
+of them removed) after the store published them and before the connector
+hears of the completion. So the keys of a SET are pending from its submit
+to its completion; a removal of a pending key read meanwhile (or any
+missed removal) makes the key suspect, and a suspect key is tracked only
+if the store still holds it when the SET completes, gone otherwise. Every
+removal up to the completion is read before its keys are tracked, so a
+removal read later is newer than the key's store.
 """
 
 import threading
-from typing import Dict, Hashable, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Hashable, List, Optional, Sequence, Set, Tuple, Union
 
 from . import Store
 from .feed import RemovalFeed, key_id
@@ -25,6 +34,7 @@ __all__ = ["RemovalTracker"]
 
 _READ = 256      # removals read at a time (the feed's ring holds tens of thousands)
 _EXISTS = 4096   # keys asked at a time when resyncing
+_GONE_KEEP = 1 << 20  # keys gone and unanswered kept at most (the oldest forgotten: LMCache never asked)
 
 
 class RemovalTracker:
@@ -41,15 +51,43 @@ class RemovalTracker:
         self._lock = threading.Lock()
         self._tracked: Dict[bytes, Tuple[Hashable, StoreKey]] = {}  # key id -> (caller's key, store key)
         self._gone: Dict[Hashable, None] = {}  # caller's keys that left, oldest first
+        self._pending: Dict[bytes, int] = {}   # key ids of SETs in flight -> how many
+        self._suspect: Set[bytes] = set()      # of them, removed (or maybe) while in flight
         self.resyncs = 0
 
-    def stored(self, pairs: Sequence[Tuple[Hashable, StoreKey]]) -> None:
-        """``(caller's key, store key)`` of keys just stored: tracked from
-        now on (and no longer gone, if they had left before)."""
+    def submitted(self, store_keys: Sequence[StoreKey]) -> List[bytes]:
+        """A SET of `store_keys` is about to be submitted: they are pending
+        until ``stored`` (or ``abandoned``). Returns their key ids."""
+        ids = [key_id(k) for k in store_keys]
         with self._lock:
-            for caller, store_key in pairs:
-                self._tracked[key_id(store_key)] = (caller, store_key)
-                self._gone.pop(caller, None)
+            for kid in ids:
+                self._pending[kid] = self._pending.get(kid, 0) + 1
+        return ids
+
+    def abandoned(self, ids: Sequence[bytes]) -> None:
+        """A SET that was never submitted: its keys are no longer pending."""
+        with self._lock:
+            self._release_locked(ids)
+
+    def stored(self, pairs: Sequence[Tuple[Hashable, StoreKey]], ids: Sequence[bytes],
+               results: Sequence[bool]) -> None:
+        """A SET of ``(caller's key, store key)`` pairs (their key ids from
+        ``submitted``) completed with `results`: the stored keys are tracked
+        from now on (and no longer gone, if they had left before), unless a
+        removal raced the SET and the store no longer holds them."""
+        with self._lock:
+            self._poll_locked()
+            suspect = self._release_locked(ids)
+            doubt = [i for i, (kid, ok) in enumerate(zip(ids, results)) if ok and kid in suspect]
+            held = dict(zip(doubt, self._store.batch_exists([pairs[i][1] for i in doubt]))) if doubt else {}
+            for i, ((caller, store_key), kid, ok) in enumerate(zip(pairs, ids, results)):
+                if not ok:
+                    continue
+                if held.get(i, True):
+                    self._tracked[kid] = (caller, store_key)
+                    self._gone.pop(caller, None)
+                else:
+                    self._gone[caller] = None
 
     def poll(self) -> None:
         """Read the feed: the tracked keys that left become gone."""
@@ -83,19 +121,38 @@ class RemovalTracker:
             return {"tracked_keys": len(self._tracked), "removed_unanswered": len(self._gone),
                     "feed_resyncs": self.resyncs}
 
+    def _release_locked(self, ids: Sequence[bytes]) -> Set[bytes]:
+        """Keys of a SET no longer pending; which of them were suspect."""
+        suspect = set()
+        for kid in ids:
+            if kid in self._suspect:
+                suspect.add(kid)
+            n = self._pending.get(kid, 0)
+            if n > 1:
+                self._pending[kid] = n - 1
+            else:
+                self._pending.pop(kid, None)
+                self._suspect.discard(kid)
+        return suspect
+
     def _poll_locked(self) -> None:
         missed = 0
         while True:
             events, m = self._feed.read(_READ)
             missed += m
             for removal in events:
+                if removal.key_id in self._pending:
+                    self._suspect.add(removal.key_id)
                 entry = self._tracked.pop(removal.key_id, None)
                 if entry is not None:
                     self._gone[entry[0]] = None
             if len(events) < _READ:
                 break
         if missed:
+            self._suspect.update(self._pending)
             self._resync_locked()
+        while len(self._gone) > _GONE_KEEP:
+            del self._gone[next(iter(self._gone))]
 
     def _resync_locked(self) -> None:
         """Removals were missed: ask the store which tracked keys it holds."""

@@ -585,6 +585,11 @@ class L3CacheHiCacheStorage(_Base):
             return [False] * len(keys)
         return self._guarded(lambda: self._io(True, pool, keys, host_indices), len(keys), "keep")
 
+    def store_key(self, key: str) -> str:
+        """The key l3cache stores SGLang's KV page `key` under (its pool's
+        namespace and the key): what the removal feed names by identity."""
+        return self._need_anchor().prefix + key
+
     def removal_feed(self, start: str = "now") -> Any:
         """A reader of the store's removal feed (Store.removal_feed)."""
         return self._store.removal_feed(start)

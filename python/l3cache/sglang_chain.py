@@ -133,7 +133,8 @@ class ChainedHiCacheStorage(StorageBase):
             except Exception as e:  # a library without the feed: reads still find lost pages
                 logger.warning("l3cache: no removal feed (%s); write-back finds evicted pages when it reads", e)
                 feed = None
-            self._write_back = WriteBack(self._read_local, self._write_next_values, feed, self._queue_pages)
+            self._write_back = WriteBack(self._read_local, self._write_next_values, feed, self._queue_pages,
+                                         store_key=self.local.store_key)
 
     def register_mem_host_pool_v2(self, host_pool: Any, host_pool_name: Any) -> None:
         """Take one of a hybrid model's pools, in both tiers."""

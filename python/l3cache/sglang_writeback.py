@@ -41,18 +41,20 @@ class WriteBack:
     ``read(keys) -> list`` reads pages from l3cache by value (a tensor or
     None per key); ``write(keys, tensors) -> bool`` writes them to the next
     backend; ``feed`` is a reader of the l3cache store's removal feed (or
-    None)."""
+    None); ``store_key(key)`` is the key l3cache stores a page under (the
+    feed names that key's identity)."""
 
     def __init__(self, read: Callable[[List[str]], List[Any]], write: Callable[[List[str], List[Any]], bool],
-                 feed: Any = None, capacity: int = 4096) -> None:
-        self._read, self._write, self._feed = read, write, feed
+                 feed: Any = None, capacity: int = 4096, store_key: Callable[[str], str] = str) -> None:
+        self._read, self._write, self._feed, self._store_key = read, write, feed, store_key
         self.capacity = max(1, int(capacity))
         self._queue: "collections.OrderedDict[bytes, str]" = collections.OrderedDict()  # key_id -> key
         self._cv = threading.Condition()
         self._busy = 0  # pages taken off the queue, not yet counted
         self._paused = False
         self._stop = False
-        self.counts: Dict[str, int] = {"queued": 0, "written": 0, "lost": 0, "dropped": 0, "failed": 0}
+        self.counts: Dict[str, int] = {"queued": 0, "written": 0, "lost": 0, "dropped": 0, "failed": 0,
+                                       "lost_by_feed": 0}  # of lost: known from the feed before a read
         self._thread = threading.Thread(target=self._run, name="l3cache-write-back", daemon=True)
         self._thread.start()
 
@@ -60,7 +62,7 @@ class WriteBack:
         """Queue pages l3cache has just stored."""
         with self._cv:
             for key in keys:
-                kid = key_id(key)
+                kid = key_id(self._store_key(key))
                 if kid in self._queue:
                     continue
                 if len(self._queue) >= self.capacity:
@@ -126,6 +128,7 @@ class WriteBack:
             for event in events:
                 if self._queue.pop(event.key_id, None) is not None:
                     self.counts["lost"] += 1
+                    self.counts["lost_by_feed"] += 1
             self._cv.notify_all()
 
     def _take(self) -> Optional[List[str]]:

@@ -267,6 +267,8 @@ class L3CacheTier(_Base):
             return
         hints: Dict[str, Any] = {} if load else {"groups": [self._group(k) for k in keys],
                                                  "group_objects": self._group_objects}
+        if not load and self._events is not None:
+            self._events.submitted(keys)
         try:
             self._io.submit("get" if load else "set", job.job_id, [self._key(k) for k in keys],
                             [self._base + r * self._row_bytes for r in rows], [self._row_bytes] * len(rows), **hints)
@@ -305,7 +307,7 @@ class L3CacheTier(_Base):
                     self._failed.pop(k, None)
                     self._lookups.set(k, True)
                 if self._events is not None:
-                    self._events.stored(good)
+                    self._events.stored(good, keys)
             self._metrics.transferred(load, len(good) * self._row_bytes)
             fields: Dict[str, Any] = {"job_id": job_id, "success": ok, "transfer_bytes": len(good) * self._row_bytes}
             if load and not ok and good:

@@ -15,6 +15,12 @@ else is ignored. A reader that fell behind the feed's ring (``missed`` >
 which announced blocks still exist, a bounded batch per call, and
 announces the rest removed.
 
+A store job races the feed: its blocks may be evicted after the store
+published them and before the tier collects the job. So a store job's
+blocks are pending from its submit to its collection; a removal of a
+pending block read meanwhile (or any missed removal) makes it suspect, and
+a suspect block is announced only if the store still holds it then.
+
 Every call does bounded work (the scheduler thread calls ``take`` once a
 step): at most ``events_per_step`` removals read from the feed, and at
 most ``reconcile_batch`` announced blocks checked while a reconcile runs.
@@ -22,7 +28,7 @@ most ``reconcile_batch`` announced blocks checked while a reconcile runs.
 
 import logging
 from collections import deque
-from typing import Any, Callable, Deque, Dict, Iterable, List, Optional
+from typing import Any, Callable, Deque, Dict, Iterable, List, Optional, Set
 
 from . import L3Error
 from .feed import RemovalFeed, key_id
@@ -59,6 +65,8 @@ class TierEvents:
         self._fresh: Dict[bytes, bytes] = {}      # of them, announced since the feed was last read whole
         self._out: List[Any] = []                 # events not yet taken
         self._reconcile: Deque[bytes] = deque()   # key ids still to check after a miss
+        self._pending: Dict[bytes, int] = {}      # key ids of store jobs in flight -> how many
+        self._suspect: Set[bytes] = set()         # of them, removed (or maybe) while in flight
         self.missed = 0                           # removals the feed overwrote before they were read
         self.reconciled = 0                       # blocks a reconcile found gone
 
@@ -67,9 +75,27 @@ class TierEvents:
         """Blocks announced stored and not (yet) announced removed."""
         return len(self._announced)
 
-    def stored(self, keys: Iterable[bytes]) -> None:
-        """Announce the blocks a store job wrote (the store holds them now)."""
+    def submitted(self, keys: Iterable[bytes]) -> None:
+        """A store job of `keys` is about to be submitted: pending until its
+        ``stored`` call."""
+        if self._feed is None:
+            return
+        for k in keys:
+            kid = key_id(self._l3_key(k))
+            self._pending[kid] = self._pending.get(kid, 0) + 1
+
+    def stored(self, keys: Iterable[bytes], job_keys: Optional[Iterable[bytes]] = None) -> None:
+        """Announce the blocks a store job wrote (`keys`; `job_keys`: all the
+        job's, as ``submitted`` named them): those a removal raced are
+        announced only if the store still holds them."""
         keys = list(keys)
+        if self._feed is not None:
+            suspect = self._release(keys if job_keys is None else job_keys)
+            doubt = [k for k in keys if key_id(self._l3_key(k)) in suspect]
+            if doubt:
+                held = self._store.batch_exists([self._l3_key(k) for k in doubt])
+                lost = {k for k, there in zip(doubt, held) if not there}
+                keys = [k for k in keys if k not in lost]
         if not keys:
             return
         if self._feed is not None:
@@ -91,6 +117,21 @@ class TierEvents:
 
     # ---- the feed -----------------------------------------------------------
 
+    def _release(self, job_keys: Iterable[bytes]) -> Set[bytes]:
+        """A store job's blocks are no longer pending; which were suspect."""
+        suspect = set()
+        for k in job_keys:
+            kid = key_id(self._l3_key(k))
+            if kid in self._suspect:
+                suspect.add(kid)
+            n = self._pending.get(kid, 0)
+            if n > 1:
+                self._pending[kid] = n - 1
+            else:
+                self._pending.pop(kid, None)
+                self._suspect.discard(kid)
+        return suspect
+
     def _read_feed(self) -> None:
         assert self._feed is not None
         removals, missed = self._feed.read(max_events=self._per_step)
@@ -103,6 +144,8 @@ class TierEvents:
         gone: List[bytes] = []
         check: Dict[bytes, bytes] = {}
         for r in removals:
+            if r.key_id in self._pending:
+                self._suspect.add(r.key_id)
             k = self._announced.get(r.key_id)
             if k is None:
                 continue
@@ -116,6 +159,7 @@ class TierEvents:
         if check:
             gone += self._gone(check)
         if missed:
+            self._suspect.update(self._pending)
             self.missed += missed
             logger.warning("l3cache tier: %d removals left the feed unread; checking the %d announced blocks",
                            missed, len(self._announced))

@@ -133,6 +133,7 @@ class ChainedBackendTest(Base):
         self.assertTrue(a.backend.flush(60))
         stats = a.backend.chain_stats()
         self.assertGreater(stats["write_back_lost"], 0)
+        self.assertGreater(stats["write_back_lost_by_feed"], 0)  # told by the feed, not found by a read
         self.assertEqual(stats["write_back_written"] + stats["write_back_lost"] + stats["write_back_dropped"]
                          + stats["write_back_failed"], written)
         self.assertEqual(len([n for n in os.listdir(self.shared) if n.endswith(".bin")]), stats["write_back_written"])

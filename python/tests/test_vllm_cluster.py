@@ -214,6 +214,31 @@ class KVEventsTest(ClusterTest):
         self.assertEqual(d.tier._events._feed.read(), ([], 0))
         self.assert_view_is_the_store(d, events, 300)
 
+    def test_a_block_evicted_before_its_job_is_collected_is_never_announced_held(self):
+        # One job of 400 blocks into a 16 MiB store evicts its own first
+        # blocks while it runs; the router's events are taken (as vLLM takes
+        # them after each forward pass) while the job is in flight and
+        # before it is collected.
+        d = self.deployment(cpu_rows=400, events=True, tier={"capacity": "16MiB"})
+        keys = [key(i) for i in range(400)]
+        ctx = d.request()
+        out = d.mgr.prepare_store(keys, ctx)
+        for k, row in zip(out.keys_to_store, out.store_spec.chunk_ids):
+            d.rows[row] = pattern(keys.index(k))
+        d.mgr.complete_store(keys, ctx, True)
+        d.mgr.on_request_finished(ctx)
+        step(d.mgr)  # submitted
+        events, deadline = [], time.time() + 30
+        while d.tier._io.store.stats()["removals"] < 100 and time.time() < deadline:
+            events += self.router(d)
+            time.sleep(0.001)
+        events += self.router(d)  # the removals read while the job is not collected
+        self.assertGreater(d.tier._io.store.stats()["removals"], 100)
+        settle(d.mgr)
+        for _ in range(3):
+            events += self.router(d)
+        self.assert_view_is_the_store(d, events, 400)
+
     def test_each_call_reads_a_bounded_number_of_removals(self):
         d = self.deployment(events=True, tier={"capacity": "16MiB", "events_per_step": 8})
         events = self.store_in_steps(d, 300, take=False)

@@ -103,6 +103,15 @@ static void standby_unlink(l3_slabstore *s, uint32_t v)
     }
 }
 
+/* Why a slab's objects leave as it is emptied: its device failed (lost),
+ * or its room is wanted (evicted). */
+static uint32_t evict_reason(l3_slabstore *s, uint32_t v)
+{
+    uint32_t failed = atomic_load(&s->sh->failed_mask);
+    bool gone = s->slabs[v].state == S_OFFLINE || (failed & (1u << l3_slab_device(&s->geo, v)));
+    return gone ? L3_REMOVED_LOST : L3_REMOVED_EVICTED;
+}
+
 void l3_alloc_evict(l3_slabstore *s, uint32_t v)
 {
     slab_info *sl = &s->slabs[v];
@@ -113,6 +122,7 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
      * mid-update may have left off by one). */
     uint32_t *groups = l3_slab_slot_groups(s, v);
     uint64_t seq = atomic_load(&s->sh->seq);
+    uint32_t reason = evict_reason(s, v);
     for (uint32_t k = 0; k < sl->next_slot && k < sl->nslots; k++) {
         if (!ids[k])
             continue;
@@ -121,7 +131,7 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
         if (g && !l3_group_dead_for(g, e->seq))
             l3_group_set_dead(g, seq); /* every older member goes as it is found */
         if (e) {
-            l3_entry_remove(s, e, sl->state == S_OFFLINE ? L3_REMOVED_LOST : L3_REMOVED_EVICTED);
+            l3_entry_remove(s, e, reason);
             dropped++;
         }
         ids[k] = 0;
