@@ -192,8 +192,10 @@ void l3_entries_repair(l3_slabstore *s)
         if (e->hash && entry_fits(s, e)) {
             groups[k] = l3_slab_slot_groups(s, e->slab)[e->slot];
             keep[k++] = *e;
-        } else
-            dropped += e->hash != 0;
+        } else if (e->hash) {
+            l3_feed_announce(&s->feed, entry_id(e), L3_REMOVED_EVICTED); /* its slab moved on */
+            dropped++;
+        }
     }
     l3_entries_clear(s);
     for (size_t j = 0; j < k; j++) {
@@ -205,8 +207,10 @@ void l3_entries_repair(l3_slabstore *s)
         }
         if (old)
             l3_entry_unpublish(s, old), dropped++;
-        if (!l3_entry_publish_grouped(s, &keep[j], groups[j]))
+        if (!l3_entry_publish_grouped(s, &keep[j], groups[j])) {
+            l3_feed_announce(&s->feed, entry_id(&keep[j]), L3_REMOVED_EVICTED); /* (the index is full) */
             dropped++;
+        }
     }
     free(keep);
     free(groups);
