@@ -48,6 +48,7 @@ l3_slabstore *slab_mem_new(uint32_t num_slabs, uint64_t slab_size, uint64_t max_
     s->slot_groups = v.slot_groups;
     s->ghost = (l3_ghost){ .head = &sh->admit.ghost, .words = v.ghost };
     s->shadows = v.shadows;
+    s->feed = (l3_feed){ .head = &sh->feed, .slots = v.feed };
     s->groups = (l3_groups){ .meta = &sh->admit.groups, .table = v.groups };
     s->table = v.table;
     s->journal = v.journal;

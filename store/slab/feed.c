@@ -5,8 +5,8 @@
 
 uint64_t l3_feed_slots_for(uint64_t max_objects)
 {
-    uint64_t want = max_objects / 8, n = 1ull << 16;
-    while (n < want && n < (1ull << 18))
+    uint64_t want = max_objects / 32, n = 1ull << 14;
+    while (n < want && n < (1ull << 17))
         n <<= 1;
     return n;
 }

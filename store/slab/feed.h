@@ -54,7 +54,7 @@ typedef struct l3_feed_item {
 } l3_feed_item;
 
 /* The slots of a store's feed sized for `max_objects`: a power of two,
- * an eighth of the objects, within 2^16 and 2^18 (2 to 8 MiB). */
+ * a thirty-second of the objects, within 2^14 and 2^17 (512 KiB to 4 MiB). */
 uint64_t l3_feed_slots_for(uint64_t max_objects);
 
 /* Bytes of a feed's slots. */
