@@ -46,10 +46,7 @@ request's ``cache_salt`` into its first block's hash, so two tenants
 never share one.
 """
 
-import hashlib
-import json
 import logging
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -58,6 +55,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 from . import AsyncStore, L3Error, group_id
 from .keys import tenant_tag
 from .vllm_events import TierEvents
+from .vllm_naming import group_namespace, namespace
 from .vllm_lookup import Lookups
 from .vllm_metrics import TierMetrics, metric_definitions
 
@@ -97,52 +95,6 @@ else:
     _Base = _NoVllm
 
 _FAILED_KEEP = 1 << 16  # keys remembered as failed loads (reported misses)
-
-
-def _clean(text: Any) -> str:
-    return re.sub(r"[^A-Za-z0-9.+-]", "-", str(text))
-
-
-def _deployment(spec: Any, with_rank: bool, tenant: str = "") -> Dict[str, Any]:
-    """What every block of a deployment shares: model, dtype, chunk
-    geometry, the parallel layout (with this process's rank, or not) and
-    the tenant tag (left out when there is none: the keys stay as before)."""
-    config = spec.config
-    par = config.parallel
-    agnostic = bool(getattr(par, "is_parallelism_agnostic", False) or getattr(spec, "replicated_layout", False))
-    layout = [par.tp_size, par.pp_size, getattr(par, "pcp_size", 1), getattr(par, "dcp_size", 1), par.world_size]
-    fields = {
-        "model": config.model.name, "dtype": str(config.model.dtype),
-        "tokens_per_hash": config.cache.tokens_per_hash, "blocks_per_chunk": config.cache.blocks_per_chunk,
-        "parallel": None if agnostic else layout + ([par.rank] if with_rank else []),
-        "engine": "vllm",
-    }
-    if tenant:
-        fields["tenant"] = tenant
-    return fields
-
-
-def _digest(fields: Dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def _namespace(spec: Any, row_bytes: int, tenant: str = "") -> str:
-    """The prefix of this deployment's objects: model and a digest of
-    everything that decides a row's bytes, and the deployment's tenant tag."""
-    fields = _deployment(spec, with_rank=True, tenant=tenant)
-    fields.update({
-        "groups": [[g.tokens_per_block, list(g.layer_names)] for g in spec.config.groups],
-        "replicated_layout": bool(getattr(spec, "replicated_layout", False)),
-        "row_bytes": row_bytes,
-    })
-    return "vllm-%s-%s_" % (_clean(spec.config.model.name)[:80], _digest(fields)[:16])
-
-
-def _group_namespace(spec: Any, tenant: str = "") -> str:
-    """What names a block alike for every rank and KV group of a
-    deployment: _namespace's fields without the rank, the groups' layers
-    and the row size (a block's group ids are this and its hash)."""
-    return "vllm-group-%s_" % _digest(_deployment(spec, with_rank=False, tenant=tenant))[:16]
 
 
 def _view_address(view: memoryview) -> Tuple[int, int]:
@@ -191,8 +143,8 @@ class L3CacheTier(_Base):
         self._io: Any = AsyncStore(l3cache_config, workers=workers, max_pending=max_pending,
                                    lease_seconds=self._lease)
         self._io.register_hosts([(self._base, self._rows * self._row_bytes)])
-        self._prefix = _namespace(offloading_spec, self._row_bytes, tenant)
-        self._group_ns = _group_namespace(offloading_spec, tenant)
+        self._prefix = namespace(offloading_spec, self._row_bytes, tenant)
+        self._group_ns = group_namespace(offloading_spec, tenant)
         # A block's objects: one per KV group. The tier runs on the scheduler
         # (OffloadingParallelConfig.rank is 0 there) and a row holds every
         # worker's shard, so no other rank stores the block. 1 means each

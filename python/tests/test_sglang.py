@@ -93,7 +93,7 @@ class DenseModelTest(Base):
     def test_the_factory_loads_a_subclass_of_the_real_interface(self):
         pool = MHATokenToKVPoolHost()
         b = self.backend(pool)
-        self.assertEqual(type(b).__module__, "l3cache.sglang")
+        self.assertEqual(type(b).__module__, "l3cache.sglang.backend")
         self.assertTrue(issubclass(type(b), HiCacheStorage))
         self.assertIs(b.mem_pool_host, pool)
 
@@ -317,7 +317,7 @@ class MetricsTest(Base):
             b.batch_get_v1(["m0"], pool.slots([9]))
         c.check_hicache_events()  # never calls get_stats with metrics off
         self.assertIsNone(b.get_stats())
-        self.assertEqual(sum(len(v) for v in b._metrics.values()), 0)
+        self.assertEqual(b._samples.count(), 0)
 
     def test_with_metrics_on_and_nobody_reading_the_samples_are_bounded(self):
         pool = MHATokenToKVPoolHost()
@@ -514,7 +514,7 @@ class HybridModelTest(Base):
             real = b._settle_pending
 
             def spy(keys, ok):
-                calls.append((len(keys), len(b._pending)))
+                calls.append((len(keys), b._states.held()))
                 real(keys, ok)
 
             b._settle_pending = spy
@@ -522,7 +522,7 @@ class HybridModelTest(Base):
                                  hit_policy=PoolHitPolicy.TRAILING_PAGES)
             self.assertEqual(c.page_backup(hashes, kv.slots(range(130)), [state])[0], 130 * kv.page_size)
             self.assertEqual(calls, [(128, 1), (2, 1)])  # held through the first call, written after the second
-            self.assertEqual(b._pending, [])
+            self.assertEqual(b._states.held(), 0)
             self.assertTrue(b._store.batch_exists(b._pools["mamba"].keys([hashes[-1]]))[0])
             self.assertEqual(b.states_dropped, 0)
 

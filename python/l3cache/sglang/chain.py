@@ -21,7 +21,7 @@ same pools.
   Host slots and then stored in l3cache (kept: the next read is local).
 - Writes: ``write_through`` (default) stores in both within the backup
   call; ``write_back`` stores in l3cache and copies the pages to the next
-  backend later, from l3cache (sglang_writeback says what that
+  backend later, from l3cache (writeback says what that
   guarantees). A hybrid model's other pools are written through.
 - Keys in the next backend are SGLang's, with the deployment's tenant tag
   folded in (keys.salted) when the l3cache config sets one.
@@ -34,9 +34,10 @@ import logging
 import threading
 from typing import Any, Dict, List, Optional
 
-from .keys import salted, tenant_tag
-from .sglang import L3CacheHiCacheStorage, StorageBase
-from .sglang_writeback import WriteBack
+from ..keys import salted, tenant_tag
+from .backend import L3CacheHiCacheStorage
+from .common import Base as StorageBase
+from .writeback import WriteBack
 
 logger = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from . import key_id
+from ..feed import key_id
 
 logger = logging.getLogger(__name__)
 
