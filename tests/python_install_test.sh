@@ -29,7 +29,7 @@ with l3cache.Store({"store": {"path": os.path.join(work, "t.l3"), "capacity": "6
     assert store.batch_put_from(["page"], pool.address, [0], [65536]) == [True]
     assert store.batch_get_into(["page"], pool.address, [65536], [65536]) == [True]
     assert (pool.array[65536:131072] == 7).all()
-for adapter in ("l3cache.sglang", "l3cache.lmcache", "l3cache.vllm"):
+for adapter in ("l3cache.sglang", "l3cache.sglang.chain", "l3cache.lmcache", "l3cache.vllm"):  # (lmcache_plugin: inside LMCache)
     __import__(adapter)
 print("python_install_test: ok,", lib)
 PY
