@@ -11,12 +11,12 @@ for the keys it cares about.
 """
 
 import ctypes
-from typing import Callable, Dict, List, NamedTuple, Tuple, Union
+from typing import Callable, Dict, Iterable, List, NamedTuple, Set, Tuple, Union
 
 from ._ffi import KEY_ID_BYTES, load
 from ._ffi import Removal as _CRemoval
 
-__all__ = ["Removal", "RemovalFeed", "key_id"]
+__all__ = ["InFlight", "Removal", "RemovalFeed", "key_id"]
 
 
 class Removal(NamedTuple):
@@ -79,3 +79,47 @@ class RemovalFeed:
         self.missed += missed.value
         return [Removal(out[i].seq, bytes(out[i].key_id), _reason(out[i].reason))
                 for i in range(n)], missed.value
+
+
+class InFlight:
+    """Keys of puts in flight, by identity, and which of them a removal
+    may have raced: a put completes in the store before its caller hears
+    of it, so a removal read meanwhile (or a removal missed) may be of the
+    new object. A reader tracking what the store holds marks keys pending
+    at submit (``add``), tells this of every removal it reads (``removed``)
+    and of every miss (``missed``), and at completion takes the keys back
+    (``release``): a suspect key must be asked of the store. Not
+    thread-safe: the caller's lock."""
+
+    def __init__(self) -> None:
+        self._pending: Dict[bytes, int] = {}  # key id -> puts in flight
+        self._suspect: Set[bytes] = set()
+
+    def add(self, ids: Iterable[bytes]) -> None:
+        """Puts of these key ids are in flight."""
+        for kid in ids:
+            self._pending[kid] = self._pending.get(kid, 0) + 1
+
+    def removed(self, kid: bytes) -> None:
+        """A removal of `kid` was read: suspect if a put of it is in flight."""
+        if kid in self._pending:
+            self._suspect.add(kid)
+
+    def missed(self) -> None:
+        """Removals were missed: every key in flight is suspect."""
+        self._suspect.update(self._pending)
+
+    def release(self, ids: Iterable[bytes]) -> Set[bytes]:
+        """Puts of these key ids completed (or were never submitted): which
+        of them were suspect."""
+        suspect = set()
+        for kid in ids:
+            if kid in self._suspect:
+                suspect.add(kid)
+            n = self._pending.get(kid, 0)
+            if n > 1:
+                self._pending[kid] = n - 1
+            else:
+                self._pending.pop(kid, None)
+                self._suspect.discard(kid)
+        return suspect

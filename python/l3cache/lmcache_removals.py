@@ -23,10 +23,10 @@ removal read later is newer than the key's store.
 """
 
 import threading
-from typing import Dict, Hashable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple, Union
 
 from . import Store
-from .feed import RemovalFeed, key_id
+from .feed import InFlight, RemovalFeed, key_id
 
 StoreKey = Union[str, bytes]  # a key as the store names it
 
@@ -51,8 +51,7 @@ class RemovalTracker:
         self._lock = threading.Lock()
         self._tracked: Dict[bytes, Tuple[Hashable, StoreKey]] = {}  # key id -> (caller's key, store key)
         self._gone: Dict[Hashable, None] = {}  # caller's keys that left, oldest first
-        self._pending: Dict[bytes, int] = {}   # key ids of SETs in flight -> how many
-        self._suspect: Set[bytes] = set()      # of them, removed (or maybe) while in flight
+        self._in_flight = InFlight()           # key ids of SETs in flight, and those a removal raced
         self.resyncs = 0
 
     def submitted(self, store_keys: Sequence[StoreKey]) -> List[bytes]:
@@ -60,14 +59,13 @@ class RemovalTracker:
         until ``stored`` (or ``abandoned``). Returns their key ids."""
         ids = [key_id(k) for k in store_keys]
         with self._lock:
-            for kid in ids:
-                self._pending[kid] = self._pending.get(kid, 0) + 1
+            self._in_flight.add(ids)
         return ids
 
     def abandoned(self, ids: Sequence[bytes]) -> None:
         """A SET that was never submitted: its keys are no longer pending."""
         with self._lock:
-            self._release_locked(ids)
+            self._in_flight.release(ids)
 
     def stored(self, pairs: Sequence[Tuple[Hashable, StoreKey]], ids: Sequence[bytes],
                results: Sequence[bool]) -> None:
@@ -77,7 +75,7 @@ class RemovalTracker:
         removal raced the SET and the store no longer holds them."""
         with self._lock:
             self._poll_locked()
-            suspect = self._release_locked(ids)
+            suspect = self._in_flight.release(ids)
             doubt = [i for i, (kid, ok) in enumerate(zip(ids, results)) if ok and kid in suspect]
             held = dict(zip(doubt, self._store.batch_exists([pairs[i][1] for i in doubt]))) if doubt else {}
             for i, ((caller, store_key), kid, ok) in enumerate(zip(pairs, ids, results)):
@@ -121,35 +119,20 @@ class RemovalTracker:
             return {"tracked_keys": len(self._tracked), "removed_unanswered": len(self._gone),
                     "feed_resyncs": self.resyncs}
 
-    def _release_locked(self, ids: Sequence[bytes]) -> Set[bytes]:
-        """Keys of a SET no longer pending; which of them were suspect."""
-        suspect = set()
-        for kid in ids:
-            if kid in self._suspect:
-                suspect.add(kid)
-            n = self._pending.get(kid, 0)
-            if n > 1:
-                self._pending[kid] = n - 1
-            else:
-                self._pending.pop(kid, None)
-                self._suspect.discard(kid)
-        return suspect
-
     def _poll_locked(self) -> None:
         missed = 0
         while True:
             events, m = self._feed.read(_READ)
             missed += m
             for removal in events:
-                if removal.key_id in self._pending:
-                    self._suspect.add(removal.key_id)
+                self._in_flight.removed(removal.key_id)
                 entry = self._tracked.pop(removal.key_id, None)
                 if entry is not None:
                     self._gone[entry[0]] = None
             if len(events) < _READ:
                 break
         if missed:
-            self._suspect.update(self._pending)
+            self._in_flight.missed()
             self._resync_locked()
         while len(self._gone) > _GONE_KEEP:
             del self._gone[next(iter(self._gone))]

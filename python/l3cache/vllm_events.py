@@ -28,10 +28,10 @@ most ``reconcile_batch`` announced blocks checked while a reconcile runs.
 
 import logging
 from collections import deque
-from typing import Any, Callable, Deque, Dict, Iterable, List, Optional, Set
+from typing import Any, Callable, Deque, Dict, Iterable, List, Optional
 
 from . import L3Error
-from .feed import RemovalFeed, key_id
+from .feed import InFlight, RemovalFeed, key_id
 
 logger = logging.getLogger(__name__)
 
@@ -65,8 +65,7 @@ class TierEvents:
         self._fresh: Dict[bytes, bytes] = {}      # of them, announced since the feed was last read whole
         self._out: List[Any] = []                 # events not yet taken
         self._reconcile: Deque[bytes] = deque()   # key ids still to check after a miss
-        self._pending: Dict[bytes, int] = {}      # key ids of store jobs in flight -> how many
-        self._suspect: Set[bytes] = set()         # of them, removed (or maybe) while in flight
+        self._in_flight = InFlight()              # key ids of store jobs in flight, and those a removal raced
         self.missed = 0                           # removals the feed overwrote before they were read
         self.reconciled = 0                       # blocks a reconcile found gone
 
@@ -80,9 +79,7 @@ class TierEvents:
         ``stored`` call."""
         if self._feed is None:
             return
-        for k in keys:
-            kid = key_id(self._l3_key(k))
-            self._pending[kid] = self._pending.get(kid, 0) + 1
+        self._in_flight.add(key_id(self._l3_key(k)) for k in keys)
 
     def stored(self, keys: Iterable[bytes], job_keys: Optional[Iterable[bytes]] = None) -> None:
         """Announce the blocks a store job wrote (`keys`; `job_keys`: all the
@@ -90,7 +87,7 @@ class TierEvents:
         announced only if the store still holds them."""
         keys = list(keys)
         if self._feed is not None:
-            suspect = self._release(keys if job_keys is None else job_keys)
+            suspect = self._in_flight.release(key_id(self._l3_key(k)) for k in (keys if job_keys is None else job_keys))
             doubt = [k for k in keys if key_id(self._l3_key(k)) in suspect]
             if doubt:
                 held = self._store.batch_exists([self._l3_key(k) for k in doubt])
@@ -117,21 +114,6 @@ class TierEvents:
 
     # ---- the feed -----------------------------------------------------------
 
-    def _release(self, job_keys: Iterable[bytes]) -> Set[bytes]:
-        """A store job's blocks are no longer pending; which were suspect."""
-        suspect = set()
-        for k in job_keys:
-            kid = key_id(self._l3_key(k))
-            if kid in self._suspect:
-                suspect.add(kid)
-            n = self._pending.get(kid, 0)
-            if n > 1:
-                self._pending[kid] = n - 1
-            else:
-                self._pending.pop(kid, None)
-                self._suspect.discard(kid)
-        return suspect
-
     def _read_feed(self) -> None:
         assert self._feed is not None
         removals, missed = self._feed.read(max_events=self._per_step)
@@ -144,8 +126,7 @@ class TierEvents:
         gone: List[bytes] = []
         check: Dict[bytes, bytes] = {}
         for r in removals:
-            if r.key_id in self._pending:
-                self._suspect.add(r.key_id)
+            self._in_flight.removed(r.key_id)
             k = self._announced.get(r.key_id)
             if k is None:
                 continue
@@ -159,7 +140,7 @@ class TierEvents:
         if check:
             gone += self._gone(check)
         if missed:
-            self._suspect.update(self._pending)
+            self._in_flight.missed()
             self.missed += missed
             logger.warning("l3cache tier: %d removals left the feed unread; checking the %d announced blocks",
                            missed, len(self._announced))
