@@ -6,6 +6,7 @@ GPU-to-CPU store, lookups that start promotions, batched loads at the end
 of a step, completions polled once a step, reset_cache and shutdown; a
 block's objects (KV groups, ranks) stored as one page group."""
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -118,7 +119,10 @@ class Deployment:
         return self.rows[self.mgr.primary_tier.row_of(k)]
 
 
-class VLLMTierTest(unittest.TestCase):
+class TierFixture(unittest.TestCase):
+    """A directory with a store path, and the deployments a test made
+    (shut down after it)."""
+
     def setUp(self):
         self.dir = tempfile.mkdtemp(dir=TEST_DIR, prefix="vllm")
         self.store = os.path.join(self.dir, "kv.l3")
@@ -130,14 +134,15 @@ class VLLMTierTest(unittest.TestCase):
                 d.mgr.shutdown()
             except Exception:  # noqa: BLE001 - already shut down
                 pass
-        for name in os.listdir(self.dir):
-            os.unlink(os.path.join(self.dir, name))
-        os.rmdir(self.dir)
+        shutil.rmtree(self.dir)
 
-    def deployment(self, **kw):
-        d = Deployment(self.store, **kw)
+    def deployment(self, store=None, **kw):
+        d = Deployment(store or self.store, **kw)
         self.deployments.append(d)
         return d
+
+
+class VLLMTierTest(TierFixture):
 
     def test_the_tier_loads_by_module_path_and_refuses_what_it_does_not_know(self):
         d = self.deployment()

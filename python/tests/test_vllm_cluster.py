@@ -8,7 +8,6 @@ that never hold the scheduler thread for a large request, l3cache in
 front of vLLM's own file-system tier on a shared directory, and tenants
 (vLLM's cache_salt, l3cache's deployment_id)."""
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -17,7 +16,7 @@ import unittest
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_vllm import ROW, Deployment, key, pattern, settle, step, tier_entry  # noqa: E402
+from test_vllm import ROW, TierFixture, key, pattern, settle, step, tier_entry  # noqa: E402
 
 from vllm.distributed.kv_events import BlockRemoved, BlockStored  # noqa: E402
 from vllm.distributed.kv_transfer.kv_connector.v1.offloading.events import OffloadingEventsTracker  # noqa: E402
@@ -35,25 +34,7 @@ from l3cache import vllm_metrics  # noqa: E402
 TEST_DIR = os.environ.get("L3_TEST_DIR") or tempfile.gettempdir()
 
 
-class ClusterTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(dir=TEST_DIR, prefix="vllmc")
-        self.store = os.path.join(self.dir, "kv.l3")
-        self.deployments = []
-
-    def tearDown(self):
-        for d in self.deployments:
-            try:
-                d.mgr.shutdown()
-            except Exception:  # noqa: BLE001 - already shut down
-                pass
-        shutil.rmtree(self.dir)
-
-    def deployment(self, store=None, **kw):
-        d = Deployment(store or self.store, **kw)
-        self.deployments.append(d)
-        return d
-
+class ClusterTest(TierFixture):
     def close(self, d):
         d.mgr.shutdown()
         self.deployments.remove(d)
