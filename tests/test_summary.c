@@ -1,7 +1,8 @@
 /* Slab summaries (FORMAT.md "Slab summaries"): a full slab's summary
  * indexes a crash scan instead of its headers; a delete stays deleted; a
  * summary cut short falls back to the headers; l3fsck finds a summary that
- * names an object its headers do not hold, and drops it. */
+ * names an object its headers do not hold, and drops it; a scan of
+ * summaries naming two namespaces keeps each key in its own. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -213,6 +214,70 @@ static void a_summary_cut_short_falls_back_to_the_headers(void **state)
     unlink(path);
 }
 
+/* Key i of the batch in namespace "sa_" (even) or "sb_" (odd): every
+ * full slab's summary names both. */
+static bool in_sa(size_t i) { return i % 2 == 0; }
+static bool in_sb(size_t i) { return i % 2 == 1; }
+
+/* Every key of the batch is indexed exactly when `want` says so (of its
+ * index), and those are served byte-exact. */
+static void expect_keys(l3_store *st, batch *b, bool (*want)(size_t))
+{
+    size_t n = 0;
+    for (size_t i = 0; i < NKEYS; i++) {
+        assert_int_equal(exists_key(st, b->keys[i]), want(i));
+        if (want(i)) {
+            bool ok = false, failed = false;
+            get_keys(st, &b->keys[i], 1, b->dst, OBJ, &(l3_range){ 0, OBJ }, &ok, &failed);
+            assert_true(ok);
+            assert_memory_equal(b->dst, b->src + i * OBJ, OBJ);
+            n++;
+        }
+    }
+    assert_true(n > 0);
+}
+
+/* A crash scan reads summaries that name two namespaces: each key keeps
+ * its own namespace, so that removing one takes exactly its keys, after
+ * the scan and after the checkpoint of the close that follows. (The scan
+ * interned a namespace for entries it had gathered but not yet
+ * published; the next namespace took that slot over as unused: every key
+ * of both was then indexed under the second's text.) */
+static void a_removal_after_a_crash_scan_takes_its_namespace_alone(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "summary-remove");
+    l3_slab_options o = slab_count_options(path, SLABS, KIND(state));
+    batch *b = new_batch();
+    for (size_t i = 0; i < NKEYS; i++)
+        snprintf(b->names[i], sizeof b->names[i], "%s_k%zu", in_sa(i) ? "sa" : "sb", i);
+    run_killed_writer(&o, put_delete_die, b);
+    l3_slabstore *s = open_test_store(&o);
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_int_equal(st.recovered_summaries, 4);
+    assert_true(l3_store_remove_by_prefix(l3_slabstore_store(s), "sa_"));
+    expect_keys(l3_slabstore_store(s), b, in_sb);
+    l3_slabstore_free(s); /* clean: a checkpoint */
+    s = open_test_store(&o);
+    l3_slabstore_stats(s, &st);
+    assert_true(st.opened_from_checkpoint);
+    expect_keys(l3_slabstore_store(s), b, in_sb);
+    assert_true(l3_store_remove_by_prefix(l3_slabstore_store(s), "sb_"));
+    for (size_t i = 0; i < NKEYS; i++)
+        assert_false(exists_key(l3_slabstore_store(s), b->keys[i]));
+    l3_slabstore_free(s);
+    /* And the other way round: the second namespace removed first. */
+    unlink(path);
+    run_killed_writer(&o, put_delete_die, b);
+    s = open_test_store(&o);
+    assert_true(l3_store_remove_by_prefix(l3_slabstore_store(s), "sb_"));
+    expect_keys(l3_slabstore_store(s), b, in_sa);
+    l3_slabstore_free(s);
+    free_batch(b);
+    unlink(path);
+}
+
 static int run_fsck(char *out, size_t out_len, const char *flag, const char *path)
 {
     char cmd[2048];
@@ -378,6 +443,7 @@ int main(void)
         cmocka_unit_test_prestate(a_deleted_object_stays_deleted_after_a_crash, &uring),
         cmocka_unit_test_prestate(a_summary_cut_short_falls_back_to_the_headers, &uring),
         cmocka_unit_test_prestate(l3fsck_finds_a_summary_naming_a_gone_object, &uring),
+        cmocka_unit_test_prestate(a_removal_after_a_crash_scan_takes_its_namespace_alone, &uring),
         cmocka_unit_test_prestate(a_standby_slab_s_record_lands_before_the_open_slab_fills, &uring),
         cmocka_unit_test_prestate(a_standby_slab_s_record_lands_before_the_open_slab_fills, &aio),
         cmocka_unit_test_prestate(a_restart_keeps_the_open_slab_with_objects_open, &uring),

@@ -193,17 +193,24 @@ static void gather_flush(l3_slabstore *s, gather *g, l3_index_entry *scratch, sc
 }
 
 /* Namespace ids of summaries' texts, as interned: most summaries name
- * the same few, and interning takes the lock a flush holds long. */
+ * the same few, and interning takes the lock a flush holds long. Each id
+ * handed out is pinned (its `reserved` held) until the scan's entries
+ * are published: an id interned for entries still in a gather has no
+ * objects yet, and another namespace would otherwise take its slot over
+ * (l3_alloc_ns_intern reuses a slot without objects), its keys then
+ * indexed under that other namespace's text (a removal of theirs would
+ * miss them, one of the other's would take them). */
 #define NS_CACHE 64
 typedef struct ns_cache {
     uint16_t len[NS_CACHE];
     const char *text[NS_CACHE]; /* the store's own copy (s->ns) */
     int id[NS_CACHE];
     int n;
+    uint8_t pinned[L3_MAX_NAMESPACES]; /* ids (less one) whose `reserved` this scan holds */
 } ns_cache;
 
-/* The id of namespace text `t` (len bytes), interned if new; -1 when the
- * namespace table is full. */
+/* The id of namespace text `t` (len bytes), interned if new, and pinned;
+ * -1 when the namespace table is full. */
 static int ns_id(l3_slabstore *s, ns_cache *c, const char *t, uint16_t len)
 {
     for (int k = 0; k < c->n; k++)
@@ -211,6 +218,10 @@ static int ns_id(l3_slabstore *s, ns_cache *c, const char *t, uint16_t len)
             return c->id[k];
     l3_slab_lock(s);
     int id = l3_alloc_ns_intern(s, t, len);
+    if (id > 0 && !c->pinned[id - 1]) {
+        c->pinned[id - 1] = 1;
+        s->ns[id - 1].reserved++;
+    }
     l3_slab_unlock(s);
     if (id > 0 && c->n < NS_CACHE) {
         c->len[c->n] = len;
@@ -218,6 +229,18 @@ static int ns_id(l3_slabstore *s, ns_cache *c, const char *t, uint16_t len)
         c->id[c->n++] = id;
     }
     return id;
+}
+
+/* Give back the namespaces ns_id pinned (their entries published). */
+static void ns_unpin(l3_slabstore *s, ns_cache *c)
+{
+    l3_slab_lock(s);
+    for (uint32_t i = 0; i < L3_MAX_NAMESPACES; i++)
+        if (c->pinned[i]) {
+            L3_ASSERT(s->ns[i].reserved > 0);
+            s->ns[i].reserved--;
+        }
+    l3_slab_unlock(s);
 }
 
 /* The summaries of the slabs to scan: a thread reads them in batches of
@@ -359,6 +382,7 @@ static l3_status scan_summaries(l3_slabstore *s, const uint32_t *slabs, size_t n
     }
     if (ok)
         pthread_join(t, NULL);
+    ns_unpin(s, &r.names); /* every gather published: their namespaces have their objects */
     summary_scan_free(&r);
     *num_rest = r.num_rest;
     ss->dropped += r.own.dropped;
