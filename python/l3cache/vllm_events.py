@@ -87,20 +87,20 @@ class TierEvents:
         announced only if the store still holds them."""
         keys = list(keys)
         if self._feed is not None:
-            suspect = self._in_flight.release(key_id(self._l3_key(k)) for k in (keys if job_keys is None else job_keys))
-            doubt = [k for k in keys if key_id(self._l3_key(k)) in suspect]
+            job = keys if job_keys is None else list(job_keys)
+            job_ids = [key_id(self._l3_key(k)) for k in job]  # each key's identity, once
+            ids = dict(zip(job, job_ids))
+            suspect = self._in_flight.release(job_ids)
+            doubt = [k for k in keys if ids[k] in suspect]
             if doubt:
                 held = self._store.batch_exists([self._l3_key(k) for k in doubt])
                 lost = {k for k, there in zip(doubt, held) if not there}
                 keys = [k for k in keys if k not in lost]
-        if not keys:
-            return
-        if self._feed is not None:
             for k in keys:
-                kid = key_id(self._l3_key(k))
-                self._announced[kid] = k
-                self._fresh[kid] = k
-        self._out.append(self._make(keys, False))
+                self._announced[ids[k]] = k
+                self._fresh[ids[k]] = k
+        if keys:
+            self._out.append(self._make(keys, False))
 
     def take(self) -> List[Any]:
         """The events since the last call, in order; reads the feed (bounded)."""
