@@ -11,6 +11,15 @@
   "room" under a heading that names the folder, e.g. (`store/`), lowest
   first), every file is in exactly one room, every listed file exists, and
   no file includes, and no object calls, a later room's.
+- Writers: each part of the shared state that ARCHITECTURE.md's table
+  under "Who writes the shared state" lists (a table headed "part": the
+  part as the code writes it, `->part`, or a value marker, `= S_`; its
+  type; its writer, a file; the writer's function prefix) is written by
+  its writer alone: in any other file of the library, an assignment, an
+  increment or decrement through `->part`, or its address handed to a
+  function not of the writer's prefix (atomic_load and sizeof read) or
+  kept in a pointer not to const, is a violation; so is an assignment of
+  a value marker.
 - Hooks: in the library, a function pointer (a field, a parameter, a
   typedef, a variable or a cast) is allowed only where SANCTIONED lists it
   (the dispatch tables and callbacks the design has); any other hides a
@@ -437,6 +446,124 @@ def check_hooks(src):
                     key)
 
 
+# ---- writers (ARCHITECTURE.md's "Who writes the shared state") ----
+
+ASSIGN = re.compile(r"(=(?!=)|\+=|-=|\*=|/=|%=|&=|\|=|\^=|<<=|>>=|\+\+|--)")
+CHAIN = re.compile(r"\b[A-Za-z_]\w*(?:\s*(?:->|\.)\s*[A-Za-z_]\w*|\s*\[(?:[^\[\]]|\[[^\[\]]*\])*\])*")
+READERS = ("atomic_load", "atomic_load_explicit", "sizeof", "offsetof", "_Alignof")
+
+
+def read_writers(src):
+    """[(marker, writer's path, prefix)] from the map's table headed "part"
+    under a heading that says "Who writes"."""
+    rows, here, table = [], False, False
+    for line in read(os.path.join(src, "ARCHITECTURE.md")).split("\n"):
+        if line.startswith("#"):
+            here, table = "who writes" in line.lower(), False
+            continue
+        if not (here and line.startswith("|")):
+            table = False
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not table:
+            table = cells[0] == "part"
+            continue
+        if set(cells[0]) <= set("-: ") or len(cells) < 4:
+            continue
+        marker, writer, prefix = (re.sub(r"^`|`$", "", c) for c in (cells[0], cells[2], cells[3]))
+        if not os.path.exists(os.path.join(src, writer)):
+            bad(f"ARCHITECTURE.md: the writer of {marker}, {writer}, does not exist")
+        rows.append((marker, writer, prefix))
+    return rows
+
+
+def top_level(chain):
+    """A chain with its subscripts' contents blanked out."""
+    out, depth = [], 0
+    for c in chain:
+        depth += c == "["
+        out.append(c if depth == 0 or c in "[]" else " ")
+        depth -= c == "]"
+    return "".join(out)
+
+
+def prototypes(src):
+    """{function: [its parameters' texts]} from the library's headers."""
+    out = {}
+    for folder in LIBRARY:
+        for f in walk(src, folder, (".h",)):
+            for m in re.finditer(r"\b(\w+)\s*\(([^;{}()]*)\)\s*;", strip_c(read(f))):
+                out.setdefault(m.group(1), [p.strip() for p in m.group(2).split(",")])
+    return out
+
+
+def argument_index(s, paren, pos):
+    """Which argument of the call whose '(' is at `paren` holds `pos`."""
+    depth, index = 0, 0
+    for c in s[paren + 1:pos]:
+        depth += c in "([{"
+        depth -= c in ")]}"
+        index += c == "," and depth == 0
+    return index
+
+
+def address_use(s, start, prefix, protos):
+    """Why `&chain` at `start` writes through it, or None: handed to a
+    function not of the writer's (`prefix`) as a pointer not to const, or
+    kept in a pointer not to const."""
+    stack = [b for b in open_brackets(s, start) if b[1] >= statement_start(s, start)]
+    if stack and stack[-1][0] == "(":
+        fn = ident_before(s, stack[-1][1])
+        params = protos.get(fn, [])
+        k = argument_index(s, stack[-1][1], start)
+        if fn.startswith(prefix) or fn in READERS or (k < len(params) and re.match(r"const\b", params[k])):
+            return None
+        if re.match(r"\w", fn) and fn not in ("if", "while", "return", "switch", "for"):
+            return f"hands to {fn}() the address of"
+    decl = s[statement_start(s, start):start]
+    if re.search(r"\bconst\b[^=;]*\*\s*\w+\s*=\s*$", decl):
+        return None
+    return "keeps in a pointer not to const the address of"
+
+
+def writes_in(s, marker, prefix, protos):
+    """(position, how) of each write of `marker` in stripped text `s`."""
+    if marker.startswith("="):
+        value = marker[1:].strip()
+        return [(m.start(), "assigns")
+                for m in re.finditer(r"(?<![=!<>+\-*/%&|^])=\s*(" + re.escape(value) + r"\w*)", s)]
+    name = re.escape(marker[2:])
+    found = []
+    for m in CHAIN.finditer(s):
+        if not re.search(r"->\s*" + name + r"\b", top_level(m.group(0))):
+            continue
+        after, before = s[m.end():].lstrip(), s[:m.start()].rstrip()
+        if ASSIGN.match(after):
+            found.append((m.start(), "writes " + ASSIGN.match(after).group(1)))
+        elif before.endswith(("++", "--")):
+            found.append((m.start(), "writes " + before[-2:]))
+        elif before.endswith("&") and not before.endswith("&&"):
+            why = address_use(s, len(before) - 1, prefix, protos)
+            if why:
+                found.append((m.start(), why))
+    return found
+
+
+def check_writers(src):
+    protos = prototypes(src)
+    for marker, writer, prefix in read_writers(src):
+        for folder in LIBRARY:
+            for f in walk(src, folder, (".c", ".h")):
+                rel = os.path.relpath(f, src)
+                if rel == writer:
+                    continue
+                text = strip_c(read(f))
+                for pos, how in writes_in(text, marker, prefix, protos):
+                    bad(f"{rel}:{line_of(text, pos)}: {how} {marker}, which only {writer} writes "
+                        f"(ARCHITECTURE.md, \"Who writes the shared state\": call its {prefix}* functions)",
+                        f"{rel}: writes {marker}")
+
+
 # ---- Python ----
 
 def check_python(src):
@@ -557,6 +684,7 @@ def main(argv):
     check_includes(src, rooms)
     check_calls(src, rooms, floors)
     check_hooks(src)
+    check_writers(src)
     check_python(src)
     check_exports(src, library)
     check_function_lengths(src)

@@ -27,13 +27,6 @@ l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_
     (void)group_read;
     return e->pad & L3_ENTRY_READ ? L3_KEEP : L3_KEEP_NOT;
 }
-bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight)
-{
-    (void)s;
-    (void)bytes;
-    (void)first_sight;
-    return true;
-}
 uint64_t l3_policy_room(const l3_slabstore *s)
 {
     (void)s;

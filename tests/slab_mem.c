@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
 #include "aligned.h"
 #include "alloc.h"
 #include "l3_keys.h"
@@ -37,8 +38,8 @@ l3_slabstore *slab_mem_new(uint32_t num_slabs, uint64_t slab_size, uint64_t max_
     }
     *sh = hdr;
     pthread_mutex_init(&sh->lock, NULL);
-    pthread_mutex_init(&sh->admit.mu, NULL);
-    l3_shm_format_areas(sh, &s->geo, L3_ADMISSION_ALL, L3_LADDER_LEN - 1);
+    l3_shm_format_areas(sh, &s->geo);
+    l3_admit_format(&sh->admit, L3_ADMISSION_ALL, L3_LADDER_LEN - 1);
     s->shm.sh = s->sh = sh;
     s->shm.size = size;
     l3_shm_views v = l3_shm_views_of(sh);
@@ -46,10 +47,10 @@ l3_slabstore *slab_mem_new(uint32_t num_slabs, uint64_t slab_size, uint64_t max_
     s->class_open = v.class_open;
     s->slot_ids = v.slot_ids;
     s->slot_groups = v.slot_groups;
-    s->ghost = (l3_ghost){ .head = &sh->admit.ghost, .words = v.ghost };
+    s->ghost = (l3_ghost){ .head = &sh->ghost, .words = v.ghost };
     s->shadows = v.shadows;
     s->feed = (l3_feed){ .head = &sh->feed, .slots = v.feed };
-    s->groups = (l3_groups){ .meta = &sh->admit.groups, .table = v.groups };
+    s->groups = (l3_groups){ .meta = &sh->groups, .table = v.groups };
     s->table = v.table;
     s->journal = v.journal;
     s->index = (l3_index){ .table = v.index, .meta = &sh->index };

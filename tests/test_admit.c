@@ -476,7 +476,7 @@ static void the_shadows_choose_the_rung_that_hits_most(void **state)
     slab_mem_free(s);
 }
 
-/* An epoch's choice with rung 3's shadow 20 hits ahead of rung 6's (in
+/* A round's choice with rung 3's shadow 20 hits ahead of rung 6's (in
  * force) and the noise of their difference `noise` (the root of the sum of
  * squared differences, call by call): the rung in force after it. */
 static uint32_t choice_with_lead_of_20(double noise)
@@ -488,10 +488,10 @@ static uint32_t choice_with_lead_of_20(double noise)
     s->shadows[L3_LADDER_LEN - 1].window = 1000;
     s->shadows[3].window = 1020; /* past the hysteresis: 1000 x 0.5% x 3 rungs */
     a->spread[3][L3_LADDER_LEN - 1] = a->spread[L3_LADDER_LEN - 1][3] = noise * noise;
-    a->epoch_end = atomic_load(&a->sightings) + 1;
+    a->round_end = atomic_load(&a->sightings) + 1;
     l3_key_id fresh = id_of(99);
     bool found = false;
-    l3_admit_exists(s, &fresh, &found, 1); /* a miss in every shadow; the epoch ends */
+    l3_admit_exists(s, &fresh, &found, 1); /* a miss in every shadow; the round ends */
     uint32_t rung = atomic_load(&a->rung);
     assert_true(s->shadows[3].window > 1020 * 0.75 - 1e-9 && s->shadows[3].window < 1020 * 0.75 + 1e-9);
     assert_true(a->spread[3][L3_LADDER_LEN - 1] < noise * noise * 0.75 + 1e-9); /* both keep 0.75 */
@@ -559,14 +559,14 @@ static uint64_t sightings_to_first_switch(uint32_t per_page)
     return seen;
 }
 
-/* An epoch is 4096 pages' sightings at least: when every page is a group
+/* A round is 4096 pages' sightings at least: when every page is a group
  * of four objects (four ranks, each naming its own shard), four times the
  * objects, so that four ranks choose over as many pages as one does. */
-static void an_epoch_counts_pages_when_pages_are_groups(void **state)
+static void a_round_counts_pages_when_pages_are_groups(void **state)
 {
     (void)state;
     uint64_t one = sightings_to_first_switch(1), four = sightings_to_first_switch(4);
-    assert_true(one >= 4096 && one < 2 * 4096); /* the first epoch moves it */
+    assert_true(one >= 4096 && one < 2 * 4096); /* the first round moves it */
     assert_true(four >= 4 * 4096 && four < 8 * 4096);
     assert_int_equal(sightings_to_first_switch(0), one); /* unknown: one object a page */
 }
@@ -592,7 +592,7 @@ int main(void)
         cmocka_unit_test(the_shadows_choose_the_rung_that_hits_most),
         cmocka_unit_test(a_lead_within_the_noise_leaves_the_rung_in_force),
         cmocka_unit_test(the_noise_grows_with_a_page_s_objects),
-        cmocka_unit_test(an_epoch_counts_pages_when_pages_are_groups),
+        cmocka_unit_test(a_round_counts_pages_when_pages_are_groups),
     };
     return cmocka_run_group_tests_name("admit", tests, NULL, NULL);
 }

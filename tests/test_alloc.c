@@ -66,7 +66,7 @@ static void namespaces_are_interned_and_reused_when_empty(void **state)
 static void reserve(l3_slabstore *s, uint32_t pb, uint32_t n, uint32_t *slab, uint32_t *slot)
 {
     for (uint32_t i = 0; i < n; i++) {
-        assert_true(l3_alloc_slot(s, pb, SEG_MAIN, &slab[i], &slot[i]));
+        assert_true(l3_alloc_slot(s, pb, LOG_MAIN, &slab[i], &slot[i]));
         l3_alloc_release(s, slab[i]);
     }
 }
@@ -86,7 +86,7 @@ static void a_class_fills_its_open_slab_then_opens_another(void **state)
     assert_int_equal(slot[per], 0);
     assert_int_equal(s->slabs[slab[0]].state, S_SEALED);
     assert_int_equal(s->slabs[slab[per]].state, S_OPEN);
-    assert_int_equal(*l3_class_open(s, SEG_MAIN, PB16, 0), (int32_t)slab[per]);
+    assert_int_equal(*l3_class_open(s, LOG_MAIN, PB16, 0), (int32_t)slab[per]);
     /* Each reopened slab got a new generation and its record in the image. */
     const l3_slab_record *r = &s->table[slab[per]];
     assert_true(l3_slab_record_valid(r, slab[per]));
@@ -105,25 +105,25 @@ static void reservations_pin_their_slab_until_released(void **state)
 {
     l3_slabstore *s = *state;
     uint32_t a, b, sa, sb;
-    assert_true(l3_alloc_slot(s, PB16, SEG_MAIN, &a, &sa));
-    assert_true(l3_alloc_slot(s, PB16, SEG_MAIN, &b, &sb));
+    assert_true(l3_alloc_slot(s, PB16, LOG_MAIN, &a, &sa));
+    assert_true(l3_alloc_slot(s, PB16, LOG_MAIN, &b, &sb));
     assert_int_equal(a, b);
     assert_int_equal(s->slabs[a].inflight, 2);
     assert_int_equal(s->slabs[a].proc_inflight[s->shm.me], 2);
-    assert_int_equal(s->sh->reserved, 2);
-    assert_int_equal(s->sh->procs[s->shm.me].reserved, 2);
+    assert_int_equal(s->sh->alloc.reserved, 2);
+    assert_int_equal(s->sh->alloc.procs[s->shm.me].reserved, 2);
     l3_alloc_release(s, a);
     l3_alloc_release(s, b);
     assert_int_equal(s->slabs[a].inflight, 0);
-    assert_int_equal(s->sh->reserved, 0);
-    assert_int_equal(s->sh->procs[s->shm.me].reserved, 0);
+    assert_int_equal(s->sh->alloc.reserved, 0);
+    assert_int_equal(s->sh->alloc.procs[s->shm.me].reserved, 0);
 }
 
 static void a_dead_process_s_reservations_are_reaped(void **state)
 {
     l3_slabstore *s = *state;
     uint32_t a, sa;
-    assert_true(l3_alloc_slot(s, PB16, SEG_MAIN, &a, &sa));
+    assert_true(l3_alloc_slot(s, PB16, LOG_MAIN, &a, &sa));
     l3_alloc_release(s, a);
     /* Slot 1 of the process table: used by a process whose `alive` mutex
      * nobody holds (it died), holding two slots of slab a. */
@@ -133,12 +133,12 @@ static void a_dead_process_s_reservations_are_reaped(void **state)
     s->sh->attached++;
     s->slabs[a].proc_inflight[dead] = 2;
     s->slabs[a].inflight += 2;
-    s->sh->reserved += 2;
-    s->sh->procs[dead].reserved = 2;
+    s->sh->alloc.reserved += 2;
+    s->sh->alloc.procs[dead].reserved = 2;
     assert_int_equal(l3_alloc_reap_dead(s), 1);
     assert_int_equal(s->slabs[a].inflight, 0);
     assert_int_equal(s->slabs[a].proc_inflight[dead], 0);
-    assert_int_equal(s->sh->reserved, 0);
+    assert_int_equal(s->sh->alloc.reserved, 0);
     assert_false(s->sh->procs[dead].used);
     assert_int_equal(l3_alloc_reap_dead(s), 0); /* once */
 }
@@ -159,7 +159,7 @@ static void eviction_drops_a_slab_s_objects_and_frees_it(void **state)
     assert_int_equal(s->index.meta->count, 0);
     assert_int_equal(s->slabs[slab[0]].live, 0);
     assert_int_equal(s->slabs[slab[0]].state, S_FREE);
-    assert_int_equal(*l3_class_open(s, SEG_MAIN, PB16, 0), -1);
+    assert_int_equal(*l3_class_open(s, LOG_MAIN, PB16, 0), -1);
     assert_int_equal(atomic_load(&s->evictions), 1);
     assert_int_equal(atomic_load(&s->evicted_objects), 3);
 }
@@ -168,7 +168,7 @@ static void writers_move_on_to_standby_slabs_opened_ahead(void **state)
 {
     l3_slabstore *s = *state;
     uint32_t first, slot;
-    assert_true(l3_alloc_slot(s, PB16, SEG_MAIN, &first, &slot)); /* the class's open slab; one in flight */
+    assert_true(l3_alloc_slot(s, PB16, LOG_MAIN, &first, &slot)); /* the class's open slab; one in flight */
     int32_t out[L3_STANDBY_MAX];
     uint64_t gens[L3_STANDBY_MAX];
     uint32_t n = l3_alloc_standby(s, first, out, gens, L3_STANDBY_MAX);
@@ -179,7 +179,7 @@ static void writers_move_on_to_standby_slabs_opened_ahead(void **state)
         assert_int_equal(s->slabs[out[i]].next_slot, 0);
         assert_int_equal(gens[i], s->slabs[out[i]].gen);
     }
-    assert_int_equal(*l3_class_next(s, SEG_MAIN, PB16, 0), out[0]);
+    assert_int_equal(*l3_class_next(s, LOG_MAIN, PB16, 0), out[0]);
     l3_alloc_release(s, first);
     /* Fill the open slab: the next writer moves to the first standby
      * without asking the policy for a victim. */
@@ -187,14 +187,14 @@ static void writers_move_on_to_standby_slabs_opened_ahead(void **state)
     reserve(s, PB16, per - 1, sl, so);
     size_t asked = mock_victim_calls;
     uint32_t next, nslot;
-    assert_true(l3_alloc_slot(s, PB16, SEG_MAIN, &next, &nslot));
+    assert_true(l3_alloc_slot(s, PB16, LOG_MAIN, &next, &nslot));
     l3_alloc_release(s, next);
     assert_int_equal(next, (uint32_t)out[0]);
     assert_int_equal(mock_victim_calls, asked);
     /* Evicting a standby takes it out of the chain. */
     if (n > 1) {
         l3_alloc_evict(s, (uint32_t)out[1]);
-        assert_int_not_equal(*l3_class_next(s, SEG_MAIN, PB16, 0), out[1]);
+        assert_int_not_equal(*l3_class_next(s, LOG_MAIN, PB16, 0), out[1]);
     }
 }
 
@@ -214,26 +214,26 @@ static void the_index_bound_evicts_whole_slabs(void **state)
     /* The index is at its bound: the next slot costs the policy's victim. */
     mock_victim((int32_t)slab[0]);
     uint32_t v, vs;
-    assert_true(l3_alloc_slot(s, 1, SEG_MAIN, &v, &vs));
+    assert_true(l3_alloc_slot(s, 1, LOG_MAIN, &v, &vs));
     l3_alloc_release(s, v);
     assert_int_equal(atomic_load(&s->index_bound_evictions), 1);
     assert_true(s->index.meta->count < max);
     /* With no victim to give, no slot. */
     s->index.meta->count = max;
-    assert_false(l3_alloc_slot(s, 1, SEG_MAIN, &v, &vs));
+    assert_false(l3_alloc_slot(s, 1, LOG_MAIN, &v, &vs));
 }
 
 static void the_victim_reinsertion_takes_is_sealed_and_pinned(void **state)
 {
     l3_slabstore *s = *state;
     uint32_t a, sa;
-    assert_true(l3_alloc_slot(s, PB16, SEG_MAIN, &a, &sa));
+    assert_true(l3_alloc_slot(s, PB16, LOG_MAIN, &a, &sa));
     l3_alloc_release(s, a);
     slab_mem_publish(s, "kept", a, sa, 65536);
     mock_victim((int32_t)a);
     assert_int_equal(l3_alloc_take_victim(s), (int32_t)a);
     assert_int_equal(s->slabs[a].state, S_SEALED);
-    assert_int_equal(*l3_class_open(s, SEG_MAIN, PB16, 0), -1);
+    assert_int_equal(*l3_class_open(s, LOG_MAIN, PB16, 0), -1);
     assert_int_equal(s->slabs[a].inflight, 1);
     l3_alloc_release(s, a);
     assert_int_equal(s->slabs[a].inflight, 0);
@@ -256,10 +256,10 @@ static void a_checkpoint_restores_fills_and_one_open_slab_a_class(void **state)
     l3_alloc_restore_fill(s, 1, 3, false, true);
     assert_int_equal(s->slabs[1].state, S_OPEN);
     assert_int_equal(s->slabs[1].next_slot, 3);
-    assert_int_equal(*l3_class_open(s, SEG_MAIN, PB16, 0), 1);
+    assert_int_equal(*l3_class_open(s, LOG_MAIN, PB16, 0), 1);
     l3_alloc_restore_fill(s, 2, 2, false, true); /* a second open one of the class stays sealed */
     assert_int_equal(s->slabs[2].state, S_SEALED);
-    assert_int_equal(*l3_class_open(s, SEG_MAIN, PB16, 0), 1);
+    assert_int_equal(*l3_class_open(s, LOG_MAIN, PB16, 0), 1);
     /* A record of a class that does not fit a slab is refused. */
     r.payload_blocks = s->sh->max_payload_blocks + 1;
     l3_slab_record_seal(&r);
@@ -270,7 +270,7 @@ static void a_failed_device_s_slabs_go_offline_with_their_objects(void **state)
 {
     l3_slabstore *s = *state;
     uint32_t a, sa;
-    assert_true(l3_alloc_slot(s, PB16, SEG_MAIN, &a, &sa));
+    assert_true(l3_alloc_slot(s, PB16, LOG_MAIN, &a, &sa));
     l3_alloc_release(s, a);
     slab_mem_publish(s, "gone", a, sa, 65536);
     atomic_fetch_or(&s->sh->failed_mask, 1u);
@@ -282,7 +282,7 @@ static void a_failed_device_s_slabs_go_offline_with_their_objects(void **state)
         assert_int_equal(s->slabs[i].state, S_OFFLINE);
     assert_int_equal(s->index.meta->count, 0);
     uint32_t v, vs;
-    assert_false(l3_alloc_slot(s, PB16, SEG_MAIN, &v, &vs)); /* nowhere to put anything */
+    assert_false(l3_alloc_slot(s, PB16, LOG_MAIN, &v, &vs)); /* nowhere to put anything */
 }
 
 int main(void)

@@ -506,7 +506,7 @@ static void deleter(const char *path, pid_t mover_pid, int to_parent)
     bool caught = false;
     for (double end = l3_monotonic_seconds() + 120; !caught && l3_monotonic_seconds() < end;) {
         l3_slab_lock(s);
-        if (s->sh->reserved >= MV_KEPT) {
+        if (s->sh->alloc.reserved >= MV_KEPT) {
             kill(mover_pid, SIGSTOP);
             while (!all_stopped(mover_pid))
                 usleep(100);
@@ -658,14 +658,14 @@ static void room_is_made_for_the_waves_of_other_processes(void **state)
     int other = s->shm.me == 0 ? 1 : 0;
     l3_slab_lock(s);
     s->sh->procs[other].used = 1; /* another process waits room for two slabs */
-    s->sh->procs[other].pending = 2 * MIB;
+    s->sh->alloc.procs[other].pending = 2 * MIB;
     l3_slab_unlock(s);
     bool ok[8];
     assert_int_equal(put_eight(s, pool, "pend", 0, ok), L3_OK);
     l3_slab_lock(s);
     uint64_t room = l3_policy_room(s);
     s->sh->procs[other].used = 0;
-    s->sh->procs[other].pending = 0;
+    s->sh->alloc.procs[other].pending = 0;
     l3_slab_unlock(s);
     assert_true(room >= 3 * MIB); /* its two slabs and one for moves */
     close_full_store(s, pool, path);
@@ -747,7 +747,7 @@ static void one_process_makes_room_at_a_time(void **state)
     bool asked = false, waited = true; /* asked: its wave published (or, a second maker, it has evicted) */
     for (int i = 0; i < 2000 && !asked; i++) {
         l3_slab_lock(s);
-        asked = s->sh->procs[s->shm.me].pending > 0 || atomic_load(&s->evictions) != evictions;
+        asked = s->sh->alloc.procs[s->shm.me].pending > 0 || atomic_load(&s->evictions) != evictions;
         l3_slab_unlock(s);
         if (!asked)
             usleep(1000);

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "budget.h"
 #include "policy.h"
 #include "slab_mem.h"
 
@@ -127,7 +128,7 @@ static void reinsertion_keeps_what_was_read_late_in_its_time(void **state)
     s->opt.write_budget = 1000;
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT); /* none under a write budget */
     s->opt.write_budget = 0;
-    s->sh->early_off_until = 201;
+    s->sh->keep_trial.off_until = 201;
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT); /* early keeps paused */
     assert_int_equal(l3_policy_keep(s, &late, 0), L3_KEEP);
     s->opt.eviction = L3_EVICT_LRU_SLAB; /* the whole-slab policy keeps nothing */
@@ -171,27 +172,27 @@ static void early_keeps_pause_when_too_few_are_read_again(void **state)
     l3_policy_judge(s, &other, 0); /* not an early keep: not judged */
     l3_index_entry before = { .slab = 0, .seq = 5, .pad = L3_ENTRY_EARLY };
     l3_policy_judge(s, &before, 5); /* its group read, but not since its move */
-    assert_int_equal(s->sh->early_judged, 9);
-    assert_int_equal(s->sh->early_read, 8);
+    assert_int_equal(s->sh->keep_trial.judged, 9);
+    assert_int_equal(s->sh->keep_trial.read, 8);
     judge(s, 54, 0);
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_EARLY); /* 63 judged: too few to say */
     judge(s, 1, 0); /* 8 of 64 read: 1 in 8 */
-    assert_int_equal(s->sh->early_judged, 64);
+    assert_int_equal(s->sh->keep_trial.judged, 64);
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_EARLY);
     judge(s, 1, 0); /* 8 of 65: below */
-    assert_int_equal(s->sh->early_off_until, 1000 + 4 * 50);
-    assert_int_equal(s->sh->early_judged, 0); /* the next trial starts afresh */
+    assert_int_equal(s->sh->keep_trial.off_until, 1000 + 4 * 50);
+    assert_int_equal(s->sh->keep_trial.judged, 0); /* the next trial starts afresh */
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT);
     judge(s, 100, 100); /* what moved before the pause is not the next trial's */
-    assert_int_equal(s->sh->early_judged, 0);
+    assert_int_equal(s->sh->keep_trial.judged, 0);
     atomic_store(&s->sh->seq, 1199);
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_NOT);
     atomic_store(&s->sh->seq, 1200);
     assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_EARLY); /* tried again */
     /* The counts halve as they grow: the measure follows the workload. */
     judge(s, 8192, 8192);
-    assert_true(s->sh->early_judged < 8192);
-    assert_int_equal(s->sh->early_read, s->sh->early_judged);
+    assert_true(s->sh->keep_trial.judged < 8192);
+    assert_int_equal(s->sh->keep_trial.read, s->sh->keep_trial.judged);
 }
 
 /* Keep `early` as an early keep `n` times; how many times it moved. */
@@ -224,55 +225,52 @@ static void early_keeps_are_tried_then_move_while_they_pay(void **state)
     assert_int_equal(keep_early(s, &early, 1), 1); /* none came in two turns: tried again */
 }
 
+/* The write budget's bucket (budget.c), on a clock the test moves. */
 static void the_write_budget_is_a_bucket_of_ten_seconds(void **state)
 {
-    l3_slabstore *s = *state;
-    assert_true(l3_policy_admit(s, 1ull << 40, false)); /* no budget: everything */
-    s->opt.write_budget = 1000; /* bytes a second: a bucket of 10000 */
-    assert_true(l3_policy_admit(s, 6000, false));
-    assert_false(l3_policy_admit(s, 6000, false));
-    assert_int_equal(atomic_load(&s->over_budget), 1);
-    assert_true(l3_policy_admit(s, 4000, false));
-    s->sh->budget_ns -= 3000000000ull; /* three seconds later: 3000 more */
-    assert_true(l3_policy_admit(s, 2900, false));
-    assert_false(l3_policy_admit(s, 500, false));
-    s->sh->budget_ns -= 100000000000ull; /* long after: a full bucket, not more */
-    assert_true(l3_policy_admit(s, 10000, false));
-    assert_false(l3_policy_admit(s, 1, false));
+    (void)state;
+    l3_budget b = { 0 };
+    uint64_t t = 5000000000ull;
+    assert_true(l3_budget_take(&b, 0, t, 1ull << 40, false)); /* no budget: everything */
+    assert_false(l3_budget_used(&b));
+    assert_true(l3_budget_take(&b, 1000, t, 6000, false)); /* 1000 bytes a second: a bucket of 10000 */
+    assert_true(l3_budget_used(&b));
+    assert_false(l3_budget_take(&b, 1000, t, 6000, false));
+    assert_true(l3_budget_take(&b, 1000, t, 4000, false));
+    t += 3000000000ull; /* three seconds later: 3000 more */
+    assert_true(l3_budget_take(&b, 1000, t, 2900, false));
+    assert_false(l3_budget_take(&b, 1000, t, 500, false));
+    t += 100000000000ull; /* long after: a full bucket, not more */
+    assert_true(l3_budget_take(&b, 1000, t, 10000, false));
+    assert_false(l3_budget_take(&b, 1000, t, 1, false));
 }
 
 static void a_first_sighting_needs_the_bucket_half_full(void **state)
 {
-    l3_slabstore *s = *state;
-    s->opt.write_budget = 1000; /* a bucket of 10000 */
-    assert_true(l3_policy_admit(s, 4000, true));  /* a full bucket: 6000 left */
-    assert_true(l3_policy_admit(s, 1000, true));  /* 6000: 5000 left */
-    assert_true(l3_policy_admit(s, 1000, true));  /* 5000 is half full: 4000 left */
-    assert_false(l3_policy_admit(s, 10, true));   /* 4000: a first sighting waits */
-    assert_int_equal(atomic_load(&s->over_budget), 1);
-    assert_true(l3_policy_admit(s, 1000, false)); /* a second sighting needs its bytes only: 3000 */
-    s->sh->budget_ns -= 2000000000ull;            /* two seconds later: 5000 */
-    assert_true(l3_policy_admit(s, 10, true));
+    (void)state;
+    l3_budget b = { 0 };
+    uint64_t t = 1;
+    assert_true(l3_budget_take(&b, 1000, t, 4000, true));  /* a full bucket of 10000: 6000 left */
+    assert_true(l3_budget_take(&b, 1000, t, 1000, true));  /* 6000: 5000 left */
+    assert_true(l3_budget_take(&b, 1000, t, 1000, true));  /* 5000 is half full: 4000 left */
+    assert_false(l3_budget_take(&b, 1000, t, 10, true));   /* 4000: a first sighting waits */
+    assert_true(l3_budget_take(&b, 1000, t, 1000, false)); /* a second sighting needs its bytes only: 3000 */
+    t += 2000000000ull;                                     /* two seconds later: 5000 */
+    assert_true(l3_budget_take(&b, 1000, t, 10, true));
 }
 
 /* The bucket is shared by processes whose clocks may differ (a caller's
  * budget_clock): one behind never moves it back, or the next would refill
  * the same seconds again. */
-static double clock_at(void *arg) { return *(const double *)arg; }
-
 static void a_clock_behind_never_moves_the_bucket_back(void **state)
 {
-    l3_slabstore *s = *state;
-    double now = 100;
-    s->opt.write_budget = 1000; /* a bucket of 10000 */
-    s->opt.budget_clock = (l3_clock){ clock_at, &now };
-    assert_true(l3_policy_admit(s, 10000, false)); /* empty at 100 s */
-    now = 50;                                      /* another process, 50 s behind */
-    assert_false(l3_policy_admit(s, 1, false));
-    now = 101; /* one second after the first: 1000, not 51 s of it */
-    assert_true(l3_policy_admit(s, 1000, false));
-    assert_false(l3_policy_admit(s, 1, false));
-    s->opt.budget_clock = (l3_clock){ 0 };
+    (void)state;
+    l3_budget b = { 0 };
+    assert_true(l3_budget_take(&b, 1000, 100000000000ull, 10000, false)); /* empty at 100 s */
+    assert_false(l3_budget_take(&b, 1000, 50000000000ull, 1, false));     /* another process, 50 s behind */
+    /* one second after the first: 1000, not 51 s of it */
+    assert_true(l3_budget_take(&b, 1000, 101000000000ull, 1000, false));
+    assert_false(l3_budget_take(&b, 1000, 101000000000ull, 1, false));
 }
 
 static void room_counts_free_and_empty_slabs_and_open_slots(void **state)
@@ -299,10 +297,10 @@ static void room_counts_the_smaller_log_s_open_slots_while_both_are_written(void
     all_sealed(s);
     uint64_t slot = l3_slot_bytes(&s->geo, 16);
     s->slabs[1].state = S_OPEN; /* main's open slab: 2 slots left */
-    s->slabs[1].segment = SEG_MAIN;
+    s->slabs[1].log = LOG_MAIN;
     s->slabs[1].next_slot = s->slabs[1].nslots - 2;
     s->slabs[2].state = S_OPEN; /* probation's: 5 left */
-    s->slabs[2].segment = SEG_PROBATION;
+    s->slabs[2].log = LOG_PROBATION;
     s->slabs[2].next_slot = s->slabs[2].nslots - 5;
     atomic_store(&s->sh->admit.rung, L3_LADDER_LEN - 1); /* one log (main's) */
     assert_int_equal(l3_policy_room(s), 2 * slot);

@@ -9,10 +9,10 @@
 #include "monotonic.h"
 
 /* A generation's sightings may not be fewer (a tiny store's ghost would
- * forget within a request or two), nor an epoch's: in pages, each
+ * forget within a request or two), nor a round's: in pages, each
  * page_objects sightings (every rank names its own shard). */
 #define MIN_GENERATION 64u
-#define MIN_EPOCH 4096u
+#define MIN_ROUND 4096u
 /* The most objects a page's group is taken to have. */
 #define MAX_PAGE_OBJECTS 256u
 /* A new rung must beat the one in force by this share per rung between,
@@ -20,11 +20,19 @@
  * "The shadows and the adaptation"). */
 #define HYSTERESIS 0.005
 #define CONFIDENCE 0.5
-/* Each epoch the shadows' counts keep this share of what they held. */
+/* Each round the shadows' counts keep this share of what they held. */
 #define MEMORY 0.75
 /* The capacity's estimate moved by more than this share: the shadows are
  * sized again. */
 #define RESIZE_SHARE 0.25
+
+void l3_admit_format(l3_admit_state *a, uint32_t mode, uint32_t rung)
+{
+    L3_ASSERT(rung < L3_LADDER_LEN);
+    l3_shm_init_robust(&a->mu);
+    a->mode = mode;
+    atomic_store(&a->rung, rung);
+}
 
 const char *l3_admission_name(uint32_t mode)
 {
@@ -86,7 +94,7 @@ static void size_for(l3_slabstore *s, uint64_t cap)
     uint64_t now = atomic_load(&a->sightings);
     a->cap = cap;
     a->gen_end = now + at_least(a, cap, MIN_GENERATION);
-    a->epoch_end = now + at_least(a, cap, MIN_EPOCH);
+    a->round_end = now + at_least(a, cap, MIN_ROUND);
 }
 
 /* Whether rung k's shadow beats the rung in force's, `cur`, by the
@@ -100,7 +108,7 @@ static bool beats(const l3_slabstore *s, uint32_t k, uint32_t cur)
            lead > CONFIDENCE * sqrt(s->sh->admit.spread[k][cur]);
 }
 
-/* Every epoch (under the admission lock): of the rungs whose shadows beat
+/* Every round (under the admission lock): of the rungs whose shadows beat
  * the rung in force's, take the one with the most decayed hits; then
  * decay every count. */
 static void choose_rung(l3_slabstore *s)
@@ -121,7 +129,7 @@ static void choose_rung(l3_slabstore *s)
     }
 }
 
-/* Generations and epochs that fell due (under the admission lock). */
+/* Generations and rounds that fell due (under the admission lock). */
 static void advance(l3_slabstore *s)
 {
     l3_admit_state *a = &s->sh->admit;
@@ -136,11 +144,11 @@ static void advance(l3_slabstore *s)
         atomic_store(&a->exists_seen, 0);
         a->gen_end += at_least(a, a->cap, MIN_GENERATION);
     }
-    if (now < a->epoch_end)
+    if (now < a->round_end)
         return;
     if (a->mode == L3_ADMISSION_ADAPTIVE)
         choose_rung(s);
-    a->epoch_end = now + at_least(a, a->cap, MIN_EPOCH);
+    a->round_end = now + at_least(a, a->cap, MIN_ROUND);
     double moved = cap > a->cap ? (double)(cap - a->cap) : (double)(a->cap - cap);
     if (cap && moved > RESIZE_SHARE * (double)a->cap)
         size_for(s, cap); /* the objects' size changed: the shadows start over */

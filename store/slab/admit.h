@@ -8,7 +8,7 @@
  * first `depth` pages), and a refused key refuses the rest of its
  * batch (nothing after it could be a prefix hit). In adaptive mode seven
  * shadow caches replay the sampled keys of every exists call under the
- * seven rungs, and every epoch the store takes the rung that hit most.
+ * seven rungs, and every round the store takes the rung that hit most.
  *
  * All of it is soft state in the shared mapping (l3_admit_state and its
  * areas): every process decides alike. The exists and put paths call in;
@@ -22,6 +22,10 @@
 
 #include "l3_store.h"
 #include "slab.h"
+
+/* Set up a fresh mapping's admission state `a` (zeroed before): its lock,
+ * mode `mode` (l3_admission) at rung `rung`. This room is its one writer. */
+void l3_admit_format(l3_admit_state *a, uint32_t mode, uint32_t rung);
 
 /* A put key's verdict. */
 enum { L3_VERDICT_REFUSED = 0, L3_VERDICT_PROBATION = 1, L3_VERDICT_MAIN = 2 };
@@ -60,7 +64,7 @@ bool l3_admit_seen(const l3_slabstore *s, uint64_t hash);
  * as sightings in a generation without exists calls; `slot_bytes` of one
  * of its slots feeds the capacity's estimate; its hints (or NULL) say
  * whether its last key was a partial page and how many objects a page's
- * group has (the generations and epochs count pages). Without the
+ * group has (the generations and rounds count pages). Without the
  * store's lock. */
 void l3_admit_put_seen(l3_slabstore *s, const l3_key_id *ids, size_t n, uint64_t slot_bytes,
                        const l3_put_hints *hints);

@@ -45,7 +45,7 @@ l3_status l3_alloc_adopt(l3_slabstore *s, uint32_t i, const l3_slab_record *r, l
         return l3_fail(err, L3_ECORRUPT, "slab %u: %u slots", i, nslots);
     memset(l3_slab_slot_ids(s, i), 0, (size_t)nslots * sizeof(uint32_t));
     sl->state = S_SEALED;
-    sl->segment = SEG_MAIN;
+    sl->log = LOG_MAIN;
     sl->disk_used = 1;
     sl->payload_blocks = r->payload_blocks;
     sl->gen = r->gen;
@@ -93,7 +93,7 @@ l3_status l3_alloc_adopt_slabs(l3_slabstore *s, uint32_t mask, l3_error *err)
 /* Take slab v out of its class's standby chain, if it is in it. */
 static void standby_unlink(l3_slabstore *s, uint32_t v)
 {
-    int32_t *at = l3_class_next(s, s->slabs[v].segment, s->slabs[v].payload_blocks, l3_slab_device(&s->geo, v));
+    int32_t *at = l3_class_next(s, s->slabs[v].log, s->slabs[v].payload_blocks, l3_slab_device(&s->geo, v));
     for (uint32_t hops = 0; *at >= 0 && hops < s->geo.num_slabs; hops++) {
         if (*at == (int32_t)v) {
             *at = s->slabs[v].standby_next;
@@ -140,7 +140,7 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
     sl->live_bytes = 0;
     if (dropped && sl->state != S_OFFLINE)
         l3_admit_note_full(s);
-    int32_t *open = l3_class_open(s, sl->segment, sl->payload_blocks, l3_slab_device(&s->geo, v));
+    int32_t *open = l3_class_open(s, sl->log, sl->payload_blocks, l3_slab_device(&s->geo, v));
     if (sl->state == S_OPEN && *open == (int32_t)v)
         *open = -1;
     if (sl->state == S_OPEN)
@@ -156,7 +156,7 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
 /* Reopen slab v for `payload_blocks` with a new generation, and set its
  * record in the table's image (its first writer writes it to the disk);
  * the caller makes it its class's open or standby slab. */
-static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks, uint32_t seg)
+static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks, uint32_t lg)
 {
     slab_info *sl = &s->slabs[v];
     uint32_t nslots = l3_slots_per_slab(&s->geo, payload_blocks);
@@ -167,7 +167,7 @@ static bool open_slab(l3_slabstore *s, uint32_t v, uint32_t payload_blocks, uint
     sl->gen++;
     sl->record_gen = 0; /* the first writer into it writes its record */
     sl->payload_blocks = payload_blocks;
-    sl->segment = seg;
+    sl->log = lg;
     sl->first_seq = atomic_load(&s->sh->seq);
     sl->next_slot = 0;
     sl->nslots = nslots;
@@ -192,7 +192,7 @@ int32_t l3_alloc_take_victim(l3_slabstore *s)
     if (v < 0)
         return -1;
     slab_info *sl = &s->slabs[v];
-    int32_t *open = l3_class_open(s, sl->segment, sl->payload_blocks, l3_slab_device(&s->geo, (uint32_t)v));
+    int32_t *open = l3_class_open(s, sl->log, sl->payload_blocks, l3_slab_device(&s->geo, (uint32_t)v));
     if (sl->state == S_OPEN && *open == v)
         *open = -1;
     sl->state = S_SEALED;
@@ -205,8 +205,8 @@ void l3_alloc_restore_fill(l3_slabstore *s, uint32_t i, uint32_t next, bool free
     slab_info *sl = &s->slabs[i];
     L3_ASSERT(next <= sl->nslots);
     sl->next_slot = next;
-    sl->segment = SEG_MAIN; /* (the logs are soft state: a load puts everything in main's) */
-    int32_t *cls = l3_class_open(s, SEG_MAIN, sl->payload_blocks, l3_slab_device(&s->geo, i));
+    sl->log = LOG_MAIN; /* (the logs are soft state: a load puts everything in main's) */
+    int32_t *cls = l3_class_open(s, LOG_MAIN, sl->payload_blocks, l3_slab_device(&s->geo, i));
     if (free_slab) {
         sl->state = S_FREE;
     } else if (open && next > 0 && *cls < 0) {
@@ -220,8 +220,8 @@ void l3_alloc_pin(l3_slabstore *s, uint32_t slab)
     slab_info *sl = &s->slabs[slab];
     sl->inflight++;
     sl->proc_inflight[s->shm.me]++;
-    s->sh->reserved++;
-    s->sh->procs[s->shm.me].reserved++;
+    s->sh->alloc.reserved++;
+    s->sh->alloc.procs[s->shm.me].reserved++;
 }
 
 /* Take the next slot of slab `v` for this process. */
@@ -272,17 +272,17 @@ static int32_t next_device(l3_slabstore *s, uint64_t slot_bytes)
     if (nd == 1)
         return sh->dev_state[0] == DEV_OK ? 0 : -1;
     for (uint32_t k = 0; k < nd; k++) {
-        uint32_t d = (sh->stripe_dev + k) % nd;
+        uint32_t d = (sh->alloc.stripe_dev + k) % nd;
         if (sh->dev_state[d] != DEV_OK)
             continue;
         if (k) { /* the current one went offline: a fresh stripe here */
-            sh->stripe_dev = d;
-            sh->stripe_fill = 0;
+            sh->alloc.stripe_dev = d;
+            sh->alloc.stripe_fill = 0;
         }
-        sh->stripe_fill += (uint32_t)(slot_bytes < L3_STRIPE_BYTES ? slot_bytes : L3_STRIPE_BYTES);
-        if (sh->stripe_fill >= L3_STRIPE_BYTES) {
-            sh->stripe_dev = (d + 1) % nd;
-            sh->stripe_fill = 0;
+        sh->alloc.stripe_fill += (uint32_t)(slot_bytes < L3_STRIPE_BYTES ? slot_bytes : L3_STRIPE_BYTES);
+        if (sh->alloc.stripe_fill >= L3_STRIPE_BYTES) {
+            sh->alloc.stripe_dev = (d + 1) % nd;
+            sh->alloc.stripe_fill = 0;
         }
         return (int32_t)d;
     }
@@ -298,13 +298,13 @@ static int32_t victim_near(l3_slabstore *s, int32_t d)
     return v;
 }
 
-bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t seg, uint32_t *out_slab, uint32_t *out_slot)
+bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t lg, uint32_t *out_slab, uint32_t *out_slot)
 {
-    L3_ASSERT(seg < L3_SEGMENTS);
+    L3_ASSERT(lg < L3_LOGS);
     if (l3_alloc_sweep_due(s))
         l3_alloc_sweep_failed(s);
     /* The index has a bound: make room by evicting whole slabs. */
-    while (s->index.meta->count + s->sh->reserved >= s->index.meta->max) {
+    while (s->index.meta->count + s->sh->alloc.reserved >= s->index.meta->max) {
         int32_t v = l3_policy_victim(s, true, -1);
         if (v < 0)
             return false;
@@ -315,7 +315,7 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t seg, uint32_t *out_sla
     int32_t d = next_device(s, l3_slot_bytes(&s->geo, pb));
     if (d < 0)
         return false;
-    int32_t *open = l3_class_open(s, seg, pb, (uint32_t)d);
+    int32_t *open = l3_class_open(s, lg, pb, (uint32_t)d);
     int32_t cur = *open;
     if (cur >= 0 && s->slabs[cur].next_slot < s->slabs[cur].nslots) {
         reserve(s, (uint32_t)cur, out_slab, out_slot);
@@ -325,16 +325,16 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t seg, uint32_t *out_sla
         s->slabs[cur].state = S_SEALED;
         *open = -1;
     }
-    int32_t *next = l3_class_next(s, seg, pb, (uint32_t)d);
+    int32_t *next = l3_class_next(s, lg, pb, (uint32_t)d);
     int32_t v = *next;
     if (v >= 0)
         *next = s->slabs[v].standby_next;
     if (v < 0 || s->slabs[v].state != S_OPEN || s->slabs[v].payload_blocks != pb || s->slabs[v].next_slot ||
-        s->slabs[v].segment != seg) {
+        s->slabs[v].log != lg) {
         v = victim_near(s, d);
         if (v < 0 && l3_alloc_reap_dead(s))
             v = victim_near(s, d); /* a dead process held them */
-        if (v < 0 || !open_slab(s, (uint32_t)v, pb, seg))
+        if (v < 0 || !open_slab(s, (uint32_t)v, pb, lg))
             return false;
     }
     *open = v;
@@ -348,7 +348,7 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t seg, uint32_t *out_sla
 static uint32_t standby_target(const l3_slabstore *s, uint32_t pb)
 {
     uint64_t slot = l3_slot_bytes(&s->geo, pb);
-    uint64_t inflight = (uint64_t)s->sh->reserved * slot;
+    uint64_t inflight = (uint64_t)s->sh->alloc.reserved * slot;
     uint64_t n = inflight / s->geo.slab_size + 1;
     uint32_t cap = s->geo.num_slabs / 8 < L3_STANDBY_MAX ? s->geo.num_slabs / 8 : L3_STANDBY_MAX;
     return n < cap ? (uint32_t)n : cap;
@@ -357,10 +357,10 @@ static uint32_t standby_target(const l3_slabstore *s, uint32_t pb)
 uint32_t l3_alloc_standby(l3_slabstore *s, uint32_t cur, int32_t *out, uint64_t *gens, uint32_t max)
 {
     slab_info *sl = &s->slabs[cur];
-    uint32_t pb = sl->payload_blocks, d = l3_slab_device(&s->geo, cur), seg = sl->segment;
-    if (sl->state != S_OPEN || *l3_class_open(s, seg, pb, d) != (int32_t)cur)
+    uint32_t pb = sl->payload_blocks, d = l3_slab_device(&s->geo, cur), lg = sl->log;
+    if (sl->state != S_OPEN || *l3_class_open(s, lg, pb, d) != (int32_t)cur)
         return 0;
-    int32_t *tail = l3_class_next(s, seg, pb, d);
+    int32_t *tail = l3_class_next(s, lg, pb, d);
     uint32_t have = 0;
     while (*tail >= 0 && have < s->geo.num_slabs) {
         tail = &s->slabs[*tail].standby_next;
@@ -374,7 +374,7 @@ uint32_t l3_alloc_standby(l3_slabstore *s, uint32_t cur, int32_t *out, uint64_t 
         slab_info *vs = &s->slabs[v];
         if (vs->state != S_FREE && !(vs->state == S_SEALED && vs->live == 0))
             break; /* only empty slabs: evicting stays the full slab's job */
-        if (!open_slab(s, (uint32_t)v, pb, seg))
+        if (!open_slab(s, (uint32_t)v, pb, lg))
             break;
         vs->standby_next = -1;
         *tail = v;
@@ -407,14 +407,14 @@ void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
      * by l3_alloc_reap_dead. */
     L3_ASSERT(sl->proc_inflight[s->shm.me] > 0);
     if (sl->proc_inflight[s->shm.me]) {
-        L3_ASSERT(sl->inflight >= sl->proc_inflight[s->shm.me] && s->sh->reserved > 0);
+        L3_ASSERT(sl->inflight >= sl->proc_inflight[s->shm.me] && s->sh->alloc.reserved > 0);
         sl->proc_inflight[s->shm.me]--;
         sl->inflight--;
-        s->sh->reserved--;
-        s->sh->procs[s->shm.me].reserved--;
+        s->sh->alloc.reserved--;
+        s->sh->alloc.procs[s->shm.me].reserved--;
     }
     if (sl->state == S_OPEN && sl->next_slot >= sl->nslots &&
-        *l3_class_open(s, sl->segment, sl->payload_blocks, l3_slab_device(&s->geo, slab_id)) != (int32_t)slab_id)
+        *l3_class_open(s, sl->log, sl->payload_blocks, l3_slab_device(&s->geo, slab_id)) != (int32_t)slab_id)
         sl->state = S_SEALED;
     if (sl->state == S_OFFLINE && sl->inflight == 0 && (sl->live || sl->next_slot))
         l3_alloc_evict(s, slab_id); /* its device failed while writes were in flight */
@@ -430,9 +430,9 @@ void l3_alloc_release_proc(l3_slabstore *s, int p)
         sl->inflight = sl->inflight >= n ? sl->inflight - n : 0;
         sl->proc_inflight[p] = 0;
     }
-    h->reserved = h->reserved >= h->procs[p].reserved ? h->reserved - h->procs[p].reserved : 0;
-    h->procs[p].reserved = 0;
-    h->procs[p].pending = 0;
+    l3_proc_account *a = &h->alloc.procs[p];
+    h->alloc.reserved = h->alloc.reserved >= a->reserved ? h->alloc.reserved - a->reserved : 0;
+    *a = (l3_proc_account){ 0 };
 }
 
 int l3_alloc_reap_dead(l3_slabstore *s)
@@ -456,8 +456,19 @@ void l3_alloc_reset(l3_slabstore *s)
         sl->state = sl->state == S_OFFLINE ? S_OFFLINE : S_FREE;
         sl->disk_used = 0;
         sl->record_gen = 0;
-        sl->segment = SEG_MAIN;
+        sl->log = LOG_MAIN;
     }
-    for (uint32_t c = 0; c < 2 * L3_SEGMENTS * (s->sh->max_payload_blocks + 1) * s->geo.num_devices; c++)
+    for (uint32_t c = 0; c < 2 * L3_LOGS * (s->sh->max_payload_blocks + 1) * s->geo.num_devices; c++)
         s->class_open[c] = -1; /* (open and standby) */
+}
+
+void l3_alloc_wait_room(l3_slabstore *s, uint64_t bytes)
+{
+    s->sh->alloc.procs[s->shm.me].pending += bytes;
+}
+
+void l3_alloc_room_taken(l3_slabstore *s, uint64_t bytes)
+{
+    uint64_t *pending = &s->sh->alloc.procs[s->shm.me].pending;
+    *pending = *pending > bytes ? *pending - bytes : 0;
 }

@@ -2,7 +2,32 @@
  * installed): namespaces, slots, index entries and whole-slab eviction.
  * Every function here runs under the store's lock (l3_slab_lock) and does
  * no I/O: the records it changes in the slab table's image are written by
- * the caller (meta.c) before any object goes into a reopened slab. */
+ * the caller (meta.c) before any object goes into a reopened slab.
+ *
+ * A slab's states (slab_info.state, alloc_state.h; this room alone sets
+ * them, the structure check enforces it), and what moves it:
+ *
+ *   from       to         by
+ *   S_FREE     S_OPEN     l3_alloc_slot (its class's open slab) or l3_alloc_standby
+ *                         (a standby), through open_slab: a new generation, its record
+ *                         set in the table's image
+ *   S_OPEN     S_SEALED   l3_alloc_slot (full: the next opened), l3_alloc_release (full
+ *                         and no longer its class's open slab), l3_alloc_take_victim
+ *   S_SEALED   S_FREE     l3_alloc_evict: the victim emptied (reinsert.c moved its keeps
+ *                         first); open_slab evicts what is left before reopening
+ *   any        S_FREE     l3_alloc_reset (an epoch bump, a failed load)
+ *   (a load)   S_SEALED   l3_alloc_adopt_slabs / l3_alloc_adopt: a record in use
+ *   (a load)   S_FREE     l3_alloc_adopt_slabs (a record not in use, or unusable),
+ *                         l3_alloc_restore_fill (a checkpoint's free slab)
+ *   S_SEALED   S_OPEN     l3_alloc_restore_fill: a checkpoint's open slab of its class
+ *   any        S_OFFLINE  l3_alloc_adopt_slabs (its device missing at open),
+ *                         l3_alloc_sweep_failed (failed at runtime): for good in this
+ *                         mapping; objects with writes in flight go as the writes end
+ *                         (l3_alloc_release)
+ *
+ * A slab with reservations (`inflight`) or a read lease is never a
+ * victim; an S_OPEN slab is its class's append target (l3_class_open) or
+ * a standby (l3_class_next). */
 #ifndef L3_ALLOC_H
 #define L3_ALLOC_H
 
@@ -32,11 +57,11 @@ l3_status l3_alloc_adopt_slabs(l3_slabstore *s, uint32_t mask, l3_error *err);
 /* Drop every object of slab `v` (no writes in flight) and free it. */
 void l3_alloc_evict(l3_slabstore *s, uint32_t v);
 
-/* Reserve a slot of class `pb` in log `seg` (SEG_MAIN or SEG_PROBATION):
+/* Reserve a slot of class `pb` in log `lg` (LOG_MAIN or LOG_PROBATION):
  * *out_slab, *out_slot. False when none can be had. A slab it reopens gets a new generation whose record is set in
  * the table's image only: whoever writes into a slab first makes sure its
  * record is on disk (slab.record_gen), whichever process opened it. */
-bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t seg, uint32_t *out_slab, uint32_t *out_slot);
+bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t lg, uint32_t *out_slab, uint32_t *out_slot);
 
 /* The most standby slabs a class keeps. */
 #define L3_STANDBY_MAX 8u
@@ -88,6 +113,15 @@ void l3_alloc_release_proc(l3_slabstore *s, int p);
 /* Release what processes that died attached held, and free their process
  * slots (under the lock); how many there were. */
 int l3_alloc_reap_dead(l3_slabstore *s);
+
+/* This process waits for room for a put wave of `bytes` (under the
+ * lock): counted in its account (l3_proc_account.pending), so that
+ * whoever makes room makes it for this wave too. */
+void l3_alloc_wait_room(l3_slabstore *s, uint64_t bytes);
+
+/* This process's wave took `bytes` of the room it waited for: its slots
+ * are reserved (under the lock). */
+void l3_alloc_room_taken(l3_slabstore *s, uint64_t bytes);
 
 /* Forget every object and slab (after an epoch bump, or a failed load):
  * an empty index, every slab free. */

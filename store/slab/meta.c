@@ -252,6 +252,49 @@ l3_status l3_meta_write_sb(l3_slabstore *s, l3_error *err)
     return st;
 }
 
+void l3_meta_adopt_sb(l3_slabstore *s)
+{
+    L3_ASSERT(s->sh);
+    s->sh->sb = s->disk_sb;
+}
+
+l3_status l3_meta_bump_epoch(l3_slabstore *s, l3_error *err)
+{
+    l3_shm_lock(&s->shm, &s->sh->sb_mu);
+    s->sh->sb.epoch++;
+    s->sh->sb.clean = 0;
+    s->sh->sb.next_seq = atomic_load(&s->sh->seq);
+    l3_status st = s->opt.read_only ? L3_OK : l3_meta_write_sb(s, err);
+    if (st != L3_OK)
+        s->sh->sb.epoch--;
+    l3_shm_unlock(&s->sh->sb_mu);
+    return st;
+}
+
+l3_status l3_meta_mark_dirty(l3_slabstore *s, l3_error *err)
+{
+    l3_shm_lock(&s->shm, &s->sh->sb_mu);
+    s->sh->sb.clean = 0;
+    s->sh->sb.next_seq = atomic_load(&s->sh->seq);
+    l3_status st = l3_meta_write_sb(s, err);
+    l3_shm_unlock(&s->sh->sb_mu);
+    return st;
+}
+
+l3_status l3_meta_mark_clean(l3_slabstore *s, uint64_t ckpt_bytes, uint32_t ckpt_crc, uint32_t ckpt_entries,
+                             l3_error *err)
+{
+    l3_shm_lock(&s->shm, &s->sh->sb_mu);
+    s->sh->sb.clean = 1;
+    s->sh->sb.ckpt_bytes = ckpt_bytes;
+    s->sh->sb.ckpt_crc = ckpt_crc;
+    s->sh->sb.ckpt_entries = ckpt_entries;
+    s->sh->sb.next_seq = atomic_load(&s->sh->seq);
+    l3_status st = l3_meta_write_sb(s, err);
+    l3_shm_unlock(&s->sh->sb_mu);
+    return st;
+}
+
 /* Whether slab i's record of generation `gen` needs no write: it is on
  * disk, or the slab moved on to another generation (under the lock). */
 static bool record_settled(l3_slabstore *s, uint32_t i, uint64_t gen)

@@ -60,6 +60,27 @@ l3_status l3_meta_write_all(l3_slabstore *s, const void *buf, size_t len, uint64
  * sb_mu once the mapping exists. */
 l3_status l3_meta_write_sb(l3_slabstore *s, l3_error *err);
 
+/* The shared superblock, this room's alone to change (ARCHITECTURE.md,
+ * "Who writes the shared state"). A fresh mapping takes the superblock
+ * the store was opened with. */
+void l3_meta_adopt_sb(l3_slabstore *s);
+
+/* Bump the store's epoch, every object of an older one dead, and write
+ * the superblock, dirty, with the next object sequence (under sb_mu, taken
+ * here; in memory alone when read-only); a failed write leaves the epoch
+ * as it was. */
+l3_status l3_meta_bump_epoch(l3_slabstore *s, l3_error *err);
+
+/* Write the superblock dirty (a crash from here on rebuilds) with the
+ * next object sequence (sb_mu taken here). */
+l3_status l3_meta_mark_dirty(l3_slabstore *s, l3_error *err);
+
+/* Write the superblock clean, naming the checkpoint just written (its
+ * bytes, crc and entries) and the next object sequence (sb_mu taken
+ * here). */
+l3_status l3_meta_mark_clean(l3_slabstore *s, uint64_t ckpt_bytes, uint32_t ckpt_crc, uint32_t ckpt_entries,
+                             l3_error *err);
+
 /* Make slab `slab`'s record of generation `gen` durable: write the table
  * block holding it, from the image, unless it is on disk already (another
  * writer's write, waited for) or the slab has another generation by now;

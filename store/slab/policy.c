@@ -82,26 +82,26 @@ void l3_policy_judge(l3_slabstore *s, const l3_index_entry *e, uint64_t group_re
 {
     shared *sh = s->sh;
     uint64_t now = atomic_load_explicit(&sh->seq, memory_order_relaxed);
-    if (!(e->pad & L3_ENTRY_EARLY) || now < sh->early_off_until)
+    if (!(e->pad & L3_ENTRY_EARLY) || now < sh->keep_trial.off_until)
         return; /* (while paused, what was moved before is not the next trial's) */
-    sh->early_judged++;
-    sh->early_read += read_since(e, group_read);
-    if (sh->early_judged >= 2ull * EARLY_WINDOW) {
-        sh->early_judged /= 2;
-        sh->early_read /= 2;
+    sh->keep_trial.judged++;
+    sh->keep_trial.read += read_since(e, group_read);
+    if (sh->keep_trial.judged >= 2ull * EARLY_WINDOW) {
+        sh->keep_trial.judged /= 2;
+        sh->keep_trial.read /= 2;
     }
-    if (sh->early_read > sh->early_judged)
-        sh->early_read = sh->early_judged; /* (a process that died between the halvings) */
-    if (sh->early_judged < EARLY_MIN)
+    if (sh->keep_trial.read > sh->keep_trial.judged)
+        sh->keep_trial.read = sh->keep_trial.judged; /* (a process that died between the halvings) */
+    if (sh->keep_trial.judged < EARLY_MIN)
         return;
-    if (sh->early_read * EARLY_SHARE >= sh->early_judged) {
-        sh->early_on = 1;
+    if (sh->keep_trial.read * EARLY_SHARE >= sh->keep_trial.judged) {
+        sh->keep_trial.on = 1;
         return;
     }
-    sh->early_on = 0;
-    sh->early_tried = 0;
-    sh->early_off_until = now + EARLY_PAUSE * held_objects(s);
-    sh->early_judged = sh->early_read = 0; /* the next trial is judged afresh */
+    sh->keep_trial.on = 0;
+    sh->keep_trial.tried = 0;
+    sh->keep_trial.off_until = now + EARLY_PAUSE * held_objects(s);
+    sh->keep_trial.judged = sh->keep_trial.read = 0; /* the next trial is judged afresh */
 }
 
 /* Whether an early keep moves now (under the lock): not while paused;
@@ -111,16 +111,16 @@ void l3_policy_judge(l3_slabstore *s, const l3_index_entry *e, uint64_t group_re
 static bool early_moves(l3_slabstore *s, uint64_t now)
 {
     shared *sh = s->sh;
-    if (now < sh->early_off_until)
+    if (now < sh->keep_trial.off_until)
         return false;
-    if (sh->early_on)
+    if (sh->keep_trial.on)
         return true;
-    if (sh->early_tried >= EARLY_TRIAL && now - sh->early_trial_end > 2 * held_objects(s))
-        sh->early_tried = 0;
-    if (sh->early_tried >= EARLY_TRIAL)
+    if (sh->keep_trial.tried >= EARLY_TRIAL && now - sh->keep_trial.trial_end > 2 * held_objects(s))
+        sh->keep_trial.tried = 0;
+    if (sh->keep_trial.tried >= EARLY_TRIAL)
         return false;
-    if (++sh->early_tried == EARLY_TRIAL)
-        sh->early_trial_end = now;
+    if (++sh->keep_trial.tried == EARLY_TRIAL)
+        sh->keep_trial.trial_end = now;
     return true;
 }
 
@@ -128,7 +128,7 @@ l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_
 {
     if (s->opt.eviction != L3_EVICT_FIFO_REINSERT || !read_since(e, group_read))
         return L3_KEEP_NOT;
-    if (s->slabs[e->slab].segment == SEG_PROBATION)
+    if (s->slabs[e->slab].log == LOG_PROBATION)
         return L3_KEEP; /* written at first sight and read since: it moves to main */
     uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
     uint64_t last = e->pad & L3_ENTRY_READ ? last_read_seq(e, now) : e->seq;
@@ -164,14 +164,14 @@ static bool from_probation(const l3_slabstore *s, uint32_t probation, uint32_t m
 
 int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device)
 {
-    int32_t best[L3_SEGMENTS] = { -1, -1 };
-    uint64_t best_key[L3_SEGMENTS] = { UINT64_MAX, UINT64_MAX }, now = l3_policy_clock_ns();
-    uint32_t nd = s->geo.num_devices, used[L3_SEGMENTS] = { 0, 0 };
+    int32_t best[L3_LOGS] = { -1, -1 };
+    uint64_t best_key[L3_LOGS] = { UINT64_MAX, UINT64_MAX }, now = l3_policy_clock_ns();
+    uint32_t nd = s->geo.num_devices, used[L3_LOGS] = { 0, 0 };
     for (uint32_t i = device < 0 ? 0 : (uint32_t)device; i < s->geo.num_slabs; i += device < 0 ? 1 : nd) {
         slab_info *sl = &s->slabs[i];
-        L3_ASSERT(sl->segment < L3_SEGMENTS);
+        L3_ASSERT(sl->log < L3_LOGS);
         if (sl->live)
-            used[sl->segment]++;
+            used[sl->log]++;
         if (sl->inflight || sl->state == S_OFFLINE)
             continue;
         if (!need_live && sl->state == S_FREE)
@@ -181,55 +181,30 @@ int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device)
         if ((need_live && sl->live == 0) || sl->lease_until > now)
             continue; /* nothing to evict, or leased to a reader */
         uint64_t key = age_key(s, sl);
-        if (key < best_key[sl->segment]) {
-            best_key[sl->segment] = key;
-            best[sl->segment] = (int32_t)i;
+        if (key < best_key[sl->log]) {
+            best_key[sl->log] = key;
+            best[sl->log] = (int32_t)i;
         }
     }
-    int seg = from_probation(s, used[SEG_PROBATION], used[SEG_MAIN]) ? SEG_PROBATION : SEG_MAIN;
-    return best[seg] >= 0 ? best[seg] : best[1 - seg];
-}
-
-bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight)
-{
-    uint64_t rate = s->opt.write_budget;
-    if (!rate)
-        return true;
-    uint64_t now = l3_admit_budget_clock(s), cap = rate * 10;
-    shared *sh = s->sh;
-    if (sh->budget_ns == 0) {
-        sh->budget_bytes = cap; /* a new store starts with a full bucket */
-        sh->budget_ns = now;
-    } else if (now > sh->budget_ns) {
-        double add = (double)(now - sh->budget_ns) * 1e-9 * (double)rate;
-        sh->budget_bytes = add >= (double)(cap - sh->budget_bytes) ? cap : sh->budget_bytes + (uint64_t)add;
-        sh->budget_ns = now; /* (a process whose clock is behind never moves it back: no refill twice) */
-    }
-    /* A first sighting waits for a bucket at least half full: as the
-     * budget tightens, what was seen twice is still written. */
-    if (sh->budget_bytes < bytes || (first_sight && sh->budget_bytes < cap / 2)) {
-        atomic_fetch_add(&s->over_budget, 1);
-        return false;
-    }
-    sh->budget_bytes -= bytes;
-    return true;
+    int lg = from_probation(s, used[LOG_PROBATION], used[LOG_MAIN]) ? LOG_PROBATION : LOG_MAIN;
+    return best[lg] >= 0 ? best[lg] : best[1 - lg];
 }
 
 uint64_t l3_policy_room(const l3_slabstore *s)
 {
-    uint64_t free = 0, open[L3_SEGMENTS] = { 0, 0 };
+    uint64_t free = 0, open[L3_LOGS] = { 0, 0 };
     for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
         const slab_info *sl = &s->slabs[i];
         if (!sl->inflight && (sl->state == S_FREE || (sl->state == S_SEALED && sl->live == 0)))
             free += s->geo.slab_size;
         else if (sl->state == S_OPEN && sl->next_slot < sl->nslots)
-            open[sl->segment] += (uint64_t)(sl->nslots - sl->next_slot) * l3_slot_bytes(&s->geo, sl->payload_blocks);
+            open[sl->log] += (uint64_t)(sl->nslots - sl->next_slot) * l3_slot_bytes(&s->geo, sl->payload_blocks);
     }
     /* A wave's keys may land in either log, and what reinsertion keeps
      * moves to main's: while both logs are written, only the smaller one's
      * open slots are room for sure (counting probation's let main's moves
      * find no free slab, and evict a live one without reinsertion). */
-    uint64_t in_main = open[SEG_MAIN], in_probation = open[SEG_PROBATION];
+    uint64_t in_main = open[LOG_MAIN], in_probation = open[LOG_PROBATION];
     bool both = !l3_admit_rung(s)->single;
     return free + (both && in_probation < in_main ? in_probation : in_main);
 }

@@ -74,12 +74,6 @@ void l3_policy_judge(l3_slabstore *s, const l3_index_entry *e, uint64_t group_re
  * on device `device` unless it is -1. -1 when none qualifies. */
 int32_t l3_policy_victim(l3_slabstore *s, bool need_live, int32_t device);
 
-/* Whether a write of `bytes` fits the store's write budget (under the
- * lock): a bucket of `write_budget` bytes per second, 10 s deep, shared
- * by every process; a write it does not fit is declined. A key written
- * at first sight (`first_sight`) needs the bucket at least half full. */
-bool l3_policy_admit(l3_slabstore *s, uint64_t bytes, bool first_sight);
-
 /* The bytes writable without evicting anything, whichever log they go
  * to: free or empty slabs and the open slabs' free slots (while probation
  * and main are both written, the smaller log's only) (under the lock). */

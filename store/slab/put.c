@@ -7,6 +7,7 @@
 #include "admit.h"
 #include "alloc.h"
 #include "batch.h"
+#include "budget.h"
 #include "l3_crc32c.h"
 #include "meta.h"
 #include "monotonic.h"
@@ -23,7 +24,7 @@ typedef struct put_key {
     l3_key_id id;
     int state;          /* PUT_SKIP (exists or failed), PUT_WRITE, PUT_TWIN (a key twice) */
     int ns;
-    uint32_t seg;       /* the log it goes to: SEG_MAIN or SEG_PROBATION */
+    uint32_t log;       /* the log it goes to: LOG_MAIN or LOG_PROBATION */
     uint32_t pb;        /* its payload blocks (decided keys) */
     uint32_t group;     /* its group's tag (l3_put_hints), 0: none */
     uint32_t slab, slot, crc;
@@ -66,6 +67,17 @@ static bool same_key(const put_key *a, const put_key *b)
 /* A verdict beside admit.h's: refused by the write budget. */
 #define OVER_BUDGET (-1)
 
+/* Whether a write of `bytes` fits the store's write budget (under the
+ * lock; budget.h): a write it does not fit is counted and declined. */
+static bool within_budget(l3_slabstore *s, uint64_t bytes, bool first_sight)
+{
+    uint64_t rate = s->opt.write_budget;
+    if (!rate || l3_budget_take(&s->sh->budget, rate, l3_admit_budget_clock(s), bytes, first_sight))
+        return true; /* (no budget: no clock read) */
+    atomic_fetch_add(&s->over_budget, 1);
+    return false;
+}
+
 /* The decision (1 + verdict) of group g that put key p follows, or 0. A
  * refusal binds only members at first sight: a page's followers, counted
  * for a trailing state its other pages lack, never all come, and the
@@ -104,15 +116,15 @@ static int admit_key(l3_slabstore *s, put_wave *w, put_key *p, uint64_t bytes)
     int v = l3_admit_decide(s, p->id.hash, page, p->tail, w->taken, &first_sight);
     if (g && !alone && h && h->group_objects > 1)
         bytes *= h->group_objects;
-    if (v != L3_VERDICT_REFUSED && !l3_policy_admit(s, bytes, first_sight && !w->taken))
-        v = OVER_BUDGET; /* (counted by the policy) */
+    if (v != L3_VERDICT_REFUSED && !within_budget(s, bytes, first_sight && !w->taken))
+        v = OVER_BUDGET;
     else if (v == L3_VERDICT_REFUSED)
         atomic_fetch_add(&s->not_admitted, 1);
     /* Recorded for the other members only where it could go another way:
      * admitting everything with no budget (none here, and no process has
      * drawn on the shared bucket), every member decides alike, and a
      * decision would hold its entry for a page's members that never come. */
-    bool binding = s->sh->admit.mode != L3_ADMISSION_ALL || s->opt.write_budget || s->sh->budget_ns;
+    bool binding = s->sh->admit.mode != L3_ADMISSION_ALL || s->opt.write_budget || l3_budget_used(&s->sh->budget);
     if (g && binding && !alone)
         l3_group_decide(g, v == OVER_BUDGET ? L3_VERDICT_REFUSED : (uint32_t)v, now, h ? h->group_objects : 0);
     return v;
@@ -150,7 +162,7 @@ static void decide_key(l3_slabstore *s, put_wave *w, size_t i, uint64_t size, l3
     uint64_t bytes = s->geo.header_bytes + (uint64_t)pb * b;
     int v;
     if (p->move)
-        v = l3_policy_admit(s, bytes, false) ? L3_VERDICT_MAIN : OVER_BUDGET;
+        v = within_budget(s, bytes, false) ? L3_VERDICT_MAIN : OVER_BUDGET;
     else if (w->refused)
         v = w->refused_why;
     else
@@ -170,7 +182,7 @@ static void decide_key(l3_slabstore *s, put_wave *w, size_t i, uint64_t size, l3
     if (!p->move)
         atomic_fetch_add(v == L3_VERDICT_MAIN ? &s->admitted_main : &s->admitted_probation, 1);
     w->taken = w->taken || (!p->move && w->hints && w->hints->whole);
-    p->seg = v == L3_VERDICT_PROBATION ? SEG_PROBATION : SEG_MAIN;
+    p->log = v == L3_VERDICT_PROBATION ? LOG_PROBATION : LOG_MAIN;
     p->state = PUT_WRITE;
 }
 
@@ -179,7 +191,7 @@ static void decide_key(l3_slabstore *s, put_wave *w, size_t i, uint64_t size, l3
 static void reserve_slot(l3_slabstore *s, put_wave *w, put_key *p, const char *key)
 {
     int ns = l3_alloc_ns_intern(s, key, p->id.len);
-    if (ns < 0 || !l3_alloc_slot(s, p->pb, p->seg, &p->slab, &p->slot)) {
+    if (ns < 0 || !l3_alloc_slot(s, p->pb, p->log, &p->slab, &p->slot)) {
         p->state = PUT_SKIP;
         atomic_fetch_add(&s->put_rejected, 1); /* full: a retired failure of this key */
         return;
@@ -407,8 +419,7 @@ static void reserve_wave(l3_slabstore *s, put_wave *w, const char *const *keys, 
     }
     for (size_t k = 0; k < w->num_slabs && !w->num_standby; k++)
         w->num_standby = l3_alloc_standby(s, w->slabs[k], w->standby, w->standby_gen, L3_STANDBY_MAX);
-    uint64_t *pending = &s->sh->procs[s->shm.me].pending; /* its room is taken: reserved */
-    *pending = *pending > published ? *pending - published : 0;
+    l3_alloc_room_taken(s, published); /* its room is taken: reserved */
     l3_slab_unlock(s);
 }
 

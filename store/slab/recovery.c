@@ -595,13 +595,7 @@ static l3_status drop_unprovable(l3_slabstore *s, l3_error *err)
     l3_log("error", "%s: a namespace journal record is damaged and no checkpoint proves what is live: "
                     "every object is dropped (a removal that cannot be read may have covered any of them)",
            s->path);
-    l3_shm_lock(&s->shm, &s->sh->sb_mu);
-    s->sh->sb.epoch++;
-    s->sh->sb.clean = 0;
-    l3_status st = s->opt.read_only ? L3_OK : l3_meta_write_sb(s, err);
-    if (st != L3_OK)
-        s->sh->sb.epoch--;
-    l3_shm_unlock(&s->sh->sb_mu);
+    l3_status st = l3_meta_bump_epoch(s, err);
     if (st == L3_OK && !s->opt.read_only)
         st = l3_meta_clear_damaged_journal(s, err);
     return st;
@@ -645,12 +639,7 @@ l3_status l3_recovery_load(l3_slabstore *s, l3_error *err)
     if (s->opt.read_only)
         return L3_OK;
     /* Dirty before the first change: a crash from here on rebuilds. */
-    l3_shm_lock(&s->shm, &s->sh->sb_mu);
-    s->sh->sb.clean = 0;
-    s->sh->sb.next_seq = atomic_load(&s->sh->seq);
-    st = l3_meta_write_sb(s, err);
-    l3_shm_unlock(&s->sh->sb_mu);
-    return st;
+    return l3_meta_mark_dirty(s, err);
 }
 
 l3_status l3_recovery_save(l3_slabstore *s, l3_error *err)
@@ -662,13 +651,5 @@ l3_status l3_recovery_save(l3_slabstore *s, l3_error *err)
     l3_status st = l3_checkpoint_save(s, &crc, &bytes, err);
     if (st != L3_OK)
         return st;
-    l3_shm_lock(&s->shm, &s->sh->sb_mu);
-    s->sh->sb.clean = 1;
-    s->sh->sb.ckpt_bytes = bytes;
-    s->sh->sb.ckpt_crc = crc;
-    s->sh->sb.ckpt_entries = (uint32_t)s->index.meta->count;
-    s->sh->sb.next_seq = atomic_load(&s->sh->seq);
-    st = l3_meta_write_sb(s, err);
-    l3_shm_unlock(&s->sh->sb_mu);
-    return st;
+    return l3_meta_mark_clean(s, bytes, crc, (uint32_t)s->index.meta->count, err);
 }

@@ -190,7 +190,7 @@ static uint64_t others_pending(const l3_slabstore *s)
     uint64_t sum = 0, cap = (uint64_t)(s->geo.num_slabs / 2) * s->geo.slab_size;
     for (int p = 0; p < L3_MAX_PROCS; p++)
         if (p != s->shm.me && s->sh->procs[p].used)
-            sum += s->sh->procs[p].pending;
+            sum += s->sh->alloc.procs[p].pending;
     return sum < cap ? sum : cap;
 }
 
@@ -198,7 +198,7 @@ static uint64_t others_pending(const l3_slabstore *s)
  * for what reinsertion moves (under the lock). */
 static bool room_enough(const l3_slabstore *s)
 {
-    uint64_t need = s->sh->procs[s->shm.me].pending + s->geo.slab_size + others_pending(s);
+    uint64_t need = s->sh->alloc.procs[s->shm.me].pending + s->geo.slab_size + others_pending(s);
     return l3_policy_room(s) >= need;
 }
 
@@ -224,8 +224,8 @@ void l3_reinsert_make_room(l3_slabstore *s, uint64_t bytes)
 {
     bool evacuates = s->opt.eviction == L3_EVICT_FIFO_REINSERT && !s->opt.read_only;
     l3_slab_lock(s);
-    s->sh->procs[s->shm.me].pending += bytes; /* until put.c reserves its slots (this process's other
-                                                 threads' waves add theirs) */
+    l3_alloc_wait_room(s, bytes); /* until put.c reserves its slots (this process's other threads' waves
+                                     add theirs) */
     bool enough = !evacuates || room_enough(s); /* (the room's scan only where room is made) */
     l3_slab_unlock(s);
     if (enough)

@@ -63,14 +63,7 @@ static l3_status journal_append(l3_slabstore *s, const char *prefix, size_t len,
 static bool remove_all(l3_slabstore *s)
 {
     l3_error err;
-    l3_shm_lock(&s->shm, &s->sh->sb_mu);
-    s->sh->sb.epoch++;
-    s->sh->sb.next_seq = atomic_load(&s->sh->seq);
-    l3_status rc = l3_meta_write_sb(s, &err);
-    if (rc != L3_OK)
-        s->sh->sb.epoch--;
-    l3_shm_unlock(&s->sh->sb_mu);
-    if (rc != L3_OK) {
+    if (l3_meta_bump_epoch(s, &err) != L3_OK) {
         l3_log("error", "remove_by_prefix(\"\"): %s; nothing was removed", err.msg);
         return false;
     }
@@ -127,7 +120,7 @@ static bool puts_in_flight(l3_slabstore *s)
 {
     l3_slab_lock(s);
     l3_alloc_reap_dead(s);
-    bool busy = s->sh->reserved > 0;
+    bool busy = s->sh->alloc.reserved > 0;
     l3_slab_unlock(s);
     return busy;
 }

@@ -21,7 +21,7 @@
 #include "invariant.h"
 #include "l3_slabstore.h"
 
-static void init_robust(pthread_mutex_t *mu)
+void l3_shm_init_robust(pthread_mutex_t *mu)
 {
     pthread_mutexattr_t a;
     pthread_mutexattr_init(&a);
@@ -89,7 +89,7 @@ size_t l3_shm_layout(const l3_geometry *g, shared *h)
     h->off_slabs = off;
     off += page_round((size_t)g->num_slabs * sizeof(slab_info));
     h->off_class_open = off;
-    off += page_round((size_t)2 * L3_SEGMENTS * ((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t)); /* open, standby */
+    off += page_round((size_t)2 * L3_LOGS * ((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t)); /* open, standby */
     h->off_slot_ids = off;
     off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint32_t));
     h->off_slot_groups = off;
@@ -120,18 +120,15 @@ size_t l3_shm_bytes(const l3_geometry *g)
     return l3_shm_layout(g, &h);
 }
 
-void l3_shm_format_areas(shared *h, const l3_geometry *g, uint32_t mode, uint32_t rung)
+void l3_shm_format_areas(shared *h, const l3_geometry *g)
 {
     l3_index_format(&h->index, g->max_objects);
     l3_shm_views v = l3_shm_views_of(h);
-    memset(v.class_open, 0xff, (size_t)2 * L3_SEGMENTS * ((size_t)h->max_payload_blocks + 1) * h->num_devices *
+    memset(v.class_open, 0xff, (size_t)2 * L3_LOGS * ((size_t)h->max_payload_blocks + 1) * h->num_devices *
                                    sizeof(int32_t)); /* -1 */
-    l3_ghost_format(&h->admit.ghost, l3_ghost_words_for(g->max_objects));
-    l3_groups_format(&h->admit.groups, l3_groups_slots_for(g->max_objects));
+    l3_ghost_format(&h->ghost, l3_ghost_words_for(g->max_objects));
+    l3_groups_format(&h->groups, l3_groups_slots_for(g->max_objects));
     l3_feed_format(&h->feed, l3_feed_slots_for(g->max_objects));
-    L3_ASSERT(rung < L3_LADDER_LEN);
-    h->admit.mode = mode;
-    atomic_store(&h->admit.rung, rung);
 }
 
 l3_shm_views l3_shm_views_of(shared *h)
@@ -171,7 +168,7 @@ uint64_t l3_shm_dead_slots(l3_shm *m)
         if (p == m->me || !m->sh->procs[p].used || probe(&m->sh->procs[p]))
             continue;
         l3_log("warning", "%s: process %d died attached to the store; its %llu reserved slots are "
-                          "reclaimed", m->path, m->sh->procs[p].pid, (unsigned long long)m->sh->procs[p].reserved);
+                          "reclaimed", m->path, m->sh->procs[p].pid, (unsigned long long)m->sh->alloc.procs[p].reserved);
         dead |= 1ull << p;
     }
     return dead;
@@ -180,7 +177,7 @@ uint64_t l3_shm_dead_slots(l3_shm *m)
 void l3_shm_free_slot(l3_shm *m, int p)
 {
     L3_ASSERT(p >= 0 && p < L3_MAX_PROCS && m->sh->procs[p].used);
-    L3_ASSERT(m->sh->procs[p].reserved == 0); /* the allocator gave them back first */
+    L3_ASSERT(m->sh->alloc.procs[p].reserved == 0); /* the allocator gave them back first */
     m->sh->procs[p].used = 0;
     if (m->sh->attached)
         m->sh->attached--;
@@ -197,8 +194,6 @@ bool l3_shm_claim_slot(l3_shm *m)
     proc_slot *me = &m->sh->procs[m->me];
     me->used = 1;
     me->pid = (int32_t)getpid();
-    me->reserved = 0;
-    me->pending = 0;
     me->attached_at = (uint64_t)time(NULL);
     m->sh->attached++;
     return true;
@@ -504,17 +499,15 @@ static l3_status build_fresh(l3_shm *m, const shared *hdr, size_t need, const l3
     h->version = L3_SHM_VERSION;
     h->size = need;
     memcpy(h->uuid, spec->uuid, 16);
-    h->sb = *spec->sb;
-    init_robust(&h->lock);
-    init_robust(&h->table_mu);
-    init_robust(&h->summary_mu);
-    init_robust(&h->room_mu);
-    init_robust(&h->journal_mu);
-    init_robust(&h->sb_mu);
-    init_robust(&h->admit.mu);
+    l3_shm_init_robust(&h->lock);
+    l3_shm_init_robust(&h->table_mu);
+    l3_shm_init_robust(&h->summary_mu);
+    l3_shm_init_robust(&h->room_mu);
+    l3_shm_init_robust(&h->journal_mu);
+    l3_shm_init_robust(&h->sb_mu);
     for (int p = 0; p < L3_MAX_PROCS; p++)
-        init_robust(&h->procs[p].alive);
-    l3_shm_format_areas(h, spec->geo, spec->admission, spec->rung);
+        l3_shm_init_robust(&h->procs[p].alive);
+    l3_shm_format_areas(h, spec->geo);
     for (uint32_t d = 0; d < spec->ndev; d++)
         h->dev_state[d] = spec->missing_mask & (1u << d) ? DEV_MISSING : DEV_OK;
     atomic_store(&h->seq, spec->sb->next_seq ? spec->sb->next_seq : 1);

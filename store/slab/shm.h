@@ -13,51 +13,25 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "admit_state.h"
+#include "alloc_state.h"
+#include "budget_state.h"
 #include "feed.h"
 #include "format.h"
 #include "ghost.h"
 #include "groups.h"
 #include "index.h"
-#include "shadow.h"
+#include "policy_state.h"
+#include "procs_state.h"
 #include "l3_status.h"
 
 struct stat;
 
-#define L3_MAX_PROCS 64
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 17
-
-enum { S_FREE = 0, S_OPEN = 1, S_SEALED = 2, S_OFFLINE = 3 /* its device is missing or failed */ };
-
-/* A slab's log (in the mapping): keys admitted at first sight go to
- * probation's slabs, the rest (and what reinsertion keeps) to main's. */
-enum { SEG_MAIN = 0, SEG_PROBATION = 1, L3_SEGMENTS = 2 };
+#define L3_SHM_VERSION 18
 
 /* A device's state (in the mapping). */
 enum { DEV_OK = 0, DEV_MISSING = 1, DEV_FAILED = 2 };
-
-/* A slab's state (in the mapping). */
-typedef struct slab_info {
-    uint32_t state;          /* S_FREE, S_OPEN (its class's append target) or S_SEALED */
-    uint32_t disk_used;      /* its record on disk says USED in this epoch */
-    uint32_t payload_blocks; /* size class */
-    uint32_t nslots;
-    uint64_t gen;
-    uint64_t first_seq;
-    uint32_t next_slot;
-    uint32_t live;
-    uint32_t inflight;       /* reserved slots whose writes are not published */
-    int32_t standby_next;    /* in its class's standby chain (l3_class_next): the next, or -1 */
-    uint64_t record_gen;     /* the generation whose slab record is on disk (0: none yet) */
-    uint64_t summary_gen;    /* the generation whose summary was written (or claimed) */
-    uint64_t live_bytes;
-    _Atomic uint64_t last_access;
-    uint64_t lease_until;    /* CLOCK_MONOTONIC ns: readers hold it until then (0: none) */
-    uint32_t segment;        /* SEG_MAIN, or SEG_PROBATION: written at first sight, not read since
-                                (admission's two logs, docs/admission.md) */
-    uint32_t pad;
-    uint32_t proc_inflight[L3_MAX_PROCS]; /* inflight, by process slot */
-} slab_info;
 
 typedef struct ns_info {
     uint16_t len;
@@ -65,45 +39,6 @@ typedef struct ns_info {
     uint64_t objects, bytes;
     uint64_t reserved;       /* puts in flight that interned it: not reusable until 0 */
 } ns_info;
-
-/* Admission's state (admit.c; docs/admission.md): soft, built empty with
- * the mapping (a restart starts on the mode's first rung and warms in an
- * epoch). The ghost's and the group table's counters sit here; their
- * words and the shadows are areas of the mapping. */
-typedef struct l3_admit_state {
-    pthread_mutex_t mu;           /* the shadows, the generations and the rung's choice */
-    uint32_t mode;                /* l3_admission of the process that built the mapping */
-    _Atomic uint32_t rung;        /* the ladder's rung in force */
-    _Atomic uint32_t full;        /* the store had to evict: a first sighting needs the rung's depth */
-    _Atomic uint32_t tails;       /* a put said its last key is a partial page */
-    _Atomic uint32_t exists_seen; /* an exists call came in this generation */
-    uint32_t switches;            /* rung changes so far */
-    _Atomic uint32_t page_objects; /* objects of a page's group, as puts last said (0: unknown, one) */
-    _Atomic uint64_t sightings;   /* keys named by exists calls (by puts, in a generation without one) */
-    uint64_t gen_end, epoch_end;  /* the sightings at which the generation ends, the next rung choice */
-    uint64_t cap;                 /* capacity in objects the shadows are sized for (0: not yet) */
-    uint64_t sample_below;        /* a key whose mixed hash is below it is the shadows' */
-    _Atomic uint64_t slot_bytes;  /* recent puts' mean slot bytes (the capacity's estimate) */
-    /* Per pair of rungs, the sum over exists calls of the squared
-     * difference of their shadows' hits, decayed as the windows are: the
-     * noise of the windows' difference (admit.c, choose_rung). */
-    double spread[L3_LADDER_LEN][L3_LADDER_LEN];
-    l3_ghost_head ghost;
-    l3_groups_meta groups;
-} l3_admit_state;
-
-/* A process attached to the store. `alive` is a robust mutex its liveness
- * thread holds for as long as it is attached: a trylock that returns
- * EOWNERDEAD proves the process died. */
-typedef struct proc_slot {
-    pthread_mutex_t alive;
-    uint32_t used;
-    int32_t pid;
-    uint64_t reserved;       /* its share of the reserved slots */
-    uint64_t pending;        /* bytes of the put waves it waits room for, until their slots are
-                                reserved (l3_reinsert_make_room: whoever makes room makes it for them) */
-    uint64_t attached_at;    /* unix seconds */
-} proc_slot;
 
 /* The mapping's header; the areas follow at the offsets. */
 typedef struct shared {
@@ -116,22 +51,13 @@ typedef struct shared {
     pthread_mutex_t table_mu, journal_mu, sb_mu;
     pthread_mutex_t summary_mu; /* every write of a slab summary (summary.h) */
     pthread_mutex_t room_mu;    /* one thread of one process makes room at a time (reinsert.c) */
-    l3_superblock sb;
     l3_index_meta index;
-    uint64_t reserved;       /* slots allocated but not yet published */
     _Atomic uint64_t seq, tick;
     uint32_t num_ns;         /* highest namespace id in use */
     uint32_t max_payload_blocks;
     uint32_t max_slots;      /* slot ids per slab */
     uint32_t pad;
     uint64_t recovered_objects, recovered_summaries;
-    uint64_t budget_bytes, budget_ns; /* the write budget's bucket and its last refill */
-    uint64_t early_judged, early_read; /* early keeps whose slab was reused again, and of them those read
-                                          since they moved (policy.c; halved as they grow) */
-    uint64_t early_off_until;          /* no early keeps until this object sequence (0: from the start) */
-    uint64_t early_tried, early_trial_end; /* the trial's early keeps, and the sequence at its last */
-    uint32_t early_on;                 /* they pay: they move without a trial */
-    uint32_t early_pad;
     uint32_t opened_from_checkpoint;
     uint32_t attached;
     uint64_t off_slabs, off_class_open, off_slot_ids, off_table, off_journal, off_index;
@@ -140,12 +66,18 @@ typedef struct shared {
     _Atomic uint32_t dev_state[L3_MAX_DEVICES]; /* DEV_OK, DEV_MISSING (at open), DEV_FAILED */
     _Atomic uint32_t dev_err_run[L3_MAX_DEVICES]; /* requests failed in a row there */
     _Atomic uint32_t failed_mask, swept_mask; /* devices failed; those whose slabs were taken offline */
-    uint32_t stripe_dev;                      /* the device puts' slots go to now (under `lock`) */
-    uint32_t stripe_fill;                     /* the bytes placed there since it became current */
     uint32_t repair_needed;                   /* a process died holding `lock`: check the index (under it) */
     ns_info ns[L3_MAX_NAMESPACES];
-    proc_slot procs[L3_MAX_PROCS];
-    l3_admit_state admit;
+    /* Each part below has one writer (ARCHITECTURE.md, "Who writes the
+     * shared state"); any room reads them. */
+    l3_superblock sb;        /* meta.c: the superblock as last written */
+    proc_slot procs[L3_MAX_PROCS]; /* shm.c: the process table */
+    l3_alloc_shared alloc;   /* alloc.c: reserved slots, the stripe, each process's account */
+    l3_early_trial keep_trial; /* policy.c: early keeps' trials */
+    l3_budget budget;        /* budget.c: the write budget's bucket */
+    l3_admit_state admit;    /* admit.c: the rung, sightings, shadows' choice */
+    l3_ghost_head ghost;     /* admission's ghost (ghost.h); its words at off_ghost */
+    l3_groups_meta groups;   /* the group table (groups.h); its entries at off_groups */
     l3_feed_head feed;       /* the removal feed (feed.h); its slots at off_feed */
 } shared;
 
@@ -167,21 +99,24 @@ typedef struct l3_shm {
 } l3_shm;
 
 /* What a fresh mapping is built from: the store's geometry and uuid, the
- * superblock it was opened with, and which devices are present. */
+ * superblock it was opened with (its next sequence), and which devices
+ * are present. */
 typedef struct l3_shm_spec {
     const l3_geometry *geo;
     const uint8_t *uuid;     /* 16 bytes */
     const l3_superblock *sb;
     uint32_t ndev;
     uint32_t missing_mask;   /* devices not present at this open */
-    uint32_t admission, rung; /* the admission mode (l3_admission) and its first rung */
 } l3_shm_spec;
 
 /* Set up a fresh mapping's areas for geometry `g` (laid out by
  * l3_shm_layout, zeroed): an empty index, no open or standby slabs, an
- * empty ghost and group table, admission in `mode` (l3_admission) at
- * `rung`. */
-void l3_shm_format_areas(shared *h, const l3_geometry *g, uint32_t mode, uint32_t rung);
+ * empty ghost, group table and removal feed. The parts other rooms write are theirs to set up
+ * (the superblock l3_meta_adopt_sb, admission l3_admit_format). */
+void l3_shm_format_areas(shared *h, const l3_geometry *g);
+
+/* Make `mu`, in the mapping, a robust mutex shared between processes. */
+void l3_shm_init_robust(pthread_mutex_t *mu);
 
 /* Pointers into a mapping to its areas (they follow the header at the
  * offsets it holds). */

@@ -87,21 +87,21 @@ static inline uint32_t *l3_slab_slot_groups(l3_slabstore *s, uint32_t i)
     return s->slot_groups + (uint64_t)i * s->sh->max_slots;
 }
 
-/* The open slab of log `seg` (SEG_MAIN, SEG_PROBATION), class `pb`, on
+/* The open slab of log `lg` (LOG_MAIN, LOG_PROBATION), class `pb`, on
  * device `d` (an entry of the mapping). */
-static inline int32_t *l3_class_open(l3_slabstore *s, uint32_t seg, uint32_t pb, uint32_t d)
+static inline int32_t *l3_class_open(l3_slabstore *s, uint32_t lg, uint32_t pb, uint32_t d)
 {
     size_t classes = (size_t)s->sh->max_payload_blocks + 1;
-    return &s->class_open[((size_t)seg * classes + pb) * s->geo.num_devices + d];
+    return &s->class_open[((size_t)lg * classes + pb) * s->geo.num_devices + d];
 }
 
-/* The first standby slab of log `seg`, class `pb`, on device `d` (opened
+/* The first standby slab of log `lg`, class `pb`, on device `d` (opened
  * ahead, their records written before the class's open slab fills; a
  * chain through slab.standby_next), or -1. */
-static inline int32_t *l3_class_next(l3_slabstore *s, uint32_t seg, uint32_t pb, uint32_t d)
+static inline int32_t *l3_class_next(l3_slabstore *s, uint32_t lg, uint32_t pb, uint32_t d)
 {
     size_t classes = (size_t)s->sh->max_payload_blocks + 1;
-    return &s->class_open[((L3_SEGMENTS + (size_t)seg) * classes + pb) * s->geo.num_devices + d];
+    return &s->class_open[((L3_LOGS + (size_t)lg) * classes + pb) * s->geo.num_devices + d];
 }
 
 #endif

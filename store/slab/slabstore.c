@@ -372,10 +372,10 @@ static void set_views(l3_slabstore *s)
     s->class_open = v.class_open;
     s->slot_ids = v.slot_ids;
     s->slot_groups = v.slot_groups;
-    s->ghost = (l3_ghost){ .head = &s->sh->admit.ghost, .words = v.ghost };
+    s->ghost = (l3_ghost){ .head = &s->sh->ghost, .words = v.ghost };
     s->shadows = v.shadows;
     s->feed = (l3_feed){ .head = &s->sh->feed, .slots = v.feed };
-    s->groups = (l3_groups){ .meta = &s->sh->admit.groups, .table = v.groups };
+    s->groups = (l3_groups){ .meta = &s->sh->groups, .table = v.groups };
     s->table = v.table;
     s->journal = v.journal;
     s->index = (l3_index){ .table = v.index, .meta = &s->sh->index };
@@ -405,6 +405,15 @@ static void attach_failed(l3_slabstore *s, bool fresh)
     s->sh = NULL;
 }
 
+/* Set up what a fresh mapping's rooms own: the superblock the store was
+ * opened with, admission in the options' mode at its first rung. */
+static void build_fresh(l3_slabstore *s)
+{
+    uint32_t rung = s->opt.admission == L3_ADMISSION_RUNG ? s->opt.admission_rung : L3_LADDER_LEN - 1;
+    l3_meta_adopt_sb(s);
+    l3_admit_format(&s->sh->admit, (uint32_t)s->opt.admission, rung);
+}
+
 /* Attach to the store's shared mapping (the open lock held): join the one
  * someone alive holds, or build a fresh one and load it (recovery.c: the
  * checkpoint, or else the crash scan). */
@@ -414,13 +423,14 @@ static l3_status attach(l3_slabstore *s, l3_error *err)
     for (uint32_t d = 0; d < s->ndev; d++)
         missing |= s->dev[d].fd < 0 ? 1u << d : 0;
     l3_shm_spec spec = { .geo = &s->geo, .uuid = s->geo_uuid, .sb = &s->disk_sb, .ndev = s->ndev,
-                         .missing_mask = missing, .admission = (uint32_t)s->opt.admission,
-                         .rung = s->opt.admission == L3_ADMISSION_RUNG ? s->opt.admission_rung : L3_LADDER_LEN - 1 };
+                         .missing_mask = missing };
     bool fresh = false;
     l3_status rc = l3_shm_map(&s->shm, &spec, s->formatted, &fresh, err);
     if (rc != L3_OK)
         return rc;
     set_views(s);
+    if (fresh) /* (no one else attaches before l3_shm_ready) */
+        build_fresh(s);
     if (!fresh && s->sh->admit.mode != (uint32_t)s->opt.admission)
         l3_log("warning", "%s: admission \"%s\" asked, but the processes attached use \"%s\": this one "
                "follows them", s->path, l3_admission_name((uint32_t)s->opt.admission),

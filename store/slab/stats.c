@@ -21,18 +21,18 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
             o->slabs_open++;
         else
             o->slabs_sealed++;
-        o->slabs_probation += sl->state != S_FREE && sl->segment == SEG_PROBATION;
+        o->slabs_probation += sl->state != S_FREE && sl->log == LOG_PROBATION;
     }
     o->groups_live = s->groups.meta->count;
     o->index_bytes = l3_index_capacity(&s->index) * sizeof(l3_index_entry);
     o->shared_bytes = l3_shm_bytes(&s->geo);
-    o->reserved_slots = s->sh->reserved;
+    o->reserved_slots = s->sh->alloc.reserved;
     o->recovered_objects = s->sh->recovered_objects;
     o->recovered_summaries = s->sh->recovered_summaries;
     o->opened_from_checkpoint = s->sh->opened_from_checkpoint;
     o->epoch = s->sh->sb.epoch;
-    o->early_keeps_judged = s->sh->early_judged;
-    o->early_keeps_read = s->sh->early_read;
+    o->early_keeps_judged = s->sh->keep_trial.judged;
+    o->early_keeps_read = s->sh->keep_trial.read;
     l3_slab_unlock(s);
     o->removals = atomic_load(&s->sh->feed.next);
     for (uint32_t r = 0; r < L3_FEED_REASONS; r++)

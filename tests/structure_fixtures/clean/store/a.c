@@ -12,3 +12,11 @@ int a_call(a_fn f, int x)
 }
 
 int a_get(const a_ops *ops, int key) { return ops->get(key) + (*ops->get)(key); }
+
+void a_count(a_part *p)
+{
+    p->count++;
+    p->state = A_ON;
+}
+
+int a_peek(const a_part *p) { return p->count; }

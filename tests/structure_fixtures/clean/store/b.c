@@ -101,3 +101,11 @@ int b_value(void)
     v += 1; /* 95 */
     return v;
 }
+
+int b_use(a_shared *h)
+{
+    const a_part *view = &h->part;
+    a_count(&h->part);
+    h->other = h->part.count + view->state + (h->part.state == A_ON);
+    return a_peek(&h->part) + (int)sizeof(h->part);
+}

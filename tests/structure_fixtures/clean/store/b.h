@@ -6,4 +6,7 @@
 
 int b_value(void);
 
+/* Reads h's part, and counts one in it by its writer's function. */
+int b_use(a_shared *h);
+
 #endif
