@@ -118,8 +118,8 @@ static void executor_rows(buf *b, const l3_snapshot *snap)
     for (int i = 0; i < 3; i++)
         put(b, "l3cache_executor_health{state=\"%s\"} %d\n", states[i],
             strcmp(snap->health_state, states[i]) == 0);
-    family(b, "l3cache_executor_health_epoch", "gauge", "The breaker's epoch.");
-    put(b, "l3cache_executor_health_epoch %llu\n", (unsigned long long)snap->health_epoch);
+    family(b, "l3cache_executor_health_term", "gauge", "The breaker's term: how many times its state changed.");
+    put(b, "l3cache_executor_health_term %llu\n", (unsigned long long)snap->health_term);
     family(b, "l3cache_executor_unsafe_io", "gauge", "1 when some native I/O never proved retirement.");
     put(b, "l3cache_executor_unsafe_io %d\n", snap->unsafe_io);
 }

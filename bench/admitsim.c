@@ -54,7 +54,7 @@ typedef struct sim {
     uint64_t sample_below;   /* a shadow sees an id when mix(id) < this */
     uint32_t rung, switches;
     double spread[MAX_SHADOWS][MAX_SHADOWS]; /* per pair of shadows: decayed sum of squared hit differences */
-    uint64_t epoch, next_epoch;
+    uint64_t round, next_round;
     double rung_sum;
     uint8_t *sketch;         /* TinyLFU: 4 rows of 4-bit counters (a byte each here) */
     uint32_t sk_width;
@@ -331,13 +331,13 @@ static bool beats(const sim *s, size_t k)
            lead > s->c->confidence * sqrt(s->spread[k][s->rung]);
 }
 
-/* Every epoch: of the shadows that beat the current rung's, the real cache
+/* Every round: of the shadows that beat the current rung's, the real cache
  * takes the rung of the one with the most (decayed) hits. */
 static void choose_rung(sim *s)
 {
-    if (s->sight < s->next_epoch)
+    if (s->sight < s->next_round)
         return;
-    s->next_epoch = s->sight + s->epoch;
+    s->next_round = s->sight + s->round;
     size_t best = s->rung;
     for (size_t k = 0; k < s->nshadow; k++)
         if (s->shadow[k].window > s->shadow[best].window && beats(s, k))
@@ -405,7 +405,7 @@ static bool sim_init(sim *s, const tr_trace *t, uint32_t cap, const tr_admit_con
             budget_init(s, &s->shadow[k], rate);
         }
         s->rung = (uint32_t)(s->nshadow - 1); /* start as the object LRU */
-        s->epoch = s->next_epoch = cap > 4096 ? cap : 4096;
+        s->round = s->next_round = cap > 4096 ? cap : 4096;
     }
     if (ok && c->kind == TR_TINYLFU) {
         for (s->sk_width = 64; s->sk_width < cap; s->sk_width *= 2)

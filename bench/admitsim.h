@@ -46,7 +46,7 @@ typedef struct tr_admit_config {
     uint32_t shadow_entries; /* TR_ADAPTIVE: a sampled shadow's entries (default 4096) */
     double hysteresis;       /* TR_ADAPTIVE: a new rung must beat the current one by this share per rung between (0.005) */
     double confidence;       /* TR_ADAPTIVE: ... and by this many times the noise of the difference (0.5) */
-    double memory;           /* TR_ADAPTIVE: the share of the shadows' counts an epoch keeps (0.75) */
+    double memory;           /* TR_ADAPTIVE: the share of the shadows' counts a round keeps (0.75) */
     bool lazy;               /* as the store: a probation block read keeps its place until probation's oldest,
                                 then moves to main (default; else at once) */
     bool chain_order;        /* a request's head ends as its most recent block, its tail as its oldest */
@@ -63,7 +63,7 @@ typedef struct tr_admit_result {
 } tr_admit_result;
 
 /* The defaults for `kind` (ghost 5 generations, shadows of 4096, 0.5% a
- * rung and half the noise, counts kept at 0.75 an epoch, lazy). */
+ * rung and half the noise, counts kept at 0.75 a round, lazy). */
 void tr_admit_defaults(tr_admit_config *c, int kind);
 
 /* Replay the trace at `capacity` objects under the configured policy. */

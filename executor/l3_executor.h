@@ -103,7 +103,7 @@ typedef struct l3_operation_snapshot {
 typedef struct l3_snapshot {
     l3_operation_snapshot operations[3]; /* query, get, put */
     const char *health_state;            /* healthy, open or half_open */
-    uint64_t health_epoch;
+    uint64_t health_term;                /* the breaker's term: how many times its state changed */
     bool unsafe_io;
 } l3_snapshot;
 

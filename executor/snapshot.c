@@ -38,7 +38,7 @@ void l3_executor_snapshot(l3_executor *e, l3_snapshot *out)
         row->bytes[phase] += (double)js->job->num_bytes;
     }
     pthread_mutex_unlock(&e->mu);
-    out->health_state = l3_health_snapshot(&e->health, &out->health_epoch);
+    out->health_state = l3_health_snapshot(&e->health, &out->health_term);
     pthread_mutex_lock(&e->mu);
     out->unsafe_io = e->unsafe_io;
     pthread_mutex_unlock(&e->mu);

@@ -30,7 +30,7 @@ char *l3_snapshot_to_json(const l3_snapshot *snap)
     }
     json_object_set_new(root, "operations", ops);
     json_object_set_new(root, "health_state", json_string(snap->health_state));
-    json_object_set_new(root, "health_epoch", json_real((double)snap->health_epoch));
+    json_object_set_new(root, "health_term", json_real((double)snap->health_term));
     json_object_set_new(root, "unsafe_io", json_boolean(snap->unsafe_io));
     char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_COMPACT);
     json_decref(root);

@@ -13,12 +13,12 @@ bool l3_health_begin(l3_health *health, l3_health_token *token)
     bool allowed = true;
     pthread_mutex_lock(&health->mu);
     if (!health->open) {
-        *token = (l3_health_token){ .epoch = health->epoch, .recovery = false };
+        *token = (l3_health_token){ .term = health->term, .recovery = false };
     } else if (l3_clock_now(health->clock) < health->unavailable_until || health->probe_inflight) {
         allowed = false;
     } else {
         health->probe_inflight = true;
-        *token = (l3_health_token){ .epoch = health->epoch, .recovery = true };
+        *token = (l3_health_token){ .term = health->term, .recovery = true };
     }
     pthread_mutex_unlock(&health->mu);
     return allowed;
@@ -27,10 +27,10 @@ bool l3_health_begin(l3_health *health, l3_health_token *token)
 void l3_health_failure(l3_health *health, l3_health_token token)
 {
     pthread_mutex_lock(&health->mu);
-    if (token.epoch == health->epoch) {
+    if (token.term == health->term) {
         health->failures++;
         if (token.recovery || health->failures >= health->threshold) {
-            health->epoch++;
+            health->term++;
             health->open = true;
             health->unavailable_until = l3_clock_now(health->clock) + health->interval;
             health->probe_inflight = false;
@@ -42,10 +42,10 @@ void l3_health_failure(l3_health *health, l3_health_token token)
 void l3_health_success(l3_health *health, l3_health_token token)
 {
     pthread_mutex_lock(&health->mu);
-    if (token.epoch == health->epoch) {
+    if (token.term == health->term) {
         health->failures = 0;
         if (token.recovery) {
-            health->epoch++;
+            health->term++;
             health->open = false;
             health->probe_inflight = false;
         }
@@ -53,12 +53,12 @@ void l3_health_success(l3_health *health, l3_health_token token)
     pthread_mutex_unlock(&health->mu);
 }
 
-const char *l3_health_snapshot(l3_health *health, uint64_t *epoch)
+const char *l3_health_snapshot(l3_health *health, uint64_t *term)
 {
     pthread_mutex_lock(&health->mu);
     const char *name = !health->open ? "healthy" : health->probe_inflight ? "half_open" : "open";
-    if (epoch)
-        *epoch = health->epoch;
+    if (term)
+        *term = health->term;
     pthread_mutex_unlock(&health->mu);
     return name;
 }

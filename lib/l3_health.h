@@ -1,8 +1,8 @@
-/* l3cache: the backend's circuit breaker, with epochs.
+/* l3cache: the backend's circuit breaker, with terms.
  *
  * After `threshold` failures it opens for the recovery interval, then
  * admits one probe whose outcome closes it again or reopens it. Reports
- * from an older epoch change nothing. */
+ * from an older term change nothing. */
 #ifndef L3_HEALTH_H
 #define L3_HEALTH_H
 
@@ -12,9 +12,9 @@
 
 #include "l3_clock.h"
 
-/* A permission to call the backend, from one health epoch. */
+/* A permission to call the backend, from one health term. */
 typedef struct l3_health_token {
-    uint64_t epoch;
+    uint64_t term;
     bool recovery;
 } l3_health_token;
 
@@ -24,7 +24,7 @@ typedef struct l3_health {
     double interval;
     l3_clock clock;
     pthread_mutex_t mu;
-    uint64_t epoch;
+    uint64_t term;
     uint32_t failures;
     bool open;           /* unavailable_until is set */
     double unavailable_until;
@@ -43,15 +43,15 @@ void l3_health_destroy(l3_health *health);
 bool l3_health_begin(l3_health *health, l3_health_token *token);
 
 /* Report a failed call; opens the breaker at the threshold or on a failed
- * probe. Ignored when the token's epoch is over. */
+ * probe. Ignored when the token's term is over. */
 void l3_health_failure(l3_health *health, l3_health_token token);
 
 /* Report a successful call; a successful probe closes the breaker. Ignored
- * when the token's epoch is over. */
+ * when the token's term is over. */
 void l3_health_success(l3_health *health, l3_health_token token);
 
-/* "healthy", "open" or "half_open", and the epoch in *epoch (may be NULL),
+/* "healthy", "open" or "half_open", and the term in *term (may be NULL),
  * without taking the probe permission. */
-const char *l3_health_snapshot(l3_health *health, uint64_t *epoch);
+const char *l3_health_snapshot(l3_health *health, uint64_t *term);
 
 #endif

@@ -140,7 +140,7 @@ static void stale_reports_cannot_reopen_a_failed_recovery(void **state)
     assert_true(probe.recovery);
     assert_false(l3_health_begin(&health, &t));
     l3_health_failure(&health, probe);
-    /* This success belongs to the failed epoch. */
+    /* This success belongs to the failed term. */
     l3_health_success(&health, probe);
     assert_false(l3_health_begin(&health, &t));
     assert_string_equal(l3_health_snapshot(&health, NULL), "open");
@@ -926,7 +926,7 @@ static void a_job_without_native_work_cannot_recover_an_open_backend(void **stat
     ASSERT_BOOLS(c[0].success, c[0].num_keys, true);
     l3_executor_snapshot(e, &after);
     assert_string_equal(after.health_state, before.health_state);
-    assert_int_equal(after.health_epoch, before.health_epoch);
+    assert_int_equal(after.health_term, before.health_term);
     assert_int_equal(test_store_calls(store), 0);
     harness_free(h);
 }

@@ -55,7 +55,7 @@ typedef struct l3_shadow {
     uint16_t head[2], tail[2]; /* most and least recent of probation, main */
     uint16_t free;   /* free entries, through next */
     uint16_t pad[3];
-    double window;   /* hits, halved every round (admit.c) */
+    double window;   /* hits, kept at 0.75 every round (admit.c) */
     uint64_t hits, written;
     double tokens;   /* its share of the write budget: writes it may make now */
     double per_ns;   /* writes the budget adds a nanosecond (0: no budget) */
