@@ -32,6 +32,9 @@
   which is exactly what the installed headers (l3_*.h, l3cache.h) declare;
   a public header includes no internal one; each public declaration has a
   comment.
+- Narrow rooms: fewer than half of the functions of the slab store's
+  wing (store/slab/) take the whole store (an `l3_slabstore *`); the rest
+  take only their part of it.
 - Short functions: none over 100 lines in the library, tools/ or bench/,
   inline functions in headers included.
 - Pending: a violation listed in PENDING (known, to be removed) is
@@ -653,6 +656,26 @@ def functions(s):
     return out
 
 
+WING, WHOLE_STORE = "store/slab", r"\bl3_slabstore\s*\*"
+
+
+def check_narrow_rooms(src):
+    if not os.path.isdir(os.path.join(src, WING)):
+        return
+    total = whole = 0
+    for f in walk(src, WING, (".c", ".h")):
+        s = strip_c(read(f))
+        lines = s.split("\n")
+        for _, first, last in functions(s):
+            head = " ".join(lines[first - 1:last])
+            total += 1
+            whole += bool(re.search(WHOLE_STORE, head[:head.find("{")]))
+    print(f"check_structure: {whole} of {total} functions of {WING}/ take the whole store")
+    if total and 2 * whole >= total:
+        bad(f"{WING}/: {whole} of its {total} functions take the whole store (l3_slabstore *): fewer than half "
+            f"may; pass a room only its part of the state (ARCHITECTURE.md, \"Who writes the shared state\")")
+
+
 def check_function_lengths(src):
     for f in sources(src):
         if folder_of(src, f) == "tests":
@@ -688,6 +711,7 @@ def main(argv):
     check_python(src)
     check_exports(src, library)
     check_function_lengths(src)
+    check_narrow_rooms(src)
     for key in sorted(set(LISTS["pending"]) - pending_seen):
         problems.append(f"pending violation no longer found: {key}: remove it from PENDING in "
                         f"tests/check_structure.py (and its line in ARCHITECTURE.md): the list only shrinks")

@@ -265,10 +265,8 @@ static void warn_index_bound(l3_slabstore *s)
  * a stripe of L3_STRIPE_BYTES each (consecutive keys of a batch land
  * together on one device, so that its requests stay as large as one
  * device's would be), passing over offline ones; -1 when none is online. */
-static int32_t next_device(l3_slabstore *s, uint64_t slot_bytes)
+static int32_t next_device(shared *sh, uint32_t nd, uint64_t slot_bytes)
 {
-    uint32_t nd = s->geo.num_devices;
-    shared *sh = s->sh;
     if (nd == 1)
         return sh->dev_state[0] == DEV_OK ? 0 : -1;
     for (uint32_t k = 0; k < nd; k++) {
@@ -312,7 +310,7 @@ bool l3_alloc_slot(l3_slabstore *s, uint32_t pb, uint32_t lg, uint32_t *out_slab
         l3_alloc_evict(s, (uint32_t)v);
         atomic_fetch_add(&s->index_bound_evictions, 1);
     }
-    int32_t d = next_device(s, l3_slot_bytes(&s->geo, pb));
+    int32_t d = next_device(s->sh, s->geo.num_devices, l3_slot_bytes(&s->geo, pb));
     if (d < 0)
         return false;
     int32_t *open = l3_class_open(s, lg, pb, (uint32_t)d);

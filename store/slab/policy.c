@@ -78,49 +78,56 @@ static uint64_t held_objects(const l3_slabstore *s)
     return s->index.meta->count ? s->index.meta->count : 1;
 }
 
-void l3_policy_judge(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read)
+/* Count an early keep judged (read since its move, or not) in trial `t`
+ * at object sequence `now`, the store holding `held` objects: while they
+ * pay they go on; once they do not, a pause. */
+static void judge_early(l3_early_trial *t, uint64_t now, bool read, uint64_t held)
 {
-    shared *sh = s->sh;
-    uint64_t now = atomic_load_explicit(&sh->seq, memory_order_relaxed);
-    if (!(e->pad & L3_ENTRY_EARLY) || now < sh->keep_trial.off_until)
-        return; /* (while paused, what was moved before is not the next trial's) */
-    sh->keep_trial.judged++;
-    sh->keep_trial.read += read_since(e, group_read);
-    if (sh->keep_trial.judged >= 2ull * EARLY_WINDOW) {
-        sh->keep_trial.judged /= 2;
-        sh->keep_trial.read /= 2;
+    t->judged++;
+    t->read += read;
+    if (t->judged >= 2ull * EARLY_WINDOW) {
+        t->judged /= 2;
+        t->read /= 2;
     }
-    if (sh->keep_trial.read > sh->keep_trial.judged)
-        sh->keep_trial.read = sh->keep_trial.judged; /* (a process that died between the halvings) */
-    if (sh->keep_trial.judged < EARLY_MIN)
+    if (t->read > t->judged)
+        t->read = t->judged; /* (a process that died between the halvings) */
+    if (t->judged < EARLY_MIN)
         return;
-    if (sh->keep_trial.read * EARLY_SHARE >= sh->keep_trial.judged) {
-        sh->keep_trial.on = 1;
+    if (t->read * EARLY_SHARE >= t->judged) {
+        t->on = 1;
         return;
     }
-    sh->keep_trial.on = 0;
-    sh->keep_trial.tried = 0;
-    sh->keep_trial.off_until = now + EARLY_PAUSE * held_objects(s);
-    sh->keep_trial.judged = sh->keep_trial.read = 0; /* the next trial is judged afresh */
+    t->on = 0;
+    t->tried = 0;
+    t->off_until = now + EARLY_PAUSE * held;
+    t->judged = t->read = 0; /* the next trial is judged afresh */
 }
 
-/* Whether an early keep moves now (under the lock): not while paused;
- * while they pay, yes; else the trial's first EARLY_TRIAL do, and the
- * rest wait for the verdict (a trial not judged within two turns of the
- * store, its keeps gone another way, starts again). */
-static bool early_moves(l3_slabstore *s, uint64_t now)
+void l3_policy_judge(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read)
 {
-    shared *sh = s->sh;
-    if (now < sh->keep_trial.off_until)
+    uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
+    if (!(e->pad & L3_ENTRY_EARLY) || now < s->sh->keep_trial.off_until)
+        return; /* (while paused, what was moved before is not the next trial's) */
+    judge_early(&s->sh->keep_trial, now, read_since(e, group_read), held_objects(s));
+}
+
+/* Whether an early keep moves now in trial `t` (under the lock), the store
+ * holding `held` objects: not while paused; while they pay, yes; else the
+ * trial's first EARLY_TRIAL do, and the rest wait for the verdict (a trial
+ * not judged within two turns of the store, its keeps gone another way,
+ * starts again). */
+static bool early_moves(l3_early_trial *t, uint64_t now, uint64_t held)
+{
+    if (now < t->off_until)
         return false;
-    if (sh->keep_trial.on)
+    if (t->on)
         return true;
-    if (sh->keep_trial.tried >= EARLY_TRIAL && now - sh->keep_trial.trial_end > 2 * held_objects(s))
-        sh->keep_trial.tried = 0;
-    if (sh->keep_trial.tried >= EARLY_TRIAL)
+    if (t->tried >= EARLY_TRIAL && now - t->trial_end > 2 * held)
+        t->tried = 0;
+    if (t->tried >= EARLY_TRIAL)
         return false;
-    if (++sh->keep_trial.tried == EARLY_TRIAL)
-        sh->keep_trial.trial_end = now;
+    if (++t->tried == EARLY_TRIAL)
+        t->trial_end = now;
     return true;
 }
 
@@ -140,7 +147,8 @@ l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_
      * at half the LRU's writes they cost 1.5 points of hits, bench/results). */
     if (now <= e->seq || (last - e->seq) * 4 > now - e->seq)
         return L3_KEEP;
-    return !s->opt.write_budget && early_moves(s, now) ? L3_KEEP_EARLY : L3_KEEP_NOT;
+    bool early = !s->opt.write_budget && early_moves(&s->sh->keep_trial, now, held_objects(s));
+    return early ? L3_KEEP_EARLY : L3_KEEP_NOT;
 }
 
 /* A slab's age for the victim choice: FIFO orders by when it was opened,
