@@ -1,8 +1,6 @@
 /* The slab store's metadata I/O (meta.h). */
 #include "meta.h"
 
-#include "aligned.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -13,54 +11,6 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
-l3_status l3_meta_rw(int fd, const char *path, bool write, void *buf, size_t len, uint64_t off,
-                     l3_error *err)
-{
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write ? pwrite(fd, (char *)buf + done, len - done, (off_t)(off + done))
-                          : pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return l3_fail(err, n == 0 && !write ? L3_ECORRUPT : L3_EIO, "%s %zu bytes at %llu of %s: %s",
-                           write ? "writing" : "reading", len, (unsigned long long)off, path,
-                           n < 0 ? strerror(errno) : write ? "no progress" : "the file ends first");
-        done += (size_t)n;
-    }
-    return L3_OK;
-}
-
-void *l3_meta_alloc(size_t align, size_t len)
-{
-    return l3_aligned_alloc(align < 4096 ? 4096 : align, len, true);
-}
-
-int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out)
-{
-    l3_sb_reads r;
-    memset(&r, 0, sizeof r);
-    uint8_t *buf = l3_meta_alloc(4096, 4096);
-    for (uint32_t c = 0; c < L3_SB_COPIES; c++) {
-        uint64_t off;
-        for (uint32_t k = 0; l3_sb_place(c, k, size, &off); k++) {
-            l3_error err;
-            if (!buf) {
-                snprintf(r.at[c][k].why, sizeof r.at[c][k].why, "out of memory");
-                break;
-            }
-            if (l3_meta_rw(fd, "the image", false, buf, 4096, off, &err) != L3_OK) {
-                snprintf(r.at[c][k].why, sizeof r.at[c][k].why, "%.127s", err.msg);
-                break;
-            }
-            memcpy(&r.at[c][k].sb, buf, sizeof r.at[c][k].sb);
-            r.at[c][k].read = true;
-        }
-    }
-    free(buf);
-    return l3_sb_choose(&r, out);
-}
 
 bool l3_meta_dev_ok(const l3_slabstore *s, uint32_t d)
 {
@@ -492,18 +442,4 @@ l3_status l3_meta_read_tables(l3_slabstore *s, l3_error *err)
     free(tbl);
     free(jr);
     return st;
-}
-
-bool l3_meta_blank_head(int fd, const char *path, uint64_t size)
-{
-    uint8_t *buf = l3_meta_alloc(4096, 8192);
-    bool zero = false;
-    l3_error err;
-    if (buf && size >= 8192 && l3_meta_rw(fd, path, false, buf, 8192, 0, &err) == L3_OK) {
-        zero = true;
-        for (size_t i = 0; i < 8192 && zero; i++)
-            zero = buf[i] == 0;
-    }
-    free(buf);
-    return zero;
 }

@@ -1,8 +1,11 @@
 /* l3cache: the slab store's metadata I/O (internal; not installed):
  * synchronous, aligned writes and reads of the superblock, the slab
- * table, the namespace journal, and formatting; what they hold is judged
- * by the rulebook (rules.h), which does no I/O of its own. Object I/O
- * goes through the engine (get.c, put.c, recovery.c), never through here. */
+ * table, the namespace journal, and formatting, through the store; what
+ * they hold is judged by the rulebook (rules.h), which does no I/O of its
+ * own. What takes a descriptor and no store (aligned reads and writes,
+ * the superblock copies read, a blank image) is image.h's, included here.
+ * Object I/O goes through the engine (get.c, put.c, recovery.c), never
+ * through here. */
 #ifndef L3_META_H
 #define L3_META_H
 
@@ -11,23 +14,8 @@
 #include <stdint.h>
 
 #include "entries.h"
+#include "image.h"
 #include "rules.h"
-
-/* A zeroed buffer aligned for O_DIRECT (to `align`, at least 4096; a `len`
- * of 0 is one such block): l3_aligned_alloc's; free() it. */
-void *l3_meta_alloc(size_t align, size_t len);
-
-/* Read or write all `len` bytes at `off` of `fd` (O_DIRECT aligned); a
- * file that ends first is L3_ECORRUPT, an error L3_EIO. */
-l3_status l3_meta_rw(int fd, const char *path, bool write, void *buf, size_t len, uint64_t off,
-                     l3_error *err);
-
-/* Read both superblock copies' places from the image `fd` of `size`
- * bytes (may be O_DIRECT; l3_sb_place says where), each place's first
- * 4096 bytes until one cannot be read, and choose by the rulebook
- * (l3_sb_choose) into `out`. Returns how many copies are valid. The store
- * and l3fsck both read them here. */
-int l3_sb_read_copies(int fd, uint64_t size, l3_sb_copies *out);
 
 /* Whether device d is present and not failed. */
 bool l3_meta_dev_ok(const l3_slabstore *s, uint32_t d);
@@ -105,8 +93,5 @@ l3_status l3_meta_format(l3_slabstore *s, uint64_t capacity, l3_error *err);
  * slab's record from its own device, each journal slot's newest record
  * of any device. */
 l3_status l3_meta_read_tables(l3_slabstore *s, l3_error *err);
-
-/* Whether the image's first 8 KiB are zero (a blank device or file). */
-bool l3_meta_blank_head(int fd, const char *path, uint64_t size);
 
 #endif

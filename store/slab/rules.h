@@ -6,9 +6,9 @@
  * Every function here is pure: it reads only its arguments (and the
  * format's constants), writes only what its arguments point to, and does
  * no I/O, no allocation, no logging, and touches no global. The reads
- * that feed it are its callers': the store's through meta.c (superblock
- * copies, slab tables, journals) and recovery.c (headers, summaries),
- * l3fsck's through its own reads. So every rule can be judged on bytes a
+ * that feed it are its callers': the store's through image.c (superblock
+ * copies), meta.c (slab tables, journals) and recovery.c (headers,
+ * summaries), l3fsck's through its own reads. So every rule can be judged on bytes a
  * test made up (tests/test_rules.c, tests/fuzz/fuzz_rules.c). */
 #ifndef L3_RULES_H
 #define L3_RULES_H
@@ -69,7 +69,7 @@ typedef struct l3_sb_copies {
  * and whose block size B puts that copy there (copy c at c x
  * round_up(4096, B): copy 0 at 0 whatever B); the valid copy with the
  * highest sequence wins. Returns how many copies are valid. The places'
- * reads are meta.c's (l3_sb_read_copies). */
+ * reads are image.c's (l3_sb_read_copies). */
 int l3_sb_choose(const l3_sb_reads *r, l3_sb_copies *out);
 
 /* Merge device `d`'s slab table and journal (`tbl`, `jr`, as read from
