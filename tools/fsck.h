@@ -1,6 +1,10 @@
-/* l3fsck's state and its passes (fsck.c checks, l3fsck.c reports). What is
- * live is decided by the library's rulebook (store/slab/rules.h), exactly as
- * the store's recovery decides it. */
+/* l3fsck's state (types only): the devices, the superblock and geometry,
+ * the tables, one pass's objects, the counts, the checkpoint's verdict and
+ * the report's lists. The passes are the rooms after it (ARCHITECTURE.md,
+ * tools/); what is live is decided by the library's rulebook, exactly as
+ * the store's recovery decides it, read through the store's reader
+ * interface (store/slab/image.h), the one header of the store l3fsck
+ * includes. */
 #ifndef L3_FSCK_H
 #define L3_FSCK_H
 
@@ -9,8 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format.h"
-#include "rules.h"
+#include "image.h"
 
 #define EXIT_CLEAN 0
 #define EXIT_FIXED 1
@@ -90,60 +93,5 @@ typedef struct fsck {
     uint64_t checkpoint_entries, checkpoint_missing;
     char checkpoint_why[128];
 } fsck;
-
-/* Record a problem. One that is not `fixable`, or found without -y, is
- * left; with -y the caller repairs a fixable one, and a repair whose write
- * fails leaves it too. */
-void fsck_problem(fsck *f, bool fixable, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Report a repair that was written. */
-void fsck_fixed(fsck *f, const char *what);
-
-/* Read (zero-filled past the end: 1) or write an image range; -errno.
- * The offset names its device in the bits from 48 up (l3_slot_offset);
- * a store of one device has plain offsets. */
-int fsck_read(fsck *f, void *buf, size_t len, uint64_t off);
-int fsck_write(fsck *f, const void *buf, size_t len, uint64_t off);
-
-/* Read like fsck_read, for bulk reads (slabs, summaries, the checkpoint):
- * O_DIRECT where the image allows it (the device's speed, no page cache
- * to fill), so `buf` 4096-aligned and `len` whole blocks. */
-int fsck_read_bulk(fsck *f, void *buf, size_t len, uint64_t off);
-
-/* Whether slab i's device was given (its slots can be read). */
-bool fsck_slab_present(const fsck *f, uint32_t i);
-
-/* Whether an object of key hash `hash` is this pass's. */
-static inline bool fsck_in_part(const fsck *f, uint64_t hash)
-{
-    return f->parts < 2 || (uint32_t)(((hash >> 32) * f->parts) >> 32) == f->part;
-}
-
-/* A pass's tables (by_key, by_slot) of f->table_cap slots, a power of
- * two: where the probe for `key` starts; and the slot for object index i
- * keyed by `key`: the first empty one from there, or the one `same` says
- * holds its equal. */
-size_t fsck_table_home(const fsck *f, uint64_t key);
-size_t fsck_table_slot(const fsck *f, const uint32_t *t, uint64_t key, size_t i,
-                       bool (*same)(const fsck *, size_t, size_t));
-
-/* Plan the passes over the objects (f->parts, and room for one pass's
- * objects): one pass when every header is read (--headers and what
- * implies it), else as many as f->memory needs; false when out of memory. */
-bool fsck_plan_passes(fsck *f);
-
-/* The passes, in order (with fsck_checkpoint.h's between fsck_objects
- * and fsck_permissions). Each reports what it finds through fsck_problem.
- * fsck_objects runs once per pass (f->part), on the objects of that pass's
- * keys. */
-bool fsck_superblocks(fsck *f);   /* false: no store to check */
-void fsck_tables(fsck *f);        /* truncation, slab records, journal records */
-void fsck_objects(fsck *f);       /* every used slab: its summary (a crash scan's rule), or its headers
-                                     (--verify, --list, or no summary a crash scan would use) */
-void fsck_permissions(fsck *f);  /* the store and its shared object: no access for others */
-void fsck_journal_verdict(fsck *f);  /* a corrupt journal record: nothing live unless the checkpoint proves it
-                                        (each pass, and after the checkpoint's verdict) */
-void fsck_journal_repair(fsck *f);   /* -y: what a corrupt journal record removed stays removed */
-void fsck_write_superblocks(fsck *f); /* -y: both copies from the good one */
 
 #endif

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index.h"
+#include "fsck_io.h"
+#include "fsck_pass.h"
 #include "l3_crc32c.h"
 #include "readahead.h"
 
@@ -37,7 +38,7 @@ static void map_slots(fsck *f)
 }
 
 /* The object at entry e's slot, or NULL. */
-static fsck_object *object_at(fsck *f, const l3_index_entry *e)
+static fsck_object *object_at(fsck *f, const l3_image_ckpt_entry *e)
 {
     for (size_t p = slot_home(f, e->slab, e->slot); f->by_slot[p] != UINT32_MAX; p = (p + 1) & (f->table_cap - 1)) {
         fsck_object *o = &f->objects[f->by_slot[p]];
@@ -51,8 +52,8 @@ static fsck_object *object_at(fsck *f, const l3_index_entry *e)
  * by the rules at its slot must be the one it names. */
 static void match(fsck *f, const uint8_t *p)
 {
-    l3_index_entry e;
-    l3_ckpt_record_unpack(p, &e);
+    l3_image_ckpt_entry e;
+    l3_image_ckpt_entry_at(p, &e);
     if (!fsck_in_part(f, e.hash))
         return;
     if (e.slab < f->geo.num_slabs && !fsck_slab_present(f, e.slab))
@@ -68,13 +69,13 @@ static void match(fsck *f, const uint8_t *p)
  * table word (far ahead) and the object that word names (near). */
 static void fetch_ahead(const fsck *f, const uint8_t *far, const uint8_t *near)
 {
-    l3_index_entry e;
+    l3_image_ckpt_entry e;
     if (far) {
-        l3_ckpt_record_unpack(far, &e);
+        l3_image_ckpt_entry_at(far, &e);
         __builtin_prefetch(&f->by_slot[slot_home(f, e.slab, e.slot)]);
     }
     if (near) {
-        l3_ckpt_record_unpack(near, &e);
+        l3_image_ckpt_entry_at(near, &e);
         uint32_t at = f->by_slot[slot_home(f, e.slab, e.slot)];
         if (at != UINT32_MAX)
             __builtin_prefetch(&f->objects[at]);
@@ -132,12 +133,12 @@ static void match_chunk(fsck *f, const uint8_t *buf, uint64_t pos, uint64_t n, u
  * matching its entries as they pass; false when a read fails. */
 static bool stream_body(fsck *f, l3_checkpoint_header *h, uint32_t *crc)
 {
-    uint64_t at = l3_checkpoint_records_at(h, l3_index_capacity_for(f->geo.max_objects)), count = h->num_entries;
+    uint64_t at = l3_image_ckpt_records_at(h, &f->geo), count = h->num_entries;
     uint64_t k = 0, len = l3_round_up(h->body_bytes, f->geo.block_size);
     bool ok = true;
     uint8_t carry[L3_CKPT_RECORD];
     size_t chunks = (size_t)((len + CHUNK - 1) / CHUNK);
-    body b = { .f = f, .off = l3_io_offset(f->ref, f->geo.checkpoint_off + f->geo.block_size), .len = len };
+    body b = { .f = f, .off = l3_io_offset(f->ref, l3_image_ckpt_body(&f->geo)), .len = len };
     l3_readahead_spec spec = { .items = chunks, .buf_bytes = CHUNK, .ring = 2, .threads = 1, .read = read_chunk,
                                .arg = &b };
     l3_readahead *ra;

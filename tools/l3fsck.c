@@ -7,8 +7,9 @@
  * some of them (their slabs alone).
  *
  * Read-only unless -y. Exit codes as e2fsck: 0 clean, 1 errors corrected,
- * 4 errors left uncorrected, 8 operational error. The checks are in
- * fsck.c; this file opens the image and reports. */
+ * 4 errors left uncorrected, 8 operational error. The checks are the
+ * passes' rooms (fsck_*.c, ARCHITECTURE.md); this file opens the image,
+ * runs them in order and reports. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -23,10 +24,16 @@
 
 #include "fsck.h"
 #include "fsck_checkpoint.h"
+#include "fsck_io.h"
+#include "fsck_journal.h"
+#include "fsck_pass.h"
+#include "fsck_perms.h"
+#include "fsck_slabs.h"
+#include "fsck_super.h"
+#include "fsck_tables.h"
 #include "invariant.h"
 #include "l3_config.h"
 #include "l3_slabstore.h"
-#include "shm.h"
 
 static void human(uint64_t bytes, char *out, size_t len)
 {
@@ -105,13 +112,13 @@ static bool parse_args(fsck *f, int argc, char **argv)
 /* Note the attached processes (a repair needs the store to itself). */
 static int note_attached(fsck *f)
 {
-    int32_t pids[L3_MAX_PROCS];
-    int attached = l3_slabstore_attached_at(f->path, pids, L3_MAX_PROCS);
+    int32_t pids[L3_IMAGE_MAX_PROCS];
+    int attached = l3_slabstore_attached_at(f->path, pids, L3_IMAGE_MAX_PROCS);
     if (attached <= 0)
         return attached;
-    L3_ASSERT(attached <= L3_MAX_PROCS); /* a slot of the process table each */
+    L3_ASSERT(attached <= L3_IMAGE_MAX_PROCS); /* a slot of the process table each */
     f->attached = json_array();
-    char list[L3_MAX_PROCS * 12] = ""; /* " " and an int32 each */
+    char list[L3_IMAGE_MAX_PROCS * 12] = ""; /* " " and an int32 each */
     for (int i = 0; i < attached; i++) {
         json_array_append_new(f->attached, json_integer(pids[i]));
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? " " : "", pids[i]);
@@ -196,7 +203,7 @@ static void print_store(const fsck *f)
     printf("store %s: format %u, capacity %s, %u slabs of %s (%s of data), block %u, max objects %llu\n",
            uuid, f->sb.version, cap, f->geo.num_slabs, slab, data, f->geo.block_size,
            (unsigned long long)f->geo.max_objects);
-    uint64_t ram = l3_shm_bytes(&f->geo);
+    uint64_t ram = l3_image_mapping_bytes(&f->geo);
     char ram_text[32];
     human(ram, ram_text, sizeof ram_text);
     printf("memory: a shared mapping of %s (%.0f bytes per object of the bound; %.1f MB per TB of store)\n",
@@ -212,7 +219,7 @@ static void print_store(const fsck *f)
 /* The RAM a process that opens the store maps, as JSON. */
 static json_t *memory_json(const fsck *f)
 {
-    uint64_t ram = l3_shm_bytes(&f->geo);
+    uint64_t ram = l3_image_mapping_bytes(&f->geo);
     return json_pack("{s:I,s:I,s:f}", "shared_bytes", (json_int_t)ram, "max_objects",
                      (json_int_t)f->geo.max_objects, "bytes_per_tb", (double)ram / ((double)(f->geo.capacity * f->geo.num_devices) / 1e12));
 }
