@@ -7,6 +7,10 @@
   the library's, l3fsck's and l3bench's) goes to the same floor or a lower
   one; a folder includes and calls nothing of another folder on its own
   floor (tools/ and bench/, executor/ and async/).
+- Readers: a folder READERS names reads a lower one only through its
+  reader headers and its public l3_*.h ones: tools/ includes from store/
+  nothing but the store's reader interface (store/slab/image.h), never
+  the live store's internals (its struct, its shared state, its index).
 - Rooms: in a folder whose rooms ARCHITECTURE.md lists (a table headed
   "room" under a heading that names the folder, e.g. (`store/`), lowest
   first), every file is in exactly one room, every listed file exists, and
@@ -41,8 +45,9 @@
   printed as pending and does not fail the check; a PENDING entry that no
   longer matches a violation does (the list only shrinks).
 
---lists replaces SANCTIONED and PENDING with a JSON file's
-{"sanctioned": {key: why}, "pending": {key: why}} (the fixtures').
+--lists replaces SANCTIONED, PENDING and READERS with a JSON file's
+{"sanctioned": {key: why}, "pending": {key: why}, "readers": {folder:
+{folder: [header, ...]}}} (the fixtures'; no "readers": no such rule).
 Prints every violation and exits 1 if there is any.
 """
 import ast
@@ -78,8 +83,14 @@ PENDING = {
     # (none: the list only shrinks, and issue 30's hooks and circle are gone)
 }
 
+# Folders that read a lower folder through its reader headers alone (and
+# its public l3_*.h): folder -> {folder read: [its reader headers]}.
+READERS = {
+    "tools": {"store": ["store/slab/image.h"]},  # l3fsck: the image, never the live store's internals
+}
+
 problems, pending_seen, pending_lines = [], set(), []
-LISTS = {"sanctioned": SANCTIONED, "pending": PENDING}
+LISTS = {"sanctioned": SANCTIONED, "pending": PENDING, "readers": READERS}
 
 
 def bad(msg, key=None):
@@ -294,6 +305,10 @@ def check_includes(src, rooms):
             if floor_violation(mine, theirs):
                 bad(f"{rel}:{n}: includes {trel}: {mine}/ (floor {FLOORS[mine]}) may not include "
                     f"{theirs}/ (floor {FLOORS[theirs]})", f"{rel} -> {trel}")
+            readers = LISTS["readers"].get(mine, {}).get(theirs)
+            if readers is not None and not is_public(target) and trel not in readers:
+                bad(f"{rel}:{n}: includes {trel}: {mine}/ reads {theirs}/ through its reader interface alone "
+                    f"({', '.join(readers)}) and its public l3_*.h headers", f"{rel} -> {trel}")
             check_room_edge(rooms, f"{rel}:{n}: includes {trel}", rel, trel, f"{rel} -> {trel}")
             if is_public(f) and not is_public(target):
                 bad(f"{rel}:{n}: a public header includes the internal {trel}")
@@ -693,6 +708,7 @@ def main(argv):
         with open(args[k + 1], encoding="utf-8") as f:
             given = json.load(f)
         LISTS["sanctioned"], LISTS["pending"] = given.get("sanctioned", {}), given.get("pending", {})
+        LISTS["readers"] = given.get("readers", {})
         del args[k:k + 2]
     if len(args) < 2:
         print(__doc__)
