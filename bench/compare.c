@@ -70,11 +70,12 @@ bool l3_compare_parse_sizes(const char *text, l3_compare_options *o)
 int l3_compare_run(const l3_compare_options *o)
 {
     cmp_run cx;
+    cmp_set_flush(o->flush ? o->flush : "interval");
     cmp_run_init(&cx, o);
     if (!o->json)
         printf("l3cache vs fio vs file-per-key: %llu MiB per run, %zu keys per operation, %zu in flight "
-               "(fio iodepth %zu), crc32c on %s\n", (unsigned long long)(o->total >> 20), o->keys, o->qd,
-               cx.depth, l3_crc32c_engine());
+               "(fio iodepth %zu), crc32c on %s, store.flush %s\n", (unsigned long long)(o->total >> 20), o->keys,
+               o->qd, cx.depth, l3_crc32c_engine(), o->flush ? o->flush : "interval");
     if (!o->json && cx.ndirs > 1)
         printf("%zu directories: l3cache's store over a file in each (store.paths), fio over the same files "
                "(%s); the file-per-key baseline, recovery, steady state and the mixed phase use the first\n",

@@ -24,6 +24,11 @@ typedef struct cmp_l3 {
     size_t n;
 } cmp_l3;
 
+/* The store.flush mode ("interval" or "batch") every store config of
+ * this run names (l3bench --compare --flush; "interval", the store's
+ * default, unless set). */
+void cmp_set_flush(const char *mode);
+
 /* A store and executor config: `qd` operations of `keys` keys in flight,
  * with a worker per operation up to the executor's 64; `paths` the store's
  * files as JSON strings, comma separated. */

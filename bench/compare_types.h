@@ -25,6 +25,7 @@ typedef struct l3_compare_options {
     size_t repeat;          /* rounds per size (1 to L3_COMPARE_MAX_ROUNDS); each cell is the median */
     const char *plot;       /* PNG to draw (gnuplot), or NULL */
     bool no_mixed;          /* skip the mixed phase (gets under a put stream) */
+    const char *flush;      /* store.flush of l3cache's stores: "interval" (default) or "batch" */
     bool json;
 } l3_compare_options;
 

@@ -62,6 +62,7 @@ static int usage(void)
             "               [--no-verify] [--json]\n"
             "       l3bench --compare [--dir DIR [--dir DIR...]] [--total SIZE] [--sizes 64K,256K,1M,4M]\n"
             "               [--keys K] [--qd N] [--repeat N] [--recovery-objects N] [--plot FILE]\n"
+            "               [--flush interval|batch]\n"
             "               [--json]\n"
             "       l3bench --scale N[,N...] [--dir DIR] [--keep] [--json]   (a test tool: RAM and restart\n"
             "               times of a sparse store of N small objects)\n"
@@ -218,6 +219,7 @@ static bool parse_args(args *a, int argc, char **argv)
         { "compare", no_argument, 0, 'X' }, { "dir", required_argument, 0, 'D' },
         { "total", required_argument, 0, 'T' }, { "sizes", required_argument, 0, 'S' },
         { "recovery-objects", required_argument, 0, 'R' }, { "plot", required_argument, 0, 'P' },
+        { "flush", required_argument, 0, 'F' },
         { "repeat", required_argument, 0, 'r' }, { "trace", required_argument, 0, 't' },
         { "block-bytes", required_argument, 0, 'b' }, { "slab-size", required_argument, 0, 'z' },
         { "eviction", required_argument, 0, 'E' }, { "admit", required_argument, 0, 'A' },
@@ -262,6 +264,7 @@ static bool parse_args(args *a, int argc, char **argv)
                 fprintf(stderr, "l3bench: --sizes: expected a list like 64K,256K,1M,4M\n");
             break;
         case 'R': a->co.recovery_objects = strtoul(optarg, NULL, 10); break;
+        case 'F': a->co.flush = optarg; break;
         case 'P': a->co.plot = a->tr.plot = optarg[0] ? optarg : NULL; break;
         case 'r': ok = repeat_arg(a, optarg); break;
         default: ok = parse_trace_arg(a, c, optarg);

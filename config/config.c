@@ -77,6 +77,20 @@ static l3_status parse_mode(const json_t *v, uint32_t *mode, l3_error *err)
     return L3_OK;
 }
 
+/* "flush": "interval" (the default) or "batch". */
+static l3_status parse_flush(const json_t *v, l3_flush_mode *out, l3_error *err)
+{
+    const char *t = json_is_string(v) ? json_string_value(v) : "";
+    if (strcmp(t, "interval") == 0)
+        *out = L3_FLUSH_INTERVAL;
+    else if (strcmp(t, "batch") == 0)
+        *out = L3_FLUSH_BATCH;
+    else
+        return l3_fail(err, L3_ECONFIG, "$.store.flush: expected \"interval\" or \"batch\", got %s%s%s",
+                       json_is_string(v) ? "\"" : l3_json_type_name(v), t, json_is_string(v) ? "\"" : "");
+    return L3_OK;
+}
+
 /* "eviction": "fifo-reinsert" (the default) or "lru-slab". */
 static l3_status parse_eviction(const json_t *v, l3_eviction *out, l3_error *err)
 {
@@ -161,7 +175,8 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
     static const char *const known[] = { "path", "paths", "capacity", "slab_size", "block_size", "max_objects",
                                          "engine", "io_timeout", "verify_checksums",
                                          "register_buffers", "lock_timeout", "mode", "eviction", "admission",
-                                         "write_budget", "expected_object_size", "preallocate", NULL };
+                                         "write_budget", "expected_object_size", "preallocate", "flush",
+                                         "flush_interval", NULL };
     l3_status st = l3_json_section(o, "$.store", known, err);
     if (st != L3_OK)
         return st;
@@ -209,6 +224,11 @@ static l3_status parse_store(const json_t *o, l3_config *c, l3_error *err)
     if ((v = json_object_get(o, "mode")) && (st = parse_mode(v, &c->store.mode, err)) != L3_OK)
         return st;
     if ((v = json_object_get(o, "eviction")) && (st = parse_eviction(v, &c->store.eviction, err)) != L3_OK)
+        return st;
+    if ((v = json_object_get(o, "flush")) && (st = parse_flush(v, &c->store.flush, err)) != L3_OK)
+        return st;
+    if ((v = json_object_get(o, "flush_interval")) &&
+        (st = l3_json_seconds(v, "$.store.flush_interval", 0.001, 3600, false, &c->store.flush_interval, err)) != L3_OK)
         return st;
     if ((v = json_object_get(o, "expected_object_size")) &&
         (st = l3_json_size(v, "$.store.expected_object_size", 512, 4ull << 30, false, &c->store.expected_object_size,
@@ -482,6 +502,8 @@ char *l3_config_to_json(const l3_config *c)
     json_object_set_new(s, "admission", json_string(admission));
     json_object_set_new(s, "eviction",
                         json_string(c->store.eviction == L3_EVICT_LRU_SLAB ? "lru-slab" : "fifo-reinsert"));
+    json_object_set_new(s, "flush", json_string(c->store.flush == L3_FLUSH_BATCH ? "batch" : "interval"));
+    json_object_set_new(s, "flush_interval", json_real(c->store.flush_interval ? c->store.flush_interval : 1.0));
     json_object_set_new(x, "max_operations", json_integer((json_int_t)c->executor.max_operations));
     json_object_set_new(x, "max_keys_per_operation", json_integer((json_int_t)c->executor.max_keys_per_operation));
     json_object_set_new(x, "query_workers", json_integer((json_int_t)c->executor.query_workers));

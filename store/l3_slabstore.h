@@ -31,6 +31,13 @@ typedef enum l3_admission {
     L3_ADMISSION_ADAPTIVE = 2  /* the rung whose shadow cache hits most, chosen every epoch */
 } l3_admission;
 
+/* When a confirmed put is made durable against a power cut (the device's
+ * write cache flushed; docs/SEMANTICS.md "What survives a power cut"). */
+typedef enum l3_flush_mode {
+    L3_FLUSH_INTERVAL = 0, /* within `flush_interval` seconds of its confirmation (a thread flushes) */
+    L3_FLUSH_BATCH = 1     /* before it is confirmed: each put wave flushed before it is published */
+} l3_flush_mode;
+
 /* How to open (or create) a store. Zero fields take the defaults. */
 typedef struct l3_slab_options {
     const char *path;          /* file or block device (required unless `paths` is set) */
@@ -71,6 +78,8 @@ typedef struct l3_slab_options {
     l3_clock budget_clock;     /* the write budget's clock (seconds, positive, never going
                                   back), for a replay of a trace's time and for tests; `now`
                                   NULL: CLOCK_MONOTONIC */
+    l3_flush_mode flush;       /* default L3_FLUSH_INTERVAL */
+    double flush_interval;     /* seconds, L3_FLUSH_INTERVAL's bound; default 1 (0.001 to 3600) */
 } l3_slab_options;
 
 /* The most devices a store spans. */
@@ -142,6 +151,9 @@ typedef struct l3_slab_stats {
     uint64_t removals;           /* objects announced on the removal feed since the mapping was built */
     uint64_t removals_by_reason[8]; /* of them, by l3_removal_reason (index 0 unused) */
     uint64_t removal_feed_slots; /* the feed's ring: a reader more than this behind misses the oldest */
+    uint64_t flushes;            /* device flushes (fdatasync) this process made: superblocks, journal,
+                                    checkpoint, deletes, put waves (store.flush) */
+    const char *flush;           /* "interval" or "batch" */
 } l3_slab_stats;
 
 typedef struct l3_slabstore l3_slabstore;

@@ -1,7 +1,8 @@
 /* One store over several devices (store.paths): striping, reopen after a
  * clean close and after a kill, a device missing, failing, swapped or from
- * another store, the config, and (as root, where losetup works) loop
- * devices. */
+ * another store, the config, l3fsck over them (a device that missed a
+ * session judged as the store opens it), and (as root, where losetup
+ * works) loop devices. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -503,6 +504,33 @@ static void a_journal_record_damaged_where_it_was_written_still_counts(void **st
     remove_files(paths, 2);
 }
 
+/* A device that missed a session (it was missing) while the rest closed
+ * cleanly: the store opens its slabs by the rules, not from the
+ * checkpoint, which lists the other device's objects alone; l3fsck -n
+ * judges them the same way and serves what the store serves (it once
+ * served the checkpoint's alone: the cut test's "disagreement"). */
+static void l3fsck_judges_a_device_that_missed_a_session_by_the_rules(void **state)
+{
+    char paths[2][512], moved[600], out[16384];
+    const char *ptrs[2];
+    l3_slab_options o = devices_options(paths, ptrs, 2, "behind", KIND(state));
+    l3_slabstore *s = open_test_store(&o);
+    batch *b = new_batch("behind", 9), *later = new_batch("later", 10);
+    put_batch(s, b);
+    l3_slabstore_free(s);
+    snprintf(moved, sizeof moved, "%s.away", paths[1]);
+    assert_int_equal(rename(paths[1], moved), 0);
+    s = open_test_store(&o);
+    put_batch(s, later);
+    l3_slabstore_free(s); /* clean: its checkpoint lists device 0's objects */
+    assert_int_equal(rename(moved, paths[1]), 0);
+    assert_int_equal(run_fsck(out, sizeof out, "-n", paths[0], paths[1], NULL), 0);
+    const char *served = strstr(out, "objects: ");
+    assert_non_null(served);
+    assert_int_equal(strtoull(served + strlen("objects: "), NULL, 10), 2 * NKEYS);
+    expect_both_back(&o, b, later, paths); /* what the store serves */
+}
+
 static void l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all(void **state)
 {
     static char out[1 << 16];
@@ -603,6 +631,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_prestate(a_journal_record_damaged_where_it_was_written_still_counts, &uring),
         cmocka_unit_test(the_config_takes_store_paths),
         cmocka_unit_test_prestate(l3fsck_checks_all_devices_or_one_alone_and_repairs_with_all, &uring),
+        cmocka_unit_test_prestate(l3fsck_judges_a_device_that_missed_a_session_by_the_rules, &uring),
     };
     /* Its own ctest entry, test_devices_loop (skipped where it cannot run). */
     const struct CMUnitTest environment[] = {

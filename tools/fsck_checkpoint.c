@@ -56,8 +56,8 @@ static void match(fsck *f, const uint8_t *p)
     l3_image_ckpt_entry_at(p, &e);
     if (!fsck_in_part(f, e.hash))
         return;
-    if (e.slab < f->geo.num_slabs && !fsck_slab_present(f, e.slab))
-        return; /* a device not given: its entries are not checked */
+    if (e.slab < f->geo.num_slabs && (!fsck_slab_present(f, e.slab) || fsck_slab_behind(f, e.slab)))
+        return; /* a device not given, or opened by the rules: its entries are not checked */
     fsck_object *o = e.slab < f->geo.num_slabs ? object_at(f, &e) : NULL;
     bool found = o && o->seq == e.seq && o->size == e.size && o->crc == e.crc && o->hash == e.hash;
     if (found)
@@ -184,9 +184,19 @@ void fsck_checkpoint(fsck *f)
     f->checkpoint_entries = h->num_entries;
     /* Keep live only the objects the checkpoint lists (a clean store
      * serves exactly those: of two headers of one key, the one a put
-     * published, which need not be the one with the higher sequence). */
-    for (size_t i = 0; f->checkpoint_checks && i < f->num_objects; i++)
-        f->objects[i].live = f->objects[i].listed;
+     * published, which need not be the one with the higher sequence);
+     * a device that missed the last session is opened by the rules
+     * instead: its objects live by them are offered against those, as
+     * its scan's are against the checkpoint's entries. */
+    bool behind = false;
+    for (size_t i = 0; f->checkpoint_checks && i < f->num_objects; i++) {
+        fsck_object *o = &f->objects[i];
+        bool by_rules = fsck_slab_behind(f, o->slab);
+        o->live = by_rules || o->listed; /* (every object here is live by the rules) */
+        behind = behind || by_rules;
+    }
+    if (f->checkpoint_checks && behind)
+        (void)fsck_supersede(f);
 }
 
 /* The checkpoint is stale or broken: the store must rebuild from headers. */

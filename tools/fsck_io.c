@@ -52,6 +52,14 @@ bool fsck_slab_present(const fsck *f, uint32_t i)
     return f->present >> l3_slab_device(&f->geo, i) & 1;
 }
 
+bool fsck_dev_behind(const fsck *f, uint32_t d)
+{
+    const l3_sb_copies *c = &f->dev[d].sbs;
+    return (f->present >> d & 1) && c->best >= 0 && c->copy[c->best].sequence < f->sb.sequence;
+}
+
+bool fsck_slab_behind(const fsck *f, uint32_t i) { return fsck_dev_behind(f, l3_slab_device(&f->geo, i)); }
+
 static int read_fd(int fd, void *buf, size_t len, uint64_t off)
 {
     size_t done = 0;

@@ -36,6 +36,15 @@ bool fsck_sync(fsck *f, uint32_t d);
 /* Whether slab i's device was given (its slots can be read). */
 bool fsck_slab_present(const fsck *f, uint32_t i);
 
+/* Whether present device d missed the store's last session (its newest
+ * superblock older than the store's): a store opens it by its rules, not
+ * its checkpoint (FORMAT.md "Several devices"). */
+bool fsck_dev_behind(const fsck *f, uint32_t d);
+
+/* Whether slab i's device, given, missed the store's last session: a clean
+ * store opens that device's slabs by the rules, not from the checkpoint. */
+bool fsck_slab_behind(const fsck *f, uint32_t i);
+
 /* Write a repair (`len` bytes at I/O offset `off`) and report it (`what`)
  * once it is written; a write that fails leaves the problem (f->left). */
 void fsck_repair(fsck *f, const void *buf, size_t len, uint64_t off, const char *what);

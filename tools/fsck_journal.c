@@ -31,11 +31,9 @@ static void drop_object(fsck *f, const fsck_object *o, const char *what)
  * it by its rules, not its checkpoint (FORMAT.md "Several devices"). */
 static bool device_behind(const fsck *f)
 {
-    for (uint32_t d = 0; d < f->ndev; d++) {
-        const l3_sb_copies *c = &f->dev[d].sbs;
-        if ((f->present >> d & 1) && c->best >= 0 && c->copy[c->best].sequence < f->sb.sequence)
+    for (uint32_t d = 0; d < f->ndev; d++)
+        if (fsck_dev_behind(f, d))
             return true;
-    }
     return false;
 }
 

@@ -95,11 +95,14 @@ static bool same_key(const fsck *f, size_t a, size_t b)
     return x->hash == o->hash && x->check == o->check && x->key_len == o->key_len;
 }
 
-void fsck_supersede(fsck *f)
+uint64_t fsck_supersede(fsck *f)
 {
+    uint64_t n = 0;
     memset(f->by_key, 0xff, f->table_cap * sizeof *f->by_key);
     for (size_t i = 0; i < f->num_objects; i++) {
         fsck_object *o = &f->objects[i];
+        if (!o->live)
+            continue;
         size_t p = fsck_table_slot(f, f->by_key, o->hash, i, same_key);
         if (f->by_key[p] == UINT32_MAX) {
             f->by_key[p] = (uint32_t)i;
@@ -108,10 +111,11 @@ void fsck_supersede(fsck *f)
         fsck_object *x = &f->objects[f->by_key[p]];
         fsck_object *loser = o_beats_x(f, o, x) ? x : o;
         loser->live = false;
-        f->superseded++;
+        n++;
         if (loser == x)
             f->by_key[p] = (uint32_t)i;
     }
+    return n;
 }
 
 bool fsck_plan_passes(fsck *f)

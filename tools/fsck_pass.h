@@ -37,10 +37,9 @@ size_t fsck_table_home(const fsck *f, uint64_t key);
 size_t fsck_table_slot(const fsck *f, const uint32_t *t, uint64_t key, size_t i,
                        bool (*same)(const fsck *, size_t, size_t));
 
-/* Of two live objects of one key, the rules' winner stays live (a key is
- * its hash, crc and length, as in the store's index; of two sequences the
- * higher unless its payload is torn, read to tell). Counts the losers in
- * f->superseded. O(objects). */
-void fsck_supersede(fsck *f);
+/* Of live objects of one key, leave the rules' winner live (this pass's
+ * objects; a key is its hash, crc and length, as in the store's index);
+ * how many it took out. O(objects). */
+uint64_t fsck_supersede(fsck *f);
 
 #endif

@@ -305,5 +305,5 @@ void fsck_objects(fsck *f)
     free(v.payload);
     l3_pool_free(whole, g->slab_size);
     save_counts(f, &f->first, f->part > 0); /* the slabs were counted by the first pass */
-    fsck_supersede(f);
+    f->superseded += fsck_supersede(f);
 }

@@ -10,6 +10,7 @@
 #include "io_internal.h"
 #include "l3_clock.h"
 #include "l3_status.h"
+#include "power.h"
 #include "request.h"
 
 /* The fault to apply to a request at its first submission (fault.c's
@@ -42,6 +43,22 @@ static inline l3_fault_kind l3_io_fault_next(l3_io_engine *e, l3_io_batch *b, l3
         b->delay_until = l3_monotonic_seconds() + (double)l3_io_fault_delay(e) / 1e6;
     }
     return fault;
+}
+
+/* Whether request `r`, about to be submitted, reaches the device: the
+ * device model's look at a write's first submission (power.h), free when
+ * none is installed. False: the model's cut is pending and the write is
+ * lost (the caller completes it at once, as the device would have
+ * acknowledged it). */
+static inline bool l3_io_power_lands(l3_io_engine *e, l3_io_req *r)
+{
+    if (!r->write || r->done || r->retries || !l3_io_power_on())
+        return true;
+    unsigned dev = l3_io_dev_of(r->offset);
+    L3_ASSERT(dev < e->nfds);
+    bool held = l3_io_power_write_start(e->fds[dev], l3_io_byte_of(r->offset), r->len);
+    r->power = held;
+    return held;
 }
 
 /* When the batch's wait for completions is to return at the latest: its

@@ -274,6 +274,7 @@ l3_status l3_io_start(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, 
         reqs[i].done = 0;
         reqs[i].retries = 0;
         reqs[i].fault = 0;
+        reqs[i].power = 0;
         reqs[i].res = 0;
     }
     for (size_t i = n; i-- > 0;) {

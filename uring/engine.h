@@ -11,8 +11,8 @@
  * DMAs straight between the device and the pool. A request's buffer is
  * found among the regions by its address.
  *
- * The engine's types are in io_types.h and its fault injection in fault.h
- * (both included here: a user of the engine includes this header alone). */
+ * The engine's types are in io_types.h, its fault injection in fault.h and
+ * the device model of power-cut tests in power.h (all included here: a user of the engine includes this header alone). */
 #ifndef L3_ENGINE_H
 #define L3_ENGINE_H
 
@@ -23,6 +23,7 @@
 #include "fault.h"
 #include "io_types.h"
 #include "l3_status.h"
+#include "power.h"
 
 /* Build an engine over `nfds` descriptors (opened O_DIRECT; a request's
  * offset names which, l3_io_offset). Each context's ring takes `depth`

@@ -48,6 +48,24 @@ typedef struct l3_io_fault {
                           store over several devices, store.paths) */
 } l3_io_fault;
 
+/* The device model, for tests (power.h): each device's volatile write
+ * cache. A write that completed is held as unflushed until a flush of its
+ * device (l3_io_sync); at the cut, every unit (4 KiB) with unflushed
+ * writes is left as it was at the last flush or as after any one of them,
+ * chosen from `seed` (lost writes, writes torn at a unit's boundary, writes
+ * landing out of order), and the process _exits at once. Process-wide:
+ * every device this process writes through the engines or the store's
+ * metadata writes, from its installation on. */
+typedef struct l3_io_power {
+    uint64_t seed;      /* the cut's choices */
+    uint64_t cut_at;    /* the cut comes at this write (1 = the first the model sees), 0: never */
+    uint64_t max_bytes; /* copies held at most (0: 256 MiB); past it, the cut comes at once */
+    int exit_code;      /* the process's exit status at the cut (0: L3_IO_POWER_EXIT) */
+} l3_io_power;
+
+#define L3_IO_POWER_EXIT 86
+#define L3_IO_POWER_UNIT 4096u
+
 /* How to build an engine. */
 typedef struct l3_io_options {
     l3_engine_kind kind;   /* auto: io_uring, else libaio (and say so) */
@@ -78,6 +96,7 @@ typedef struct l3_io_req {
     uint32_t done;
     uint16_t retries;
     uint8_t fault;
+    uint8_t power; /* the device model (power.h) holds it as in flight */
 } l3_io_req;
 
 /* Counters of an engine (monotonic, updated atomically). */

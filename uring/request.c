@@ -6,6 +6,16 @@
 
 #include "invariant.h"
 #include "io_internal.h"
+#include "power.h"
+
+/* A write the device model held in flight has finished (power.h). */
+static void power_done(l3_io_engine *e, l3_io_req *r)
+{
+    unsigned d = l3_io_dev_of(r->offset);
+    L3_ASSERT(d < e->nfds);
+    r->power = 0;
+    l3_io_power_write_done(e->fds[d], r->buf, l3_io_byte_of(r->offset), r->len, r->res == (int32_t)r->len);
+}
 
 bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
 {
@@ -31,6 +41,8 @@ bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
             L3_ASSERT(d < e->nfds);
             atomic_fetch_add(r->write ? &e->dev_written[d] : &e->dev_read[d], r->len);
         }
+        if (r->power)
+            power_done(e, r);
         return false;
     } else if (res == 0) {
         /* A zero-byte transfer is the end of the device, not success. */
@@ -42,5 +54,7 @@ bool l3_io_complete(l3_io_engine *e, l3_io_req *r, long res)
     L3_ASSERT(d < e->nfds);
     atomic_fetch_add(&e->dev_errors[d], 1);
     atomic_fetch_add(&e->stats.requests, 1);
+    if (r->power)
+        power_done(e, r);
     return false;
 }

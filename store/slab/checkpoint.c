@@ -32,13 +32,15 @@ static uint32_t fill_of(const slab_info *sl)
  * the fill, unless it is free. */
 static uint32_t ids_of_fill(uint32_t fill) { return fill & FREE_FLAG ? 0 : fill & ~(OPEN_FLAG | FREE_FLAG); }
 
-/* Serialise namespaces and slab fills at p (under lock). */
+/* Serialise namespaces and slab fills at p (under lock). Every slot's
+ * text, with objects or not: an object count is not trusted to say that
+ * no entry names the slot. */
 static void fill_head(l3_slabstore *s, uint8_t *p)
 {
     for (uint32_t i = 0; i < s->sh->num_ns; i++, p += sizeof(l3_ns_record)) {
         l3_ns_record rec;
         memset(&rec, 0, sizeof rec);
-        rec.len = s->ns[i].objects ? s->ns[i].len : 0;
+        rec.len = s->ns[i].len;
         memcpy(rec.text, s->ns[i].text, rec.len);
         memcpy(p, &rec, sizeof rec);
     }
@@ -244,7 +246,8 @@ static l3_status load_ns_and_fills(l3_slabstore *s, const l3_checkpoint_header *
 
 /* Complete a record into entry e with its slab's generation; whether it
  * fits the slab as loaded: a used slab, a slot below its fill, a size its
- * class holds, a known namespace. */
+ * class holds, a known namespace (none, or a slot of the table with its
+ * text). */
 static bool entry_fits(l3_slabstore *s, l3_index_entry *e)
 {
     const slab_info *sl = e->slab < s->geo.num_slabs ? &s->slabs[e->slab] : NULL;
@@ -252,7 +255,8 @@ static bool entry_fits(l3_slabstore *s, l3_index_entry *e)
         return false;
     e->gen = (uint32_t)sl->gen;
     return sl->disk_used && sl->state != S_FREE && e->slot < sl->next_slot &&
-           e->size <= (uint64_t)sl->payload_blocks * s->geo.block_size && e->ns <= s->sh->num_ns && e->hash;
+           e->size <= (uint64_t)sl->payload_blocks * s->geo.block_size && e->ns <= s->sh->num_ns &&
+           (e->ns == 0 || s->ns[e->ns - 1].len > 0) && e->hash;
 }
 
 /* Put slot i's entry back (the bitmap says it has one): at slot i, or

@@ -106,6 +106,30 @@ static l3_status engine_write(l3_slabstore *s, uint32_t d, const void *buf, size
     return st;
 }
 
+/* A synchronous write of the store's, seen by the device model of
+ * power-cut tests (power.h); with none installed, l3_meta_rw's. */
+static l3_status sync_write(int fd, const char *path, const void *buf, size_t len, uint64_t off, l3_error *err)
+{
+    if (!l3_io_power_on())
+        return l3_meta_rw(fd, path, true, (void *)buf, len, off, err);
+    if (!l3_io_power_write_start(fd, off, len))
+        return L3_OK; /* the cut is pending: acknowledged, lost */
+    l3_status st = l3_meta_rw(fd, path, true, (void *)buf, len, off, err);
+    l3_io_power_write_done(fd, buf, off, len, st == L3_OK);
+    return st;
+}
+
+/* Flush device d (l3_io_sync): every write completed before is durable. */
+static l3_status dev_sync(l3_slabstore *s, uint32_t d, l3_error *err)
+{
+    atomic_fetch_and(&s->dirty, ~(1u << d)); /* (before: a write completed after it marks it again) */
+    atomic_fetch_add(&s->flushes, 1);
+    if (l3_io_sync(s->dev[d].fd) == 0)
+        return L3_OK;
+    atomic_fetch_or(&s->dirty, 1u << d);
+    return l3_fail(err, L3_EIO, "fdatasync %s: %s", s->dev[d].path, strerror(errno));
+}
+
 /* Write metadata to device d, through the engine's fault injection
  * (tests), and with `sync` make it durable. */
 static l3_status dev_write(l3_slabstore *s, uint32_t d, const void *buf, size_t len, uint64_t off, bool sync,
@@ -122,12 +146,32 @@ static l3_status dev_write(l3_slabstore *s, uint32_t d, const void *buf, size_t 
         bool used;
         st = engine_write(s, d, buf, len, off, &used, err);
         if (!used)
-            st = l3_meta_rw(dv->fd, dv->path, true, (void *)buf, len, off, err);
+            st = sync_write(dv->fd, dv->path, buf, len, off, err);
     }
-    if (st == L3_OK && sync && fdatasync(dv->fd) != 0)
-        st = l3_fail(err, L3_EIO, "fdatasync %s: %s", dv->path, strerror(errno));
+    if (st == L3_OK && sync)
+        st = dev_sync(s, d, err);
     if (st != L3_OK)
         l3_meta_dev_failed(s, d, err ? err->msg : "a metadata write failed");
+    return st;
+}
+
+l3_status l3_meta_flush(l3_slabstore *s, uint32_t mask, l3_error *err)
+{
+    l3_status st = L3_OK;
+    for (uint32_t d = 0; d < s->ndev; d++) {
+        if (!(mask & (1u << d)) || !l3_meta_dev_ok(s, d))
+            continue;
+        l3_error e;
+        l3_status dst = dev_sync(s, d, &e);
+        if (dst == L3_OK)
+            continue;
+        l3_meta_dev_failed(s, d, e.msg);
+        if (st == L3_OK) {
+            st = dst;
+            if (err)
+                *err = e;
+        }
+    }
     return st;
 }
 
@@ -213,7 +257,7 @@ l3_status l3_meta_bump_epoch(l3_slabstore *s, l3_error *err)
     l3_shm_lock(&s->shm, &s->sh->sb_mu);
     s->sh->sb.epoch++;
     s->sh->sb.clean = 0;
-    s->sh->sb.next_seq = atomic_load(&s->sh->seq);
+    s->sh->sb.next_seq = atomic_load(&s->sh->seq) + L3_SEQ_LEASE; /* (meta.h) */
     l3_status st = s->opt.read_only ? L3_OK : l3_meta_write_sb(s, err);
     if (st != L3_OK)
         s->sh->sb.epoch--;
@@ -225,7 +269,7 @@ l3_status l3_meta_mark_dirty(l3_slabstore *s, l3_error *err)
 {
     l3_shm_lock(&s->shm, &s->sh->sb_mu);
     s->sh->sb.clean = 0;
-    s->sh->sb.next_seq = atomic_load(&s->sh->seq);
+    s->sh->sb.next_seq = atomic_load(&s->sh->seq) + L3_SEQ_LEASE; /* (meta.h) */
     l3_status st = l3_meta_write_sb(s, err);
     l3_shm_unlock(&s->sh->sb_mu);
     return st;
@@ -241,6 +285,24 @@ l3_status l3_meta_mark_clean(l3_slabstore *s, uint64_t ckpt_bytes, uint32_t ckpt
     s->sh->sb.ckpt_entries = ckpt_entries;
     s->sh->sb.next_seq = atomic_load(&s->sh->seq);
     l3_status st = l3_meta_write_sb(s, err);
+    l3_shm_unlock(&s->sh->sb_mu);
+    return st;
+}
+
+l3_status l3_meta_seq_lease(l3_slabstore *s, uint64_t need, l3_error *err)
+{
+    uint64_t margin = need + L3_SEQ_LEASE / 4;
+    if (s->opt.read_only || atomic_load(&s->sh->seq) + margin < s->sh->sb.next_seq)
+        return L3_OK; /* (a racy read: rechecked under sb_mu) */
+    l3_shm_lock(&s->shm, &s->sh->sb_mu);
+    l3_status st = L3_OK;
+    uint64_t old = s->sh->sb.next_seq;
+    if (atomic_load(&s->sh->seq) + margin >= old) {
+        s->sh->sb.next_seq = atomic_load(&s->sh->seq) + margin + L3_SEQ_LEASE;
+        st = l3_meta_write_sb(s, err);
+        if (st != L3_OK)
+            s->sh->sb.next_seq = old;
+    }
     l3_shm_unlock(&s->sh->sb_mu);
     return st;
 }
@@ -304,6 +366,34 @@ l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t slab, uint64_t gen, l3
     free(buf);
     return st;
 }
+
+l3_status l3_meta_retire_record(l3_slabstore *s, uint32_t slab, l3_error *err)
+{
+    uint32_t b = s->geo.block_size, d = l3_slab_device(&s->geo, slab);
+    uint64_t block_off = (uint64_t)slab * L3_SLAB_RECORD_BYTES / b * b;
+    L3_ASSERT(slab < s->geo.num_slabs);
+    uint8_t *buf = l3_meta_alloc(b, b);
+    if (!buf)
+        return l3_fail(err, L3_ENOMEM, "allocating a slab table buffer");
+    l3_shm_lock(&s->shm, &s->sh->table_mu);
+    l3_slab_lock(s);
+    l3_slab_record *r = &s->table[slab];
+    if (s->slabs[slab].state == S_FREE && r->state == L3_SLAB_USED) {
+        r->state = L3_SLAB_FREE; /* its generation kept: a reopening goes on from it */
+        l3_slab_record_seal(r);
+        s->slabs[slab].disk_used = 0;
+        s->slabs[slab].record_gen = 0;
+    }
+    memcpy(buf, (uint8_t *)s->table + block_off, b);
+    l3_slab_unlock(s);
+    l3_status st = dev_write(s, d, buf, b, s->geo.slab_table_off + block_off, true, err);
+    if (st == L3_OK)
+        settle_block(s, d, buf, block_off);
+    l3_shm_unlock(&s->sh->table_mu);
+    free(buf);
+    return st;
+}
+
 
 l3_status l3_meta_write_journal(l3_slabstore *s, uint32_t slot, const l3_journal_record *rec,
                                 l3_error *err)
@@ -384,9 +474,9 @@ static l3_status format_device(l3_slabstore *s, uint32_t d, const uint8_t *zero,
     const l3_device *dv = &s->dev[d];
     l3_status st = dv->blockdev ? L3_OK : allocate_file(s, dv, g->capacity, err);
     if (st == L3_OK)
-        st = l3_meta_rw(dv->fd, dv->path, true, (void *)zero, g->slab_table_len, g->slab_table_off, err);
+        st = sync_write(dv->fd, dv->path, zero, g->slab_table_len, g->slab_table_off, err);
     if (st == L3_OK)
-        st = l3_meta_rw(dv->fd, dv->path, true, (void *)zero, g->journal_len, g->journal_off, err);
+        st = sync_write(dv->fd, dv->path, zero, g->journal_len, g->journal_off, err);
     if (st == L3_OK && dv->blockdev) {
         uint64_t range[2] = { g->data_off, (uint64_t)(g->num_slabs / g->num_devices) * g->slab_size };
         (void)ioctl(dv->fd, BLKDISCARD, range); /* best effort: tell the SSD it is free */

@@ -38,6 +38,13 @@ void l3_meta_note_io(l3_slabstore *s, const l3_io_req *reqs, size_t n);
  * device. */
 l3_status l3_meta_io(l3_slabstore *s, bool write, void *buf, size_t len, uint64_t ioff, l3_error *err);
 
+/* Flush the online devices in `mask` (a bit per device): every write to
+ * them completed before is durable (fdatasync, through the device model
+ * of power-cut tests: l3_io_sync). Counted in the stats (`flushes`); a
+ * device whose flush fails fails (several devices), and the first error
+ * is returned. */
+l3_status l3_meta_flush(l3_slabstore *s, uint32_t mask, l3_error *err);
+
 /* Write `len` bytes at `off` of every online device, each made durable;
  * with several devices, one that takes it is enough. */
 l3_status l3_meta_write_all(l3_slabstore *s, const void *buf, size_t len, uint64_t off, l3_error *err);
@@ -69,11 +76,30 @@ l3_status l3_meta_mark_dirty(l3_slabstore *s, l3_error *err);
 l3_status l3_meta_mark_clean(l3_slabstore *s, uint64_t ckpt_bytes, uint32_t ckpt_crc, uint32_t ckpt_entries,
                              l3_error *err);
 
+/* Object sequence numbers a dirty superblock reserves ahead (its
+ * next_seq): after a crash the sequence continues above every one used,
+ * seen by the scan or not (a header a power cut's reverted slab record
+ * brings back included), so that a later removal's journal record is
+ * always above the objects it must kill. */
+#define L3_SEQ_LEASE (1ull << 20)
+
+/* Make sure the superblock's next_seq lies above the sequence plus
+ * `need` (and a margin): else reserve another lease (a superblock write,
+ * under sb_mu). The caller holds no lock. */
+l3_status l3_meta_seq_lease(l3_slabstore *s, uint64_t need, l3_error *err);
+
 /* Make slab `slab`'s record of generation `gen` durable: write the table
  * block holding it, from the image, unless it is on disk already (another
  * writer's write, waited for) or the slab has another generation by now;
  * then mark it (slab.record_gen). */
 l3_status l3_meta_ensure_record(l3_slabstore *s, uint32_t slab, uint64_t gen, l3_error *err);
+
+/* Slab `slab` was evacuated (reinsertion moved what it kept, flushed):
+ * write its record as free (its generation kept), durably, unless it was
+ * reopened meanwhile (then its new record is written so). Its old copies
+ * of moved objects then never come back, so that a delete of the moved
+ * copy is not undone by them after a crash or a power cut. */
+l3_status l3_meta_retire_record(l3_slabstore *s, uint32_t slab, l3_error *err);
 
 /* Put `rec` into journal slot `slot` and make it durable (write and
  * fdatasync); on failure the image keeps the slot's old record. The

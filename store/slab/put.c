@@ -367,11 +367,26 @@ static l3_status write_wave(l3_slabstore *s, put_wave *w, const char *const *key
     return rc;
 }
 
+/* The devices the wave wrote objects to (a bit each), now dirty: written
+ * since their last flush. With store.flush "batch" they are flushed
+ * before the wave is published, so that a confirmed put is durable. */
+static l3_status wave_written(l3_slabstore *s, put_wave *w, l3_error *err)
+{
+    uint32_t mask = 0;
+    for (size_t i = 0; i < w->m; i++)
+        if (w->keys[i].state == PUT_WRITE)
+            mask |= 1u << l3_slab_device(&s->geo, w->keys[i].slab);
+    atomic_fetch_or(&s->dirty, mask);
+    return s->opt.flush == L3_FLUSH_BATCH && mask ? l3_meta_flush(s, mask, err) : L3_OK;
+}
+
 /* Zero the headers of moved copies that were written but not published:
- * they must not come back after a crash. */
+ * they must not come back after a crash, nor after a power cut (flushed:
+ * the key they copy may be deleted, and that delete's flush may not reach
+ * them). */
 static void zero_orphans(l3_slabstore *s, put_wave *w)
 {
-    uint32_t hb = s->geo.header_bytes;
+    uint32_t hb = s->geo.header_bytes, mask = 0;
     uint8_t *zero = w->num_orphans ? l3_meta_alloc(s->geo.block_size, hb) : NULL;
     if (w->num_orphans && !zero) {
         l3_log("error", "%zu moved objects could not be unwritten (out of memory)", w->num_orphans);
@@ -382,7 +397,11 @@ static void zero_orphans(l3_slabstore *s, put_wave *w)
         l3_error e;
         if (l3_meta_io(s, true, zero, hb, w->orphans[i], &e) != L3_OK)
             l3_log("error", "zeroing an unpublished moved object: %s", e.msg);
+        mask |= 1u << l3_io_dev_of(w->orphans[i]);
     }
+    l3_error e;
+    if (mask && l3_meta_flush(s, mask, &e) != L3_OK)
+        l3_log("error", "flushing unwritten moved objects: %s", e.msg);
     free(zero);
     w->num_orphans = 0;
 }
@@ -460,6 +479,9 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
         number_page(w, groups, &w->keys[i]);
         w->ids[i] = w->keys[i].id;
     }
+    l3_status lease = l3_meta_seq_lease(s, w->m, err);
+    if (lease != L3_OK)
+        return lease;
     reserve_wave(s, w, keys, base, res);
     if (!w->moves && w->m) {
         uint32_t b = s->geo.block_size, pb = (uint32_t)((w->disk_len[base] + b - 1) / b);
@@ -467,6 +489,8 @@ static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *k
     }
     bool retired = true;
     l3_status rc = write_wave(s, w, keys, host, ranges, &retired, err);
+    if (rc == L3_OK && retired)
+        rc = wave_written(s, w, err);
     if (!retired) {
         atomic_store(&s->fatal, true);
         res->retired = false;

@@ -153,6 +153,18 @@ static void move_images(l3_slabstore *s, evacuation *ev)
     free(res_arrays);
 }
 
+/* After moves out of a victim, before it is freed: the moved copies are
+ * made durable (their devices flushed, where writes went since the last
+ * flush), so that a power cut never loses an object the move took from
+ * a slab that is written again. */
+static void moves_durable(l3_slabstore *s)
+{
+    l3_error err;
+    uint32_t dirty = atomic_load(&s->dirty);
+    if (dirty && l3_meta_flush(s, dirty, &err) != L3_OK)
+        l3_log("error", "%s: flushing reinsertion's moves: %s", s->path, err.msg);
+}
+
 /* Evacuate one victim: move what it keeps, then free it. False when there
  * is no victim. */
 static bool evacuate_one(l3_slabstore *s)
@@ -167,12 +179,18 @@ static bool evacuate_one(l3_slabstore *s)
         read_images(s, &ev);
         if (ev.buf)
             move_images(s, &ev);
+        if (ev.buf)
+            moves_durable(s); /* (before the victim is freed: another may write into it at once) */
     }
     l3_slab_lock(s);
     l3_alloc_release(s, ev.slab);
-    if (s->slabs[ev.slab].inflight == 0)
+    bool evicted = s->slabs[ev.slab].inflight == 0;
+    if (evicted)
         l3_alloc_evict(s, ev.slab);
     l3_slab_unlock(s);
+    l3_error err;
+    if (evicted && ev.n && ev.buf && l3_meta_retire_record(s, ev.slab, &err) != L3_OK)
+        l3_log("error", "%s: retiring evacuated slab %u: %s", s->path, ev.slab, err.msg);
     free(ev.buf);
     free(ev.off);
     free(ev.ok);

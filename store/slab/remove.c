@@ -39,9 +39,11 @@ static l3_status journal_append(l3_slabstore *s, const char *prefix, size_t len,
     if (len > L3_JOURNAL_PREFIX_MAX)
         return l3_fail(err, L3_EINVAL, "a prefix of %zu bytes is longer than the journal's %u", len,
                        L3_JOURNAL_PREFIX_MAX);
+    l3_status st = l3_meta_seq_lease(s, 1, err);
+    if (st != L3_OK)
+        return st;
     l3_shm_lock(&s->shm, &s->sh->journal_mu);
     int slot = free_journal_slot(s);
-    l3_status st;
     if (slot < 0) {
         st = l3_fail(err, L3_ENOSPC, "the namespace journal is full (%u deletions still cover "
                                      "objects on disk)", L3_JOURNAL_RECORDS);
@@ -78,28 +80,37 @@ static bool remove_all(l3_slabstore *s)
     return true;
 }
 
-/* Mark in `match` (by namespace id) the namespaces `prefix` covers (under
- * the lock); false when the index cannot decide it: the prefix ends inside
- * a namespace, or keys without one might start with it. */
+/* Mark in `match` (by namespace id) the namespaces `prefix` covers, by
+ * their text alone (under the lock): a namespace's object count is not
+ * trusted to say that none of its keys is indexed (a slot of the table
+ * without objects matches harmlessly). False when the index cannot decide
+ * it: the prefix ends inside a namespace with keys indexed, or keys
+ * without a namespace, which might start with it, are indexed. */
 static bool match_namespaces(l3_slabstore *s, const char *prefix, size_t plen, bool *match, bool *any)
 {
     const char *u = memchr(prefix, '_', plen < L3_NS_TEXT_MAX ? plen : L3_NS_TEXT_MAX);
     size_t nl = u ? (size_t)(u - prefix) + 1 : 0;
+    uint32_t inside = 0; /* the namespace the prefix ends inside (its id; 0: none known) */
     for (uint32_t i = 0; i < s->sh->num_ns; i++) {
-        ns_info *ns = &s->ns[i];
-        if (!ns->objects)
-            continue;
+        const ns_info *ns = &s->ns[i];
         if (u && ns->len == nl && memcmp(ns->text, prefix, nl) == 0) {
             if (plen != nl)
-                return false;
-            match[i + 1] = *any = true;
+                inside = i + 1;
+            else
+                match[i + 1] = *any = true;
         } else if (!u && ns->len >= plen && memcmp(ns->text, prefix, plen) == 0) {
             match[i + 1] = *any = true;
         }
     }
-    for (uint64_t i = 0; !u && i <= s->index.meta->mask; i++)
-        if (s->index.table[i].hash && s->index.table[i].ns == 0)
+    if (u && !inside)
+        return true;
+    /* From the index itself: keys of the namespace it ends inside, or
+     * (no '_' in it) keys without a namespace. */
+    for (uint64_t i = 0; i <= s->index.meta->mask; i++) {
+        const l3_index_entry *e = &s->index.table[i];
+        if (e->hash && e->ns == inside)
             return false;
+    }
     return true;
 }
 
@@ -146,7 +157,10 @@ bool l3_slab_remove(l3_store *st, const char *prefix)
     bool decidable = match_namespaces(s, prefix, plen, match, &any);
     l3_slab_unlock(s);
     l3_error err;
-    bool ok = decidable && (!any || journal_append(s, prefix, plen, &err) == L3_OK);
+    /* Journalled even when the index holds none of it: objects of the
+     * prefix evicted from the index may still be on disk, and a crash
+     * scan (or a power cut's) would find them. */
+    bool ok = decidable && journal_append(s, prefix, plen, &err) == L3_OK;
     if (!decidable)
         l3_log("error", "remove_by_prefix(%.80s): the prefix must end at a namespace boundary "
                         "(its first '_') to be removed from the index; nothing was removed", prefix);
@@ -163,7 +177,8 @@ bool l3_slab_remove(l3_store *st, const char *prefix)
 
 /* One wave of a delete: unpublish the keys found (their slabs pinned, so
  * that no slot is reused under the header write), then zero their headers
- * on disk so that they do not come back after a crash. */
+ * on disk (and their summary entries) and flush those devices, so that
+ * they come back neither after a crash nor after a power cut. */
 static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n, bool *deleted, uint8_t *zero,
                              l3_io_req *reqs, uint32_t *pinned, uint32_t *slots, l3_error *err)
 {
@@ -191,8 +206,13 @@ static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n,
         if (reqs[k].res != (int32_t)reqs[k].len)
             st = l3_fail(err, L3_EIO, "zeroing a deleted object's header in %s: %s", s->path,
                          strerror(reqs[k].res < 0 ? -reqs[k].res : EIO));
-    for (size_t k = 0; k < r && st == L3_OK && retired; k++)
+    uint32_t mask = 0;
+    for (size_t k = 0; k < r && st == L3_OK && retired; k++) {
         st = l3_summary_forget(s, pinned[k], slots[k], err);
+        mask |= 1u << l3_slab_device(&s->geo, pinned[k]);
+    }
+    if (st == L3_OK && retired && mask)
+        st = l3_meta_flush(s, mask, err);
     if (!retired)
         atomic_store(&s->fatal, true); /* (the zero block stays allocated) */
     l3_slab_lock(s);

@@ -57,6 +57,13 @@ struct l3_slabstore {
     ns_info *ns;
 
     atomic_bool fatal;       /* this process refuses I/O: unreaped I/O or a failed metadata write */
+    atomic_uint dirty;       /* devices this process wrote objects to since their last flush */
+    atomic_ulong flushes;    /* device flushes (fdatasync) this process made */
+    pthread_t flusher;       /* store.flush "interval": flushes dirty devices every flush_interval */
+    bool flusher_running;
+    bool flusher_stop;
+    pthread_mutex_t flusher_mu;
+    pthread_cond_t flusher_cv;
     bool closed;
     bool formatted;          /* this open formatted the store */
     bool engine_leaked;

@@ -2,10 +2,12 @@
  * close, stats. The batch paths are in batch.c, get.c, put.c and
  * remove.c; the rooms below them are listed in slab.h. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "admit.h"
@@ -46,6 +48,8 @@ void l3_slab_options_default(l3_slab_options *o, const char *path)
     o->lock_timeout = 5.0;
     o->mode = L3_DEFAULT_MODE;
     o->admission = L3_ADMISSION_ADAPTIVE;
+    o->flush = L3_FLUSH_INTERVAL;
+    o->flush_interval = 1.0;
 }
 
 static l3_status check_options(l3_slab_options *o, l3_error *err)
@@ -89,6 +93,10 @@ static l3_status check_options(l3_slab_options *o, l3_error *err)
     if ((unsigned)o->admission > L3_ADMISSION_ADAPTIVE || o->admission_rung >= L3_LADDER_LEN)
         return l3_fail(err, L3_ECONFIG, "admission: \"all\", \"adaptive\" or a rung of 0 to %u",
                        L3_LADDER_LEN - 1);
+    if (o->flush_interval == 0)
+        o->flush_interval = 1.0;
+    if ((unsigned)o->flush > L3_FLUSH_BATCH || !(o->flush_interval >= 0.001) || o->flush_interval > 3600)
+        return l3_fail(err, L3_ECONFIG, "flush: \"interval\" (flush_interval 0.001 to 3600 seconds) or \"batch\"");
     if (!(o->write_budget_dwpd >= 0) || o->write_budget_dwpd > 1e6)
         return l3_fail(err, L3_ECONFIG, "write_budget: drive writes per day must be 0 to 1000000");
     char why[256];
@@ -507,6 +515,67 @@ static l3_status open_locked(l3_slabstore *s, l3_error *err)
 
 
 
+/* store.flush "interval": every flush_interval seconds, flush the devices
+ * this process wrote objects to since their last flush, so that a put is
+ * durable within that bound of its confirmation. */
+static void *flusher_main(void *arg)
+{
+    l3_slabstore *s = arg;
+    pthread_mutex_lock(&s->flusher_mu);
+    while (!s->flusher_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        double at = (double)until.tv_sec + (double)until.tv_nsec / 1e9 + s->opt.flush_interval;
+        until.tv_sec = (time_t)at;
+        until.tv_nsec = (long)((at - (double)until.tv_sec) * 1e9);
+        if (pthread_cond_timedwait(&s->flusher_cv, &s->flusher_mu, &until) != ETIMEDOUT || s->flusher_stop)
+            continue;
+        pthread_mutex_unlock(&s->flusher_mu);
+        uint32_t dirty = atomic_load(&s->dirty);
+        l3_error err;
+        if (dirty && !atomic_load(&s->fatal) && l3_meta_flush(s, dirty, &err) != L3_OK)
+            l3_log("error", "%s: flushing the device cache: %s", s->path, err.msg);
+        pthread_mutex_lock(&s->flusher_mu);
+    }
+    pthread_mutex_unlock(&s->flusher_mu);
+    return NULL;
+}
+
+/* Start the interval flusher (not for a read-only store, nor "batch"). */
+static l3_status flusher_start(l3_slabstore *s, l3_error *err)
+{
+    if (s->opt.read_only || s->opt.flush != L3_FLUSH_INTERVAL)
+        return L3_OK;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&s->flusher_mu, NULL);
+    pthread_cond_init(&s->flusher_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    s->flusher_running = pthread_create(&s->flusher, NULL, flusher_main, s) == 0;
+    return s->flusher_running ? L3_OK : l3_fail(err, L3_ENOMEM, "starting the flush thread");
+}
+
+/* Stop the interval flusher; what this process wrote since the last
+ * flush is flushed as it leaves. */
+static void flusher_stop(l3_slabstore *s)
+{
+    if (s->flusher_running) {
+        pthread_mutex_lock(&s->flusher_mu);
+        s->flusher_stop = true;
+        pthread_cond_signal(&s->flusher_cv);
+        pthread_mutex_unlock(&s->flusher_mu);
+        pthread_join(s->flusher, NULL);
+        pthread_mutex_destroy(&s->flusher_mu);
+        pthread_cond_destroy(&s->flusher_cv);
+        s->flusher_running = false;
+    }
+    l3_error err;
+    uint32_t dirty = atomic_load(&s->dirty);
+    if (dirty && !atomic_load(&s->fatal) && l3_meta_flush(s, dirty, &err) != L3_OK)
+        l3_log("error", "%s: flushing the device cache at close: %s", s->path, err.msg);
+}
+
 static void free_store(l3_slabstore *s)
 {
     for (uint32_t d = 0; d < s->ndev; d++)
@@ -543,6 +612,8 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
         }
     if (st == L3_OK)
         st = open_locked(s, err);
+    if (st == L3_OK && (st = flusher_start(s, err)) != L3_OK)
+        detach(s, false, NULL);
     if (st != L3_OK) {
         l3_shm_open_unlock(&s->shm, true);
         l3_io_engine_close(s->engine);
@@ -563,6 +634,7 @@ l3_status l3_slabstore_close(l3_slabstore *s, l3_error *err)
     if (s->closed)
         return L3_OK;
     s->closed = true;
+    flusher_stop(s);
     if (atomic_load(&s->fatal) || l3_io_engine_broken(s->engine)) {
         /* Some I/O may still be in flight: keep the engine (and its
          * registration of the pool) and stay attached, so that the store
@@ -607,6 +679,9 @@ void l3_slabstore_set_fault(l3_slabstore *s, const l3_io_fault *fault)
     if (s->engine)
         l3_io_engine_set_fault(s->engine, fault);
 }
+
+void l3_slabstore_set_power(const l3_io_power *power) { l3_io_power_set(power); }
+uint64_t l3_slabstore_power_writes(void) { return l3_io_power_writes(); }
 
 int l3_slabstore_attached(l3_slabstore *s, int32_t *pids, int max)
 {

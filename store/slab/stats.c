@@ -124,6 +124,8 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->checksum_failures = atomic_load(&s->checksum_failures);
     o->stale_reads = atomic_load(&s->stale_reads);
     o->unaligned_ios = atomic_load(&s->unaligned_ios);
+    o->flushes = atomic_load(&s->flushes);
+    o->flush = s->opt.flush == L3_FLUSH_BATCH ? "batch" : "interval";
     o->device_max_segments = s->max_segments;
     o->device_max_request = s->max_request;
     o->open_seconds = s->open_seconds;
@@ -143,7 +145,7 @@ static char *stats_json(const l3_slab_stats *st)
     U(admission_rung); U(admission_switches); U(admission_capacity); U(slabs_probation); U(groups_live);
     U(gets); U(get_hits); U(get_misses); U(get_keys_checked_early); U(bytes_written); U(bytes_read);
     U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
-    U(early_keeps); U(early_keeps_judged); U(early_keeps_read); U(removals); U(removal_feed_slots);
+    U(early_keeps); U(early_keeps_judged); U(early_keeps_read); U(removals); U(removal_feed_slots); U(flushes);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
     U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments); U(device_max_request); U(host_regions);
@@ -152,6 +154,7 @@ static char *stats_json(const l3_slab_stats *st)
     json_object_set_new(o, "open_seconds", json_real(st->open_seconds));
     json_object_set_new(o, "engine", json_string(st->engine ? st->engine : ""));
     json_object_set_new(o, "admission", json_string(st->admission ? st->admission : ""));
+    json_object_set_new(o, "flush", json_string(st->flush ? st->flush : ""));
     json_object_set_new(o, "host_fixed", json_boolean(st->host_fixed));
     json_object_set_new(o, "broken", json_boolean(st->broken));
     json_object_set_new(o, "devices_offline", json_integer(st->devices_offline));
