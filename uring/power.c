@@ -123,16 +123,16 @@ static bool grow(pw_dev *d)
 {
     if (2 * (d->n + 1) <= d->cap)
         return true;
-    pw_dev bigger = *d;
-    bigger.cap = d->cap ? 2 * d->cap : 1024;
-    bigger.units = calloc(bigger.cap, sizeof *bigger.units);
-    if (!bigger.units)
+    size_t old_cap = d->cap, cap = old_cap ? 2 * old_cap : 1024;
+    pw_unit *old = d->units, *units = calloc(cap, sizeof *units);
+    if (!units)
         return false;
-    for (size_t i = 0; i < d->cap; i++)
-        if (d->units[i].unit)
-            bigger.units[slot_of(&bigger, d->units[i].unit - 1)] = d->units[i];
-    free(d->units);
-    *d = bigger;
+    d->units = units;
+    d->cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].unit)
+            d->units[slot_of(d, old[i].unit - 1)] = old[i];
+    free(old);
     return true;
 }
 
