@@ -175,6 +175,14 @@ l3_status l3_meta_flush(l3_slabstore *s, uint32_t mask, l3_error *err)
     return st;
 }
 
+void l3_meta_flush_dirty(l3_slabstore *s, const char *what)
+{
+    l3_error err;
+    uint32_t dirty = atomic_load(&s->dirty);
+    if (dirty && l3_meta_flush(s, dirty, &err) != L3_OK)
+        l3_log("error", "%s: flushing %s: %s", s->path, what, err.msg);
+}
+
 l3_status l3_meta_io(l3_slabstore *s, bool write, void *buf, size_t len, uint64_t ioff, l3_error *err)
 {
     uint32_t d = l3_io_dev_of(ioff);

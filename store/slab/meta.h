@@ -45,6 +45,10 @@ l3_status l3_meta_io(l3_slabstore *s, bool write, void *buf, size_t len, uint64_
  * is returned. */
 l3_status l3_meta_flush(l3_slabstore *s, uint32_t mask, l3_error *err);
 
+/* Flush every device this process wrote to since its last flush
+ * (l3_slabstore.dirty); a failure is logged as flushing `what`. */
+void l3_meta_flush_dirty(l3_slabstore *s, const char *what);
+
 /* Write `len` bytes at `off` of every online device, each made durable;
  * with several devices, one that takes it is enough. */
 l3_status l3_meta_write_all(l3_slabstore *s, const void *buf, size_t len, uint64_t off, l3_error *err);

@@ -153,18 +153,6 @@ static void move_images(l3_slabstore *s, evacuation *ev)
     free(res_arrays);
 }
 
-/* After moves out of a victim, before it is freed: the moved copies are
- * made durable (their devices flushed, where writes went since the last
- * flush), so that a power cut never loses an object the move took from
- * a slab that is written again. */
-static void moves_durable(l3_slabstore *s)
-{
-    l3_error err;
-    uint32_t dirty = atomic_load(&s->dirty);
-    if (dirty && l3_meta_flush(s, dirty, &err) != L3_OK)
-        l3_log("error", "%s: flushing reinsertion's moves: %s", s->path, err.msg);
-}
-
 /* Evacuate one victim: move what it keeps, then free it. False when there
  * is no victim. */
 static bool evacuate_one(l3_slabstore *s)
@@ -177,10 +165,13 @@ static bool evacuate_one(l3_slabstore *s)
         return false;
     if (ev.n) {
         read_images(s, &ev);
-        if (ev.buf)
+        if (ev.buf) {
             move_images(s, &ev);
-        if (ev.buf)
-            moves_durable(s); /* (before the victim is freed: another may write into it at once) */
+            /* The moved copies durable before the victim is freed (another
+             * may write into it at once): a power cut never loses an
+             * object the move took from a slab written again. */
+            l3_meta_flush_dirty(s, "reinsertion's moves");
+        }
     }
     l3_slab_lock(s);
     l3_alloc_release(s, ev.slab);

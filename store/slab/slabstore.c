@@ -531,10 +531,8 @@ static void *flusher_main(void *arg)
         if (pthread_cond_timedwait(&s->flusher_cv, &s->flusher_mu, &until) != ETIMEDOUT || s->flusher_stop)
             continue;
         pthread_mutex_unlock(&s->flusher_mu);
-        uint32_t dirty = atomic_load(&s->dirty);
-        l3_error err;
-        if (dirty && !atomic_load(&s->fatal) && l3_meta_flush(s, dirty, &err) != L3_OK)
-            l3_log("error", "%s: flushing the device cache: %s", s->path, err.msg);
+        if (!atomic_load(&s->fatal))
+            l3_meta_flush_dirty(s, "the device cache");
         pthread_mutex_lock(&s->flusher_mu);
     }
     pthread_mutex_unlock(&s->flusher_mu);
@@ -570,10 +568,8 @@ static void flusher_stop(l3_slabstore *s)
         pthread_cond_destroy(&s->flusher_cv);
         s->flusher_running = false;
     }
-    l3_error err;
-    uint32_t dirty = atomic_load(&s->dirty);
-    if (dirty && !atomic_load(&s->fatal) && l3_meta_flush(s, dirty, &err) != L3_OK)
-        l3_log("error", "%s: flushing the device cache at close: %s", s->path, err.msg);
+    if (!atomic_load(&s->fatal))
+        l3_meta_flush_dirty(s, "the device cache at close");
 }
 
 static void free_store(l3_slabstore *s)
