@@ -77,32 +77,38 @@ static l3_status parse_mode(const json_t *v, uint32_t *mode, l3_error *err)
     return L3_OK;
 }
 
+/* One of two words at `path`: *second false for `first`, true for
+ * `second`; anything else is an error naming both. */
+static l3_status parse_either(const json_t *v, const char *path, const char *first, const char *second,
+                              bool *is_second, l3_error *err)
+{
+    const char *t = json_is_string(v) ? json_string_value(v) : "";
+    if (strcmp(t, first) == 0 || strcmp(t, second) == 0) {
+        *is_second = strcmp(t, second) == 0;
+        return L3_OK;
+    }
+    return l3_fail(err, L3_ECONFIG, "%s: expected \"%s\" or \"%s\", got %s%s%s", path, first, second,
+                   json_is_string(v) ? "\"" : l3_json_type_name(v), t, json_is_string(v) ? "\"" : "");
+}
+
 /* "flush": "interval" (the default) or "batch". */
 static l3_status parse_flush(const json_t *v, l3_flush_mode *out, l3_error *err)
 {
-    const char *t = json_is_string(v) ? json_string_value(v) : "";
-    if (strcmp(t, "interval") == 0)
-        *out = L3_FLUSH_INTERVAL;
-    else if (strcmp(t, "batch") == 0)
-        *out = L3_FLUSH_BATCH;
-    else
-        return l3_fail(err, L3_ECONFIG, "$.store.flush: expected \"interval\" or \"batch\", got %s%s%s",
-                       json_is_string(v) ? "\"" : l3_json_type_name(v), t, json_is_string(v) ? "\"" : "");
-    return L3_OK;
+    bool batch;
+    l3_status st = parse_either(v, "$.store.flush", "interval", "batch", &batch, err);
+    if (st == L3_OK)
+        *out = batch ? L3_FLUSH_BATCH : L3_FLUSH_INTERVAL;
+    return st;
 }
 
 /* "eviction": "fifo-reinsert" (the default) or "lru-slab". */
 static l3_status parse_eviction(const json_t *v, l3_eviction *out, l3_error *err)
 {
-    const char *t = json_is_string(v) ? json_string_value(v) : "";
-    if (strcmp(t, "fifo-reinsert") == 0)
-        *out = L3_EVICT_FIFO_REINSERT;
-    else if (strcmp(t, "lru-slab") == 0)
-        *out = L3_EVICT_LRU_SLAB;
-    else
-        return l3_fail(err, L3_ECONFIG, "$.store.eviction: expected \"fifo-reinsert\" or \"lru-slab\", got %s%s%s",
-                       json_is_string(v) ? "\"" : l3_json_type_name(v), t, json_is_string(v) ? "\"" : "");
-    return L3_OK;
+    bool lru;
+    l3_status st = parse_either(v, "$.store.eviction", "fifo-reinsert", "lru-slab", &lru, err);
+    if (st == L3_OK)
+        *out = lru ? L3_EVICT_LRU_SLAB : L3_EVICT_FIFO_REINSERT;
+    return st;
 }
 
 /* "admission": "all", "adaptive" or "rung:N" (0 to 6, for tests). */
