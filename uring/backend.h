@@ -5,6 +5,8 @@
 #ifndef L3_BACKEND_H
 #define L3_BACKEND_H
 
+#include <errno.h>
+
 #include "fault.h"
 #include "invariant.h"
 #include "io_internal.h"
@@ -59,6 +61,22 @@ static inline bool l3_io_power_lands(l3_io_engine *e, l3_io_req *r)
     bool held = l3_io_power_write_start(e->fds[dev], l3_io_byte_of(r->offset), r->len);
     r->power = held;
     return held;
+}
+
+/* Whether request `r`, its fault `fault` decided, completes at once
+ * without the device, and with what result (*res): an injected EIO or
+ * EAGAIN, or a write the device model loses (acknowledged whole, as the
+ * device would have). Both backends ask it before they submit. */
+static inline bool l3_io_without_device(l3_io_engine *e, l3_io_req *r, l3_fault_kind fault, long *res)
+{
+    if (fault == L3_FAULT_EIO || fault == L3_FAULT_EAGAIN) {
+        *res = fault == L3_FAULT_EIO ? -EIO : -EAGAIN;
+        return true;
+    }
+    if (fault == L3_FAULT_STALL || l3_io_power_lands(e, r))
+        return false;
+    *res = (long)(r->len - r->done);
+    return true;
 }
 
 /* When the batch's wait for completions is to return at the latest: its

@@ -50,11 +50,8 @@ static unsigned prep_iocbs(l3_io_engine *e, l3_io_ctx *c, struct iocb **ptrs)
         if (fault == L3_FAULT_DELAY)
             break; /* not yet: the requests after it wait behind it */
         b->npending--;
-        bool lost = fault != L3_FAULT_EIO && fault != L3_FAULT_EAGAIN && fault != L3_FAULT_STALL &&
-                    !l3_io_power_lands(e, r);
-        if (fault == L3_FAULT_EIO || fault == L3_FAULT_EAGAIN || lost) {
-            /* Completed at once, without the device (a lost write as acknowledged). */
-            long res = lost ? (long)(r->len - r->done) : fault == L3_FAULT_EIO ? -EIO : -EAGAIN;
+        long res;
+        if (l3_io_without_device(e, r, fault, &res)) {
             if (l3_io_complete(e, r, res))
                 c->pending[b->npending++] = i;
             else

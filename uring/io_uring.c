@@ -220,11 +220,8 @@ static void fill_sq(l3_io_engine *e, l3_io_ctx *c)
             break; /* not yet: the requests after it wait behind it */
         b->npending--;
         struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring); /* (there is room) */
-        bool lost = fault != L3_FAULT_EIO && fault != L3_FAULT_EAGAIN && fault != L3_FAULT_STALL &&
-                    !l3_io_power_lands(e, &b->reqs[i]);
-        if (fault == L3_FAULT_EIO || fault == L3_FAULT_EAGAIN || lost) {
-            /* Completed at once, without the device (a lost write as acknowledged). */
-            long res = lost ? (long)(b->reqs[i].len - b->reqs[i].done) : fault == L3_FAULT_EIO ? -EIO : -EAGAIN;
+        long res;
+        if (l3_io_without_device(e, &b->reqs[i], fault, &res)) {
             if (l3_io_complete(e, &b->reqs[i], res))
                 c->pending[b->npending++] = i;
             else
