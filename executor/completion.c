@@ -15,6 +15,8 @@ bool l3_exec_facts_alloc(facts *f, size_t n, bool success)
     f->success = malloc(n ? n : 1);
     f->object_failures = calloc(n ? n : 1, 1);
     f->retired = true;
+    f->breaker_refused = false;
+    f->backend_seconds = 0;
     if (!f->success || !f->object_failures) {
         free(f->success);
         free(f->object_failures);
@@ -37,6 +39,8 @@ void l3_exec_finish(l3_executor *e, uint64_t op_id, facts result)
     job *j = js->job;
     counters *c = &e->counters[j->kind];
     c->events[EV_COMPLETED]++;
+    c->events[EV_REJECTED] += result.breaker_refused;
+    c->backend_seconds += result.backend_seconds;
     for (size_t i = 0; i < j->num_keys; i++) {
         if (!l3_exec_is_local(j, i))
             continue;
@@ -57,7 +61,7 @@ void l3_exec_finish(l3_executor *e, uint64_t op_id, facts result)
     L3_ASSERT(e->results_len < e->config.max_operations); /* a completion per job, a job per slot */
     l3_completion *out = &e->results[(e->results_head + e->results_len) % e->config.max_operations];
     e->results_len++;
-    pthread_cond_broadcast(&e->finished);
+    e->wake_waiters |= e->waiters > 0;
     *out = (l3_completion){ .op_id = op_id, .num_keys = j->num_keys, .success = result.success,
                             .object_failures = result.object_failures, .retired = result.retired };
 }
@@ -135,13 +139,24 @@ struct timespec l3_exec_deadline_after(double timeout)
     return d;
 }
 
+void l3_exec_unlock(l3_executor *e)
+{
+    bool wake = e->wake_waiters;
+    e->wake_waiters = false;
+    pthread_mutex_unlock(&e->mu);
+    if (wake)
+        pthread_cond_broadcast(&e->finished);
+}
+
 bool l3_executor_wait(l3_executor *e, double timeout)
 {
     struct timespec deadline = l3_exec_deadline_after(timeout);
     pthread_mutex_lock(&e->mu);
+    e->waiters++;
     while (e->results_len == 0)
         if (pthread_cond_timedwait(&e->finished, &e->mu, &deadline) == ETIMEDOUT)
             break;
+    e->waiters--;
     bool ready = e->results_len > 0;
     pthread_mutex_unlock(&e->mu);
     return ready;

@@ -13,6 +13,7 @@
 #define L3_EXEC_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,12 +82,15 @@ struct l3_executor {
     pthread_cond_t work[NUM_KINDS]; /* per kind: a job was queued, or shutdown began */
     pthread_cond_t exited;          /* a worker exited */
     pthread_cond_t finished;        /* a completion was queued for poll */
+    size_t waiters;                 /* threads in l3_executor_wait */
+    bool wake_waiters;              /* a finish for them: woken when the lock is released */
     job_state *jobs;                /* max_operations slots */
     size_t num_jobs;
     l3_completion *results; /* a ring of max_operations completions */
     size_t results_head, results_len;
     id_ring queues[NUM_KINDS];
     counters counters[NUM_KINDS];
+    _Atomic uint64_t backend_calls[NUM_KINDS]; /* per kind: store calls begun (no lock: run.c) */
     bool stopping;
     bool unsafe_io;
     uint64_t last_submitted;

@@ -56,16 +56,12 @@ facts l3_exec_run(l3_executor *e, const job *j)
     l3_io_result r = { .success = success, .object_failures = failures, .retired = true };
     l3_health_token token;
     if (!l3_health_begin(&e->health, &token)) {
-        pthread_mutex_lock(&e->mu);
-        e->counters[j->kind].events[EV_REJECTED]++;
-        pthread_mutex_unlock(&e->mu);
+        out.breaker_refused = true;
         memset(success, 0, num_local);
         memset(failures, 0, num_local);
         r.retired = true;
     } else {
-        pthread_mutex_lock(&e->mu);
-        e->counters[j->kind].events[EV_BACKEND_CALLS]++;
-        pthread_mutex_unlock(&e->mu);
+        atomic_fetch_add_explicit(&e->backend_calls[j->kind], 1, memory_order_relaxed);
         double started = l3_clock_now(e->clock);
         l3_error err;
         l3_error_clear(&err);
@@ -101,10 +97,7 @@ facts l3_exec_run(l3_executor *e, const job *j)
             memset(failures, 0, num_local);
             r.retired = j->kind == KIND_QUERY || e->store->ops->failures_retire(e->store);
         }
-        double took = l3_clock_now(e->clock) - started;
-        pthread_mutex_lock(&e->mu);
-        e->counters[j->kind].backend_seconds += took;
-        pthread_mutex_unlock(&e->mu);
+        out.backend_seconds = l3_clock_now(e->clock) - started;
     }
     /* Keys without native work here are neutral successes. */
     for (size_t k = 0; k < num_local; k++) {

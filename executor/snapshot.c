@@ -22,6 +22,7 @@ void l3_executor_snapshot(l3_executor *e, l3_snapshot *out)
         row->kind = l3_exec_kind_names[k];
         for (int v = 0; v < L3_NUM_EVENTS; v++)
             row->events[v] = (double)c->events[v];
+        row->events[EV_BACKEND_CALLS] = (double)atomic_load_explicit(&e->backend_calls[k], memory_order_relaxed);
         row->success_keys = (double)c->success_keys;
         row->failed_keys = (double)c->failed_keys;
         row->success_bytes = (double)c->success_bytes;

@@ -122,7 +122,7 @@ static l3_status submit_job(l3_executor *e, job *j, l3_error *err)
     if (e->stopping || e->unsafe_io || e->queues[kind].len >= e->config.max_operations) {
         e->counters[kind].events[EV_REJECTED]++;
         l3_exec_finish_rejected(e, op_id, num_keys);
-        pthread_mutex_unlock(&e->mu);
+        l3_exec_unlock(e);
         return L3_OK;
     }
     l3_exec_queue_push(&e->queues[kind], op_id);
@@ -148,7 +148,7 @@ static void cancel(l3_executor *e, uint64_t op_id)
             l3_exec_finish_rejected(e, op_id, js->job->num_keys);
         }
     }
-    pthread_mutex_unlock(&e->mu);
+    l3_exec_unlock(e);
 }
 
 l3_status l3_executor_submit(l3_executor *e, const l3_operation *ops, size_t n, l3_error *err)

@@ -6,6 +6,16 @@
 #include "jobs.h"
 #include "run.h"
 
+/* A finish that owes a poll a wake-up: the lock released for it (the
+ * woken poll does not then block on it), and taken back. */
+static void wake_outside(l3_executor *e)
+{
+    if (e->wake_waiters) {
+        l3_exec_unlock(e);
+        pthread_mutex_lock(&e->mu);
+    }
+}
+
 void *l3_exec_worker(void *arg)
 {
     l3_executor *e = ((worker_arg *)arg)->executor;
@@ -30,6 +40,7 @@ void *l3_exec_worker(void *arg)
         if (js->cancelled || e->stopping || e->unsafe_io) {
             e->counters[kind].events[EV_REJECTED]++;
             l3_exec_finish_rejected(e, op_id, j->num_keys);
+            wake_outside(e);
             continue;
         }
         double now = l3_clock_now(e->clock);
@@ -43,5 +54,6 @@ void *l3_exec_worker(void *arg)
             continue;
         }
         l3_exec_finish(e, op_id, result);
+        wake_outside(e);
     }
 }
