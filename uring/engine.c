@@ -311,6 +311,7 @@ l3_status l3_io_wait_some(l3_io_engine *e, l3_io_ctx *c, size_t *done, size_t ma
 l3_status l3_io_finish(l3_io_engine *e, l3_io_ctx *c, bool *retired, l3_error *err)
 {
     l3_io_batch *b = &c->batch;
+    b->wait_all = true;
     while (b->open) {
         b->head = b->tail; /* reported to nobody */
         batch_step(e, c);

@@ -37,6 +37,9 @@ typedef struct l3_io_batch {
     bool open;            /* started and not yet ended */
     l3_status status;     /* how it ended (once not open) */
     bool retired;         /* every request submitted was reaped (so far, while open) */
+    bool wait_all;        /* the caller reports nothing until the end (l3_io_finish): a wait
+                             sleeps until every request in flight has finished, one wake-up
+                             for the lot, not one per completion */
     l3_error err;         /* the message of a status other than L3_OK */
 } l3_io_batch;
 

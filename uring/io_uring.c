@@ -255,8 +255,8 @@ static l3_status push(l3_io_engine *e, l3_io_ctx *c)
                    b->inflight - unsent);
 }
 
-/* Wait until a completion is ready or `until` passes. */
-static int wait_cqe(l3_io_engine *e, struct io_uring *ring, double until)
+/* Wait until `nr` completions are ready or `until` passes. */
+static int wait_cqe(l3_io_engine *e, struct io_uring *ring, unsigned nr, double until)
 {
     struct io_uring_cqe *cqe;
     if (l3_io_fault_wait_check(e))
@@ -267,7 +267,7 @@ static int wait_cqe(l3_io_engine *e, struct io_uring *ring, double until)
             left = 0;
         struct __kernel_timespec ts = { .tv_sec = (long long)left,
                                         .tv_nsec = (long long)((left - floor(left)) * 1e9) };
-        int rc = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
+        int rc = io_uring_wait_cqes(ring, &cqe, nr, &ts, NULL);
         if (rc != -EINTR)
             return rc;
     }
@@ -319,9 +319,12 @@ l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c)
         if (st != L3_OK)
             return st;
         double until = l3_io_wait_until(b);
-        int rc = wait_cqe(e, &c->ring, until);
-        if (rc == -ETIME && until < b->deadline)
-            continue; /* a held-back request's time has come */
+        unsigned nr = b->wait_all && b->inflight > 1 ? (unsigned)b->inflight : 1;
+        int rc = wait_cqe(e, &c->ring, nr, until);
+        if (rc == -ETIME && nr > 1)
+            reap(e, c); /* what did finish by then */
+        if (rc == -ETIME && (until < b->deadline || b->head != b->tail))
+            continue; /* a held-back request's time has come, or some finished */
         if (rc == -ETIME) {
             b->retired = false;
             return l3_fail(&b->err, L3_ETIMEDOUT, "io_uring: %zu I/Os not completed within the I/O timeout",
