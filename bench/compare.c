@@ -81,7 +81,7 @@ int l3_compare_run(const l3_compare_options *o)
                "(%s); the file-per-key baseline, recovery, steady state and the mixed phase use the first\n",
                cx.ndirs, cx.fio[0].list);
     cmp_row rows[8] = { 0 };
-    cmp_extras x = { 0 };
+    cmp_extras x = { .crc_s_per_gb = cx.crc_s_per_gb };
     for (size_t i = 0; i < o->num_sizes; i++) {
         rows[i].size = o->sizes[i];
         cmp_run_size(&cx, &rows[i]);
@@ -93,7 +93,6 @@ int l3_compare_run(const l3_compare_options *o)
     }
     x.rec_ok = o->recovery_objects ? cmp_recovery_run(cx.file, o->recovery_objects, &x.rec) : false;
     x.sty_ok = cmp_steady_run(cx.file, o->keys, o->qd, &x.sty);
-    x.crc_s_per_gb = cmp_crc_cost();
     if (!o->no_mixed)
         l3_mixed_run(o->dir, o->total, MIB, o->keys, o->qd, 3, &x.mix);
     if (o->json)

@@ -56,6 +56,7 @@ static bool files_phase(const char *dir, uint64_t size, size_t n, size_t threads
         free(jobs);
         return false;
     }
+    uint64_t x0 = wl_context_switches();
     double t0 = l3_monotonic_seconds(), c0 = cpu_now();
     for (size_t i = 0; i < threads; i++) {
         jobs[i] = (files_job){ dir, size, n, i, threads, write, lat, false };
@@ -76,9 +77,10 @@ static bool files_phase(const char *dir, uint64_t size, size_t n, size_t threads
     }
     double secs = l3_monotonic_seconds() - t0, cpu = cpu_now() - c0;
     wl_sort(lat, n);
-    double bytes = (double)n * (double)size;
+    double bytes = (double)n * (double)size, ctx = (double)(wl_context_switches() - x0);
     *r = (cmp_result){ .ok = ok, .gbs = bytes / secs / 1e9, .p50_ms = lat[n / 2] * 1e3,
-                       .p99_ms = lat[(size_t)(0.99 * (double)(n - 1))] * 1e3, .cpu_per_gb = cpu / (bytes / 1e9) };
+                       .p99_ms = lat[(size_t)(0.99 * (double)(n - 1))] * 1e3, .cpu_per_gb = cpu / (bytes / 1e9),
+                       .ctx_per_gb = ctx / (bytes / 1e9) };
     free(lat);
     return ok;
 }

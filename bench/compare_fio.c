@@ -65,10 +65,12 @@ static bool run_fio(const char *file, size_t nfiles, uint64_t total, uint64_t bs
     double runtime = (double)json_integer_value(json_object_get(job, "job_runtime")) / 1e3;
     double cpu = (json_number_value(json_object_get(job, "usr_cpu")) +
                   json_number_value(json_object_get(job, "sys_cpu"))) / 100.0 * runtime;
+    double ctx = (double)json_integer_value(json_object_get(job, "ctx")); /* the jobs' sum (group_reporting) */
     *r = (cmp_result){ .ok = bw > 0, .gbs = bw / 1e9,
                        .p50_ms = json_number_value(json_object_get(pcts, "50.000000")) / 1e6,
                        .p99_ms = json_number_value(json_object_get(pcts, "99.000000")) / 1e6,
-                       .cpu_per_gb = bytes > 0 ? cpu / (bytes / 1e9) : 0 };
+                       .cpu_per_gb = bytes > 0 ? cpu / (bytes / 1e9) : 0,
+                       .ctx_per_gb = bytes > 0 ? ctx / (bytes / 1e9) : 0 };
     json_decref(root);
     return r->ok;
 }

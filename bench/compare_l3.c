@@ -35,7 +35,8 @@ cmp_result cmp_of_phase(const wl_phase *p)
     return (cmp_result){ .ok = p->hits == p->keys && p->keys > 0,
                          .gbs = p->seconds > 0 ? (double)p->bytes / p->seconds / 1e9 : 0,
                          .p50_ms = wl_pct(p, 0.5) * 1e3, .p99_ms = wl_pct(p, 0.99) * 1e3,
-                         .cpu_per_gb = p->bytes ? p->cpu / ((double)p->bytes / 1e9) : 0 };
+                         .cpu_per_gb = p->bytes ? p->cpu / ((double)p->bytes / 1e9) : 0,
+                         .ctx_per_gb = p->bytes ? (double)p->ctx / ((double)p->bytes / 1e9) : 0 };
 }
 
 void cmp_l3_close(cmp_l3 *l)

@@ -9,6 +9,11 @@
 
 static const char *met(bool yes) { return yes ? "met" : "NOT met"; }
 
+static json_t *ratio_json(const cmp_ratio *v)
+{
+    return json_pack("{s:f,s:f,s:f}", "median", v->median, "lowest", v->lo, "highest", v->hi);
+}
+
 static json_t *row_json(const cmp_row *r)
 {
     json_t *j = json_object();
@@ -19,21 +24,25 @@ static json_t *row_json(const cmp_row *r)
         { "files_get", &r->files_get }, { "files_put", &r->files_put },
         { "fio_jobs_get", &r->fiow_get }, { "fio_jobs_put", &r->fiow_put } };
     for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
-        json_object_set_new(j, cols[c].name, json_pack("{s:f,s:f,s:f,s:f}", "gb_per_s", cols[c].res->gbs, "p50_ms",
-                                                       cols[c].res->p50_ms, "p99_ms", cols[c].res->p99_ms,
-                                                       "cpu_s_per_gb", cols[c].res->cpu_per_gb));
+        json_object_set_new(j, cols[c].name,
+                            json_pack("{s:f,s:f,s:f,s:f,s:f}", "gb_per_s", cols[c].res->gbs, "p50_ms",
+                                      cols[c].res->p50_ms, "p99_ms", cols[c].res->p99_ms, "cpu_s_per_gb",
+                                      cols[c].res->cpu_per_gb, "ctx_switches_per_gb", cols[c].res->ctx_per_gb));
     const char *ops[2] = { "put", "get" };
     for (int op = 0; op < 2; op++) {
         char name[32];
         snprintf(name, sizeof name, "l3_over_fio_%s", ops[op]);
-        json_object_set_new(j, name, json_pack("{s:f,s:f,s:f}", "median", r->vs_fio[op].median, "lowest",
-                                               r->vs_fio[op].lo, "highest", r->vs_fio[op].hi));
+        json_object_set_new(j, name, ratio_json(&r->vs_fio[op]));
         snprintf(name, sizeof name, "l3_over_fio_jobs_%s", ops[op]);
-        json_object_set_new(j, name, json_pack("{s:f,s:f,s:f}", "median", r->vs_jobs[op].median, "lowest",
-                                               r->vs_jobs[op].lo, "highest", r->vs_jobs[op].hi));
+        json_object_set_new(j, name, ratio_json(&r->vs_jobs[op]));
+        snprintf(name, sizeof name, "cpu_floor_%s_s_per_gb", ops[op]);
+        json_object_set_new(j, name, json_real(r->floor[op]));
+        snprintf(name, sizeof name, "l3_cpu_over_floor_%s", ops[op]);
+        json_object_set_new(j, name, ratio_json(&r->cpu_floor[op]));
+        snprintf(name, sizeof name, "l3_ctx_switches_over_fio_%s", ops[op]);
+        json_object_set_new(j, name, ratio_json(&r->ctx_fio[op]));
     }
-    json_object_set_new(j, "l3_over_no_crc_get", json_pack("{s:f,s:f,s:f}", "median", r->vs_nocrc.median, "lowest",
-                                                           r->vs_nocrc.lo, "highest", r->vs_nocrc.hi));
+    json_object_set_new(j, "l3_over_no_crc_get", ratio_json(&r->vs_nocrc));
     return j;
 }
 
@@ -73,26 +82,32 @@ void cmp_report_json(const cmp_run *cx, const cmp_row *rows, const cmp_extras *x
     json_decref(root);
 }
 
+/* One row's line: the table's columns, then the CPU floor's and the
+ * context switches' (the CPU of the three systems padded to its
+ * heading's width, so that the columns after it line up). */
+static void print_cell(const cmp_row *r, int op)
+{
+    const cmp_result *f = op ? &r->fio_put : &r->fio_get, *l = op ? &r->l3_put : &r->l3_get,
+                     *nc = op ? &r->l3_put_nc : &r->l3_get_nc, *fl = op ? &r->files_put : &r->files_get,
+                     *fw = op ? &r->fiow_put : &r->fiow_get;
+    int k = op ? 0 : 1; /* the row's ratios are [0] put, [1] get */
+    char size[24], cpu[64];
+    snprintf(size, sizeof size, "%lluK", (unsigned long long)(r->size >> 10));
+    snprintf(cpu, sizeof cpu, "%.2f %.2f %.2f", f->cpu_per_gb, l->cpu_per_gb, fl->cpu_per_gb);
+    printf("%-8s %-4s %9.3f %9.3f %9.3f %7.2f %7.2f %9.3f %9.3f   %7.2f / %-7.2f       %7.2f / %-7.2f"
+           "       %-21s %10.3f %8.2f %10.0f %10.0f\n", size, op ? "put" : "get", f->gbs, fw->gbs, l->gbs,
+           r->vs_fio[k].median, r->vs_jobs[k].median, nc->gbs, fl->gbs, f->p50_ms, f->p99_ms, l->p50_ms,
+           l->p99_ms, cpu, r->floor[k], r->cpu_floor[k].median, f->ctx_per_gb, l->ctx_per_gb);
+}
+
 static void print_table(const cmp_run *cx, const cmp_row *rows)
 {
-    printf("\n%-8s %-4s %9s %9s %9s %7s %7s %9s %9s   %-23s %-23s %s\n", "size", "op", "fio GB/s", "fio-jobs",
-           "l3 GB/s", "l3/fio", "l3/jobs", "no-crc", "files", "p50/p99 ms fio", "p50/p99 ms l3",
-           "CPU s/GB fio l3 files");
-    for (size_t i = 0; i < cx->o->num_sizes; i++) {
-        const cmp_row *r = &rows[i];
-        for (int op = 0; op < 2; op++) {
-            const cmp_result *f = op ? &r->fio_put : &r->fio_get, *l = op ? &r->l3_put : &r->l3_get,
-                         *nc = op ? &r->l3_put_nc : &r->l3_get_nc, *fl = op ? &r->files_put : &r->files_get,
-                         *fw = op ? &r->fiow_put : &r->fiow_get;
-            char size[24];
-            snprintf(size, sizeof size, "%lluK", (unsigned long long)(r->size >> 10));
-            const cmp_ratio *vf = &r->vs_fio[op ? 0 : 1], *vj = &r->vs_jobs[op ? 0 : 1];
-            printf("%-8s %-4s %9.3f %9.3f %9.3f %7.2f %7.2f %9.3f %9.3f   %7.2f / %-7.2f       %7.2f / %-7.2f"
-                   "       %.2f %.2f %.2f\n", size, op ? "put" : "get", f->gbs, fw->gbs, l->gbs, vf->median,
-                   vj->median, nc->gbs, fl->gbs, f->p50_ms, f->p99_ms, l->p50_ms, l->p99_ms, f->cpu_per_gb,
-                   l->cpu_per_gb, fl->cpu_per_gb);
-        }
-    }
+    printf("\n%-8s %-4s %9s %9s %9s %7s %7s %9s %9s   %-23s %-23s %-21s %10s %8s %10s %10s\n", "size", "op",
+           "fio GB/s", "fio-jobs", "l3 GB/s", "l3/fio", "l3/jobs", "no-crc", "files", "p50/p99 ms fio",
+           "p50/p99 ms l3", "CPU s/GB fio l3 files", "floor s/GB", "l3/floor", "csw/GB fio", "csw/GB l3");
+    for (size_t i = 0; i < cx->o->num_sizes; i++)
+        for (int op = 0; op < 2; op++)
+            print_cell(&rows[i], op);
     const l3_compare_options *o = cx->o;
     printf("\nGB/s, latency and CPU: the median of %zu rounds; l3/fio and l3/jobs: the median of the "
            "per-round ratios (l3cache and fio in the same round).\n"
@@ -100,6 +115,10 @@ static void print_table(const cmp_run *cx, const cmp_row *rows)
            "of %zu keys in flight); l3cache latency is per\noperation of %zu keys, fio's per I/O of one "
            "object. Puts of all systems run first, then gets of what each wrote.\n",
            cx->reps, cx->depth, o->qd, o->keys, o->qd, o->keys, o->keys);
+    printf("floor s/GB: fio's CPU per GB plus crc32c's (%.3f), the least a store that checks every byte can "
+           "spend; l3/floor: the median of the per-round\nratios of l3cache's CPU per GB to the floor of "
+           "the same round. csw/GB: context switches per GB (l3cache: its process's, every thread's;\n"
+           "fio: its jobs' ctx, as its JSON reports it).\n", cx->crc_s_per_gb);
 }
 
 /* The mixed phase's lines and targets. */
@@ -150,6 +169,28 @@ static void print_extras(const cmp_run *cx, const cmp_extras *x)
                (unsigned long long)x->sty.evictions, (unsigned long long)x->sty.rejected, x->sty.fill_gbs);
 }
 
+/* Issue 48's targets per cell: l3cache's CPU per GB within 1.10x the
+ * floor, its context switches per GB within 2x fio's (medians of the
+ * per-round ratios). */
+static void print_floor_targets(const cmp_run *cx, const cmp_row *rows)
+{
+    for (size_t i = 0; i < cx->o->num_sizes && cx->have_fio; i++) {
+        const cmp_row *r = &rows[i];
+        for (int op = 1; op >= 0; op--) {
+            const cmp_result *l = op ? &r->l3_get : &r->l3_put, *f = op ? &r->fio_get : &r->fio_put;
+            const cmp_ratio *c = &r->cpu_floor[op], *w = &r->ctx_fio[op];
+            unsigned long long kib = (unsigned long long)(r->size >> 10);
+            const char *name = op ? "get" : "put";
+            printf("  %lluK %s CPU <= 1.10x the floor: %s (%.2fx; rounds %.2f to %.2f; l3cache %.3f s/GB, floor "
+                   "%.3f)\n", kib, name, met(c->median > 0 && c->median <= 1.10), c->median, c->lo, c->hi,
+                   l->cpu_per_gb, r->floor[op]);
+            printf("  %lluK %s context switches per GB <= 2x fio's: %s (%.2fx; rounds %.2f to %.2f; l3cache %.0f, "
+                   "fio %.0f)\n", kib, name, met(w->median > 0 && w->median <= 2.0), w->median, w->lo, w->hi,
+                   l->ctx_per_gb, f->ctx_per_gb);
+        }
+    }
+}
+
 static void print_targets(const cmp_run *cx, const cmp_row *rows, const cmp_extras *x)
 {
     printf("\ntargets:\n");
@@ -182,6 +223,7 @@ static void print_targets(const cmp_run *cx, const cmp_row *rows, const cmp_extr
                    l->cpu_per_gb, f->cpu_per_gb, x->crc_s_per_gb, f->cpu_per_gb + x->crc_s_per_gb);
         }
     }
+    print_floor_targets(cx, rows);
     print_mixed(&x->mix, true);
     printf("  exists >= 5M keys/s: %s (%.2fM on the store)\n", met(x->ex.store_keys_per_s >= 5e6),
            x->ex.store_keys_per_s / 1e6);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compare_dev.h"
+#include "compare_extras.h"
 #include "compare_files.h"
 #include "invariant.h"
 #include "workload.h"
@@ -46,6 +47,7 @@ void cmp_run_init(cmp_run *cx, const l3_compare_options *o)
         fprintf(stderr, "l3bench: fio not found (apt-get install fio): no device limit, no ratios\n");
     L3_ASSERT(o->repeat >= 1 && o->repeat <= L3_COMPARE_MAX_ROUNDS); /* l3bench refuses others */
     cx->reps = o->repeat;
+    cx->crc_s_per_gb = cmp_crc_cost();
 }
 
 /* One system's put (op 0) or get (op 1) turn, with the device's view. */
@@ -103,13 +105,24 @@ static cmp_result median(cmp_result *runs, size_t n)
     return runs[n / 2];
 }
 
-static void paired(const cmp_result *l3, const cmp_result *other, size_t n, cmp_ratio *out)
+/* What a paired ratio compares: throughput, CPU over the floor, context
+ * switches. */
+enum { BY_GBS, BY_CPU_FLOOR, BY_CTX };
+
+/* l3cache's figure over the other system's in the same round (each
+ * round where both ran and the other's figure is above 0): the median,
+ * lowest and highest. By CPU the other's figure is the floor: fio's CPU
+ * per GB plus crc32c's (`crc`). */
+static void paired(const cmp_result *l3, const cmp_result *other, size_t n, int by, double crc, cmp_ratio *out)
 {
     double v[L3_COMPARE_MAX_ROUNDS];
     size_t m = 0;
-    for (size_t k = 0; k < n; k++)
-        if (l3[k].ok && other[k].ok && other[k].gbs > 0)
-            v[m++] = l3[k].gbs / other[k].gbs;
+    for (size_t k = 0; k < n; k++) {
+        double num = by == BY_GBS ? l3[k].gbs : by == BY_CTX ? l3[k].ctx_per_gb : l3[k].cpu_per_gb;
+        double den = by == BY_GBS ? other[k].gbs : by == BY_CTX ? other[k].ctx_per_gb : other[k].cpu_per_gb + crc;
+        if (l3[k].ok && other[k].ok && den > 0)
+            v[m++] = num / den;
+    }
     *out = (cmp_ratio){ 0, 0, 0 };
     if (!m)
         return;
@@ -124,13 +137,18 @@ static void reduce(cmp_run *cx, cmp_row *r, cmp_result (*runs)[2][L3_COMPARE_MAX
         { &r->fio_put, &r->fio_get }, { &r->fiow_put, &r->fiow_get }, { &r->l3_put, &r->l3_get },
         { &r->l3_put_nc, &r->l3_get_nc }, { &r->files_put, &r->files_get } };
     for (int op = 0; op < 2; op++) {
-        paired(runs[SYS_L3][op], runs[SYS_FIO][op], cx->reps, &r->vs_fio[op]);
-        paired(runs[SYS_L3][op], runs[SYS_FIO_JOBS][op], cx->reps, &r->vs_jobs[op]);
+        paired(runs[SYS_L3][op], runs[SYS_FIO][op], cx->reps, BY_GBS, 0, &r->vs_fio[op]);
+        paired(runs[SYS_L3][op], runs[SYS_FIO_JOBS][op], cx->reps, BY_GBS, 0, &r->vs_jobs[op]);
+        paired(runs[SYS_L3][op], runs[SYS_FIO][op], cx->reps, BY_CPU_FLOOR, cx->crc_s_per_gb,
+               &r->cpu_floor[op]);
+        paired(runs[SYS_L3][op], runs[SYS_FIO][op], cx->reps, BY_CTX, 0, &r->ctx_fio[op]);
     }
-    paired(runs[SYS_L3][1], runs[SYS_L3_NOCRC][1], cx->reps, &r->vs_nocrc);
+    paired(runs[SYS_L3][1], runs[SYS_L3_NOCRC][1], cx->reps, BY_GBS, 0, &r->vs_nocrc);
     for (int sys = 0; sys < NSYS; sys++)
         for (int op = 0; op < 2; op++)
             *cells[sys][op] = median(runs[sys][op], cx->reps); /* sorts: after the pairing */
+    r->floor[0] = r->fio_put.cpu_per_gb + cx->crc_s_per_gb;
+    r->floor[1] = r->fio_get.cpu_per_gb + cx->crc_s_per_gb;
 }
 
 /* Each round, every system takes its turn, first for puts and then (over

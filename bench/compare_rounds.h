@@ -24,6 +24,9 @@ typedef struct cmp_row {
     uint64_t size;
     cmp_ratio vs_fio[2], vs_jobs[2]; /* [0] put, [1] get */
     cmp_ratio vs_nocrc;              /* gets: l3cache over its own no-crc gets, round by round */
+    cmp_ratio cpu_floor[2];          /* l3cache's CPU per GB over the floor (fio's in the round + crc32c's) */
+    cmp_ratio ctx_fio[2];            /* l3cache's context switches per GB over fio's in the round */
+    double floor[2];                 /* the floor of fio's median round: its CPU s/GB + crc32c's */
     cmp_result fio_put, fio_get, l3_put, l3_get, l3_put_nc, l3_get_nc, files_put, files_get;
     cmp_result fiow_put, fiow_get; /* fio with l3cache's shape: qd jobs of depth keys */
 } cmp_row;
@@ -37,11 +40,13 @@ typedef struct cmp_run {
     size_t ndirs;
     bool have_fio, all_ok;
     size_t depth, reps;
-    cmp_l3 l3[2]; /* checksums on, off */
+    double crc_s_per_gb; /* crc32c's CPU per GB (cmp_crc_cost): the floor's second part */
+    cmp_l3 l3[2];        /* checksums on, off */
 } cmp_run;
 
 /* Set up a run of `o`: its directories (their devices watched), every
- * system's files named, whether fio is there (said on stderr if not). */
+ * system's files named, whether fio is there (said on stderr if not),
+ * crc32c's cost measured (the floor's part beside fio's CPU). */
 void cmp_run_init(cmp_run *cx, const l3_compare_options *o);
 
 /* One size's rounds (r->size), reduced into *r; each round's GB/s and

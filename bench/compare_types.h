@@ -33,6 +33,7 @@ typedef struct l3_compare_options {
 typedef struct cmp_result {
     bool ok;
     double gbs, p50_ms, p99_ms, cpu_per_gb;
+    double ctx_per_gb;         /* context switches per GB (l3cache, files: the process's; fio: its jobs') */
     double dev_queue, dev_kib; /* the device's mean queue and request size during the run */
 } cmp_result;
 

@@ -19,6 +19,13 @@ double wl_cpu_seconds(double *user)
     return u + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 }
 
+uint64_t wl_context_switches(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -114,6 +121,7 @@ bool wl_run(workload *w, l3_op_kind kind, size_t count, uint64_t base, wl_phase 
     } slot;
     slot *slots = calloc(qd, sizeof *slots);
     size_t next = 0, done = 0;
+    uint64_t x0 = wl_context_switches();
     double u0, t0 = l3_monotonic_seconds(), c0 = wl_cpu_seconds(&u0);
     bool ok = true;
     while (done < nops && ok) {
@@ -194,6 +202,7 @@ bool wl_run(workload *w, l3_op_kind kind, size_t count, uint64_t base, wl_phase 
     double u1;
     p->cpu = wl_cpu_seconds(&u1) - c0;
     p->cpu_user = u1 - u0;
+    p->ctx = wl_context_switches() - x0;
     wl_sort(p->lat, p->nlat);
     free(slots);
     return ok;

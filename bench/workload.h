@@ -18,6 +18,7 @@ typedef struct wl_phase {
     size_t ops, keys, hits, misses, failures;
     uint64_t bytes;
     double seconds, cpu, cpu_user; /* cpu: user + system, of the whole process */
+    uint64_t ctx;                  /* context switches of the whole process, voluntary and involuntary */
     double *lat;
     size_t nlat;
 } wl_phase;
@@ -54,6 +55,10 @@ double wl_pct(const wl_phase *p, double q);
 /* This process's CPU seconds so far (user + system); its user seconds in
  * *user (if not NULL). */
 double wl_cpu_seconds(double *user);
+
+/* This process's context switches so far, voluntary and involuntary,
+ * every thread's (getrusage's ru_nvcsw + ru_nivcsw). */
+uint64_t wl_context_switches(void);
 
 /* Close the executor (and with it the store); frees the workload. */
 l3_status wl_stop(workload *w, l3_error *err);
