@@ -17,6 +17,7 @@
  * (compare_plot.c). */
 #include "compare.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "compare_plot.h"
 #include "compare_report.h"
 #include "compare_rounds.h"
+#include "compare_space.h"
 #include "l3_crc32c.h"
 #include "mixed.h"
 
@@ -67,8 +69,77 @@ bool l3_compare_parse_sizes(const char *text, l3_compare_options *o)
     return o->num_sizes > 0;
 }
 
-int l3_compare_run(const l3_compare_options *o)
+#define MIXED_PAGE MIB /* the mixed phase's pages */
+#define MIXED_ROUNDS 3
+
+static double gb(uint64_t bytes) { return (double)bytes / 1e9; }
+
+/* The sizing's line: what the plan chose of each phase, and why. */
+static void print_space(const l3_compare_options *asked, const cmp_space_plan *p, FILE *out)
 {
+    char rounds[128], mixed[192], rec[160];
+    int n = snprintf(rounds, sizeof rounds, "the rounds %llu MiB a run", (unsigned long long)(p->total >> 20));
+    if (p->total < asked->total)
+        snprintf(rounds + n, sizeof rounds - (size_t)n, ", shrunk from %llu MiB to fit",
+                 (unsigned long long)(asked->total >> 20));
+    n = snprintf(mixed, sizeof mixed, "%s", "no mixed phase");
+    if (p->mixed_total)
+        n = snprintf(mixed, sizeof mixed, "the mixed phase's gets %llu MiB (its store %.1f GB)",
+                     (unsigned long long)(p->mixed_total >> 20), gb(cmp_space_mixed(p->mixed_total, MIXED_PAGE,
+                                                                                      MIXED_ROUNDS)));
+    if (p->mixed_total && p->mixed_total < asked->total)
+        snprintf(mixed + n, sizeof mixed - (size_t)n, ", shrunk from %llu MiB (%.1f GB) to fit",
+                 (unsigned long long)(asked->total >> 20),
+                 gb(cmp_space_mixed(asked->total, MIXED_PAGE, MIXED_ROUNDS)));
+    n = snprintf(rec, sizeof rec, "%s", "no recovery phase");
+    if (p->recovery_objects)
+        n = snprintf(rec, sizeof rec, "recovery of %zu objects (%.1f GB)", p->recovery_objects,
+                     gb(cmp_space_recovery(p->recovery_objects)));
+    if (p->recovery_objects && p->recovery_objects < asked->recovery_objects)
+        snprintf(rec + n, sizeof rec - (size_t)n, ", shrunk from %zu to fit", asked->recovery_objects);
+    fprintf(out, "space: %.1f GB free in %s, %.1f GB of it left free: %s; %s; %s; the steady-state store "
+            "%.1f GB; at most %.1f GB at once\n", gb(p->free), asked->num_dirs ? asked->dirs[0] : asked->dir,
+            gb(p->free - p->room), rounds, mixed, rec, gb(CMP_SPACE_STEADY), gb(p->need));
+}
+
+/* Fit the run into its directories' free space (compare_space.c): o's
+ * total and recovery objects as the plan chose them, the plan (with the
+ * mixed phase's gets) in *p. False, said on stderr, when a directory
+ * cannot be read or a phase does not fit even at its least. */
+static bool size_to_space(l3_compare_options *o, cmp_space_plan *p)
+{
+    const char *const *dirs = o->num_dirs ? o->dirs : &o->dir;
+    size_t ndirs = o->num_dirs ? o->num_dirs : 1, bad = 0;
+    cmp_space_fs fs[CMP_SPACE_MAX_FS];
+    size_t nfs = cmp_space_measure(dirs, ndirs, fs, &bad);
+    if (!nfs) {
+        fprintf(stderr, "l3bench: --compare: %s: %s\n", dirs[bad], strerror(errno));
+        return false;
+    }
+    cmp_space_ask ask = { .total = o->total, .sizes = o->sizes, .num_sizes = o->num_sizes,
+                          .mixed_total = o->no_mixed ? 0 : o->total, .mixed_page = MIXED_PAGE,
+                          .mixed_rounds = MIXED_ROUNDS, .recovery_objects = o->recovery_objects };
+    *p = cmp_space_fit(&ask, fs, nfs);
+    if (!p->ok) {
+        const cmp_space_fs *f = &fs[p->short_fs];
+        fprintf(stderr, "l3bench: --compare: not enough free space for %s: at the least the sizing rule "
+                "shrinks it to, it needs %.1f GB free in %s, which has %.1f GB (docs/performance.md, \"Sizing to the free space\"); "
+                "free some space, or give --dir another file system\n", p->short_of, gb(p->short_need),
+                dirs[f->dir], gb(f->free));
+        return false;
+    }
+    o->total = p->total;
+    o->recovery_objects = p->recovery_objects;
+    return true;
+}
+
+int l3_compare_run(const l3_compare_options *asked)
+{
+    l3_compare_options sized = *asked;
+    const l3_compare_options *o = &sized;
+    cmp_space_plan space;
+    if (!size_to_space(&sized, &space))
+        return 1;
     cmp_run cx;
     cmp_set_flush(o->flush ? o->flush : "interval");
     cmp_run_init(&cx, o);
@@ -76,12 +147,13 @@ int l3_compare_run(const l3_compare_options *o)
         printf("l3cache vs fio vs file-per-key: %llu MiB per run, %zu keys per operation, %zu in flight "
                "(fio iodepth %zu), crc32c on %s, store.flush %s\n", (unsigned long long)(o->total >> 20), o->keys,
                o->qd, cx.depth, l3_crc32c_engine(), o->flush ? o->flush : "interval");
+    print_space(asked, &space, o->json ? stderr : stdout);
     if (!o->json && cx.ndirs > 1)
         printf("%zu directories: l3cache's store over a file in each (store.paths), fio over the same files "
                "(%s); the file-per-key baseline, recovery, steady state and the mixed phase use the first\n",
                cx.ndirs, cx.fio[0].list);
     cmp_row rows[8] = { 0 };
-    cmp_extras x = { .crc_s_per_gb = cx.crc_s_per_gb };
+    cmp_extras x = { .crc_s_per_gb = cx.crc_s_per_gb, .space = space };
     for (size_t i = 0; i < o->num_sizes; i++) {
         rows[i].size = o->sizes[i];
         cmp_run_size(&cx, &rows[i]);
@@ -94,7 +166,7 @@ int l3_compare_run(const l3_compare_options *o)
     x.rec_ok = o->recovery_objects ? cmp_recovery_run(cx.file, o->recovery_objects, &x.rec) : false;
     x.sty_ok = cmp_steady_run(cx.file, o->keys, o->qd, &x.sty);
     if (!o->no_mixed)
-        l3_mixed_run(o->dir, o->total, MIB, o->keys, o->qd, 3, &x.mix);
+        l3_mixed_run(o->dir, space.mixed_total, MIXED_PAGE, o->keys, o->qd, MIXED_ROUNDS, &x.mix);
     if (o->json)
         cmp_report_json(&cx, rows, &x);
     else

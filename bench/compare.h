@@ -13,7 +13,8 @@ void l3_compare_defaults(l3_compare_options *o);
 /* Parse "64K,256K,1M,4M" into o->sizes. */
 bool l3_compare_parse_sizes(const char *text, l3_compare_options *o);
 
-/* Run everything and print the report; the exit code. */
-int l3_compare_run(const l3_compare_options *o);
+/* Run everything, sized to the directories' free space (what was asked
+ * shrunk where it does not fit), and print the report; the exit code. */
+int l3_compare_run(const l3_compare_options *asked);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "compare_space.h"
 #include "l3_clock.h"
 #include "l3_crc32c.h"
 #include "probe.h"
@@ -56,7 +57,7 @@ bool cmp_recovery_run(const char *file, size_t n, cmp_recovery *r)
 {
     unlink(file);
     r->objects = n;
-    uint64_t capacity = (uint64_t)((double)n * 8192 * 1.05) + 256 * MIB;
+    uint64_t capacity = cmp_space_recovery(n);
     char text[2048];
     char quoted[1100];
     snprintf(quoted, sizeof quoted, "\"%s\"", file);
@@ -108,7 +109,7 @@ bool cmp_steady_run(const char *file, size_t keys, size_t qd, cmp_steady *r)
     char text[2048];
     char quoted[1100];
     snprintf(quoted, sizeof quoted, "\"%s\"", file);
-    cmp_config_text(text, sizeof text, quoted, 1ull << 30, keys, qd, true, 0, 4096);
+    cmp_config_text(text, sizeof text, quoted, CMP_SPACE_STEADY, keys, qd, true, 0, 4096);
     l3_config cfg;
     l3_error err;
     if (l3_config_parse(text, &cfg, &err) != L3_OK)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "compare_l3.h"
+#include "compare_space.h"
 #include "mixed.h"
 
 typedef struct cmp_exists {
@@ -38,6 +39,7 @@ typedef struct cmp_extras {
     cmp_steady sty;
     l3_mixed_result mix;
     bool rec_ok, sty_ok;
+    cmp_space_plan space; /* the run as sized to the free space */
 } cmp_extras;
 
 /* exists() over the keys of l's last put round (l open): through the

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "compare_dev.h"
+#include "compare_space.h"
 #include "probe.h"
 
-#define MIB (1ull << 20)
 
 static const char *flush_mode = "interval"; /* store.flush of every store this run opens */
 
@@ -57,8 +57,7 @@ bool cmp_l3_put_round(cmp_l3 *l, uint64_t total, uint64_t size, size_t keys, siz
     cmp_l3_close(l);
     size_t n = (size_t)(total / size);
     /* Each file its share of the pages (the store stripes them evenly). */
-    uint64_t capacity =
-        ((uint64_t)((double)n / (double)l->nfiles * (double)(size + 4096) * 1.1) + 256 * MIB) / MIB * MIB;
+    uint64_t capacity = cmp_space_l3_store(n, l->nfiles, size);
     char paths[L3_COMPARE_MAX_DIRS * 1010] = "";
     for (size_t i = 0; i < l->nfiles; i++) {
         if (!l3_probe_lay_out(l->file[i], capacity)) {

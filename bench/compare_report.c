@@ -57,6 +57,12 @@ void cmp_report_json(const cmp_run *cx, const cmp_row *rows, const cmp_extras *x
     for (size_t i = 0; i < cx->ndirs; i++)
         json_array_append_new(dirs, json_string(cx->dirs[i]));
     json_object_set_new(root, "dirs", dirs);
+    const cmp_space_plan *sp = &x->space;
+    json_object_set_new(root, "space", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "free_bytes", (json_int_t)sp->free,
+                                                 "room_bytes", (json_int_t)sp->room, "need_bytes",
+                                                 (json_int_t)sp->need, "total", (json_int_t)sp->total,
+                                                 "mixed_total", (json_int_t)sp->mixed_total, "recovery_objects",
+                                                 (json_int_t)sp->recovery_objects));
     json_object_set_new(root, "sizes", arr);
     json_object_set_new(root, "exists", json_pack("{s:f,s:f}", "store_keys_per_s", x->ex.store_keys_per_s,
                                                   "executor_keys_per_s", x->ex.executor_keys_per_s));

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compare_space.h"
 #include "invariant.h"
 #include "l3_clock.h"
 #include "workload.h"
 
-#define MIB (1ull << 20)
 
 /* The put stream: new pages, chunk after chunk, until told to stop. */
 typedef struct stream {
@@ -117,7 +117,7 @@ bool l3_mixed_run(const char *dir, uint64_t total, uint64_t page, size_t keys, s
     memset(out, 0, sizeof *out);
     out->page = page;
     size_t n = (size_t)(total / page), stream_pages = 4 * n * rounds;
-    uint64_t capacity = ((n + stream_pages) * (page + 4096) / 10 * 11 + 256 * MIB) / MIB * MIB;
+    uint64_t capacity = cmp_space_mixed(total, page, rounds);
     char file[1100], text[2048];
     snprintf(file, sizeof file, "%s/l3bench-mixed.store", dir);
     unlink(file);
