@@ -18,12 +18,16 @@
 #include "compare.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "compare_extras.h"
 #include "compare_plot.h"
+#include "compare_ram.h"
 #include "compare_report.h"
 #include "compare_rounds.h"
 #include "compare_space.h"
@@ -123,9 +127,10 @@ static bool size_to_space(l3_compare_options *o, cmp_space_plan *p)
     if (!p->ok) {
         const cmp_space_fs *f = &fs[p->short_fs];
         fprintf(stderr, "l3bench: --compare: not enough free space for %s: at the least the sizing rule "
-                "shrinks it to, it needs %.1f GB free in %s, which has %.1f GB (docs/performance.md, \"Sizing to the free space\"); "
-                "free some space, or give --dir another file system\n", p->short_of, gb(p->short_need),
-                dirs[f->dir], gb(f->free));
+                "shrinks it to, it needs %.1f GB free in %s, which has %.1f GB (docs/performance.md, \"Sizing to the "
+                "free space\"); %s\n", p->short_of, gb(p->short_need), dirs[f->dir], gb(f->free),
+                o->on_ram ? "give --ram-device more (ext4 keeps a few per cent of it)"
+                          : "free some space, or give --dir another file system");
         return false;
     }
     o->total = p->total;
@@ -133,7 +138,9 @@ static bool size_to_space(l3_compare_options *o, cmp_space_plan *p)
     return true;
 }
 
-int l3_compare_run(const l3_compare_options *asked)
+/* The run here, in `asked`'s directories, sized to their free space;
+ * the exit code. */
+static int run_here(const l3_compare_options *asked)
 {
     l3_compare_options sized = *asked;
     const l3_compare_options *o = &sized;
@@ -172,6 +179,105 @@ int l3_compare_run(const l3_compare_options *asked)
     else
         cmp_report_text(&cx, rows, &x);
     if (o->plot && o->num_sizes > 1)
-        cmp_plot(o->plot, o->dir, rows, o->num_sizes);
+        cmp_plot(o->plot, o->on_ram ? "." : o->dir, rows, o->num_sizes);
     return cx.all_ok && (x.rec_ok || !o->recovery_objects) && x.sty_ok && (x.mix.ok || o->no_mixed) ? 0 : 1;
+}
+
+/* The signals a run on the RAM-backed device is stopped by. */
+static const int stop_signals[3] = { SIGINT, SIGTERM, SIGHUP };
+
+static volatile sig_atomic_t signalled; /* a signal the parent of a run on a RAM-backed device took */
+static volatile sig_atomic_t ram_child; /* that run's pid */
+
+/* Pass a signal on to the run on the RAM-backed device, which ends by it,
+ * so that the parent lives to take the device down. */
+static void forward(int sig)
+{
+    signalled = sig;
+    if (ram_child > 0)
+        kill(ram_child, sig);
+}
+
+/* The run on the device (in the child): its directory the device's mount,
+ * the plot's data in the working directory (the device goes after the
+ * run); the exit code. */
+static int run_child(const l3_compare_options *o, const cmp_ram *r)
+{
+    for (size_t i = 0; i < 3; i++)
+        signal(stop_signals[i], SIG_DFL);
+    l3_compare_options on = *o;
+    on.dir = r->mnt;
+    on.on_ram = true;
+    int rc = run_here(&on);
+    fflush(NULL);
+    return rc;
+}
+
+/* While the device is up, stop_signals are passed on (`on`), or as they
+ * were before (`old`, restored). */
+static void forward_signals(bool on, struct sigaction *old)
+{
+    struct sigaction sa = { .sa_handler = forward };
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < 3; i++)
+        sigaction(stop_signals[i], on ? &sa : &old[i], on ? &old[i] : NULL);
+}
+
+/* The run in a child on the device; its exit code, 128 + the signal that
+ * ended it, or 1 if it could not start. */
+static int run_forked(const l3_compare_options *o, const cmp_ram *r)
+{
+    int status = 0;
+    pid_t pid = signalled ? -1 : fork();
+    if (pid == 0)
+        _exit(run_child(o, r)); /* the child's end: the parent takes the device down */
+    if (pid < 0 && !signalled)
+        fprintf(stderr, "l3bench: --ram-device: fork: %s\n", strerror(errno));
+    ram_child = pid;
+    if (pid > 0 && signalled)
+        kill(pid, signalled); /* taken before ram_child was set */
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    ram_child = 0;
+    if (pid < 0)
+        return signalled ? 128 + signalled : 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* --ram-device: the device made, the run in a child on it, and the device
+ * taken down however the child ends (done, failed, killed; a SIGINT,
+ * SIGTERM or SIGHUP to this process, while the device is made too, is
+ * passed on to it and waited out). The exit code: the run's, 128 + a
+ * signal's that ended it, or 1 if the device could not be made or wholly
+ * taken down. */
+static int run_on_ram(const l3_compare_options *o)
+{
+    char why[512];
+    cmp_ram r;
+    if (!cmp_ram_usable(o->ram_device, why, sizeof why)) {
+        fprintf(stderr, "l3bench: --ram-device: %s\n", why);
+        return 1;
+    }
+    struct sigaction old[3];
+    forward_signals(true, old);
+    if (!cmp_ram_make(&r, o->ram_device, why, sizeof why)) {
+        forward_signals(false, old);
+        fprintf(stderr, "l3bench: --ram-device: %s\n", why);
+        return 1;
+    }
+    fprintf(o->json ? stderr : stdout, "RAM-backed device: a %.1f GB file in a tmpfs (%s), %s over it, ext4 at "
+            "%s: the run's directory, taken down after it\n", gb(o->ram_device), r.ram, r.loop, r.mnt);
+    fflush(NULL);
+    int rc = run_forked(o, &r);
+    if (signalled)
+        fprintf(stderr, "l3bench: --ram-device: signal %d: the run stopped; taking the device down\n",
+                (int)signalled);
+    bool removed = cmp_ram_remove(&r);
+    forward_signals(false, old);
+    return removed || rc ? rc : 1;
+}
+
+int l3_compare_run(const l3_compare_options *asked)
+{
+    return asked->ram_device && !asked->on_ram ? run_on_ram(asked) : run_here(asked);
 }

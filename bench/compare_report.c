@@ -57,6 +57,7 @@ void cmp_report_json(const cmp_run *cx, const cmp_row *rows, const cmp_extras *x
     for (size_t i = 0; i < cx->ndirs; i++)
         json_array_append_new(dirs, json_string(cx->dirs[i]));
     json_object_set_new(root, "dirs", dirs);
+    json_object_set_new(root, "ram_device_bytes", json_integer((json_int_t)(cx->o->on_ram ? cx->o->ram_device : 0)));
     const cmp_space_plan *sp = &x->space;
     json_object_set_new(root, "space", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "free_bytes", (json_int_t)sp->free,
                                                  "room_bytes", (json_int_t)sp->room, "need_bytes",
@@ -197,6 +198,27 @@ static void print_floor_targets(const cmp_run *cx, const cmp_row *rows)
     }
 }
 
+/* Issue 48's target on the RAM-backed device, where the device is not
+ * the limit: l3cache at 0.95x fio or more in every cell. */
+static void print_ram_target(const cmp_run *cx, const cmp_row *rows)
+{
+    size_t cells = 0, held = 0, low_i = 0;
+    int low_op = 1;
+    for (size_t i = 0; i < cx->o->num_sizes; i++)
+        for (int op = 1; op >= 0; op--) {
+            double v = rows[i].vs_fio[op].median;
+            cells++;
+            held += v >= 0.95;
+            if (v < rows[low_i].vs_fio[low_op].median) {
+                low_i = i;
+                low_op = op;
+            }
+        }
+    printf("  on the RAM-backed device, l3cache >= 0.95x fio at every size, gets and puts: %s (%zu of %zu cells; "
+           "lowest %lluK %s %.2fx)\n", met(held == cells), held, cells,
+           (unsigned long long)(rows[low_i].size >> 10), low_op ? "get" : "put", rows[low_i].vs_fio[low_op].median);
+}
+
 static void print_targets(const cmp_run *cx, const cmp_row *rows, const cmp_extras *x)
 {
     printf("\ntargets:\n");
@@ -230,6 +252,8 @@ static void print_targets(const cmp_run *cx, const cmp_row *rows, const cmp_extr
         }
     }
     print_floor_targets(cx, rows);
+    if (cx->o->on_ram && cx->have_fio)
+        print_ram_target(cx, rows);
     print_mixed(&x->mix, true);
     printf("  exists >= 5M keys/s: %s (%.2fM on the store)\n", met(x->ex.store_keys_per_s >= 5e6),
            x->ex.store_keys_per_s / 1e6);

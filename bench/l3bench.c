@@ -62,8 +62,9 @@ static int usage(void)
             "               [--no-verify] [--json]\n"
             "       l3bench --compare [--dir DIR [--dir DIR...]] [--total SIZE] [--sizes 64K,256K,1M,4M]\n"
             "               [--keys K] [--qd N] [--repeat N] [--recovery-objects N] [--plot FILE]\n"
-            "               [--flush interval|batch]\n"
-            "               [--json]\n"
+            "               [--flush interval|batch] [--ram-device SIZE] [--json]   (--ram-device, as root:\n"
+            "               on ext4 over a loop device over a file of SIZE in a tmpfs, made for the run and\n"
+            "               taken down after it)\n"
             "       l3bench --scale N[,N...] [--dir DIR] [--keep] [--json]   (a test tool: RAM and restart\n"
             "               times of a sparse store of N small objects)\n"
             "       l3bench --trace FILE.jsonl [--capacity 1000,5859|1GiB] [--block-bytes 64K]\n"
@@ -219,7 +220,7 @@ static bool parse_args(args *a, int argc, char **argv)
         { "compare", no_argument, 0, 'X' }, { "dir", required_argument, 0, 'D' },
         { "total", required_argument, 0, 'T' }, { "sizes", required_argument, 0, 'S' },
         { "recovery-objects", required_argument, 0, 'R' }, { "plot", required_argument, 0, 'P' },
-        { "flush", required_argument, 0, 'F' },
+        { "flush", required_argument, 0, 'F' }, { "ram-device", required_argument, 0, 'Y' },
         { "repeat", required_argument, 0, 'r' }, { "trace", required_argument, 0, 't' },
         { "block-bytes", required_argument, 0, 'b' }, { "slab-size", required_argument, 0, 'z' },
         { "eviction", required_argument, 0, 'E' }, { "admit", required_argument, 0, 'A' },
@@ -265,10 +266,15 @@ static bool parse_args(args *a, int argc, char **argv)
             break;
         case 'R': a->co.recovery_objects = strtoul(optarg, NULL, 10); break;
         case 'F': a->co.flush = optarg; break;
+        case 'Y': ok = size_arg("ram-device", optarg, 1ull << 30, &a->co.ram_device); break;
         case 'P': a->co.plot = a->tr.plot = optarg[0] ? optarg : NULL; break;
         case 'r': ok = repeat_arg(a, optarg); break;
         default: ok = parse_trace_arg(a, c, optarg);
         }
+    }
+    if (ok && a->co.ram_device && a->co.num_dirs) {
+        fprintf(stderr, "l3bench: --ram-device makes the run's directory itself: no --dir with it\n");
+        ok = false;
     }
     if (ok && a->capacity_text && a->tr.trace && strlen(a->capacity_text) >= sizeof a->tr.capacity) {
         fprintf(stderr, "l3bench: --capacity: a list of at most %zu characters\n", sizeof a->tr.capacity - 1);
