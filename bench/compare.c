@@ -8,8 +8,11 @@
  *   recovery time (clean checkpoint and crash scan) and puts under
  *   eviction.
  *
- * This room runs them in that order and reports; each job is a room below
- * it: the devices settled and watched (compare_dev.c), fio
+ * This room sizes the run to its directories' free space, runs them in
+ * that order and reports (with --ram-device, in a child on a RAM-backed
+ * device it makes and takes down); each job is a room below it: the
+ * sizing (compare_space.c), the devices settled and watched
+ * (compare_dev.c), the RAM-backed device (compare_ram.c), fio
  * (compare_fio.c), the file-per-key baseline (compare_files.c), l3cache's
  * cells (compare_l3.c), exists, recovery, steady state and crc32c's cost
  * (compare_extras.c), the rotated rounds, medians and paired ratios
