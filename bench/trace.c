@@ -35,7 +35,7 @@ static bool store_options(const l3_trace_options *o, uint64_t objects, const cha
 {
     l3_slab_options_default(so, path);
     uint64_t slot = l3_round_up(L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX, 4096) + l3_round_up(o->block_bytes, 4096);
-    uint64_t slab = o->slab_size ? o->slab_size : l3_default_slab_size(objects * slot);
+    uint64_t slab = o->slab_size ? o->slab_size : l3_default_slab_size(objects * slot, o->block_bytes);
     uint64_t per_slab = slab / slot, slabs = per_slab ? (objects + per_slab / 2) / per_slab : 0;
     if (slabs < L3_MIN_SLABS)
         slabs = L3_MIN_SLABS;

@@ -21,9 +21,18 @@ static void a_path_alone_takes_every_default(void **state)
     assert_string_equal(c.store.path, "x.store");
     assert_int_equal(c.store.capacity, 1ull << 30);
     assert_int_equal(c.store.slab_size, 0); /* by the capacity: 16 MiB for 1 GiB */
-    assert_int_equal(l3_default_slab_size(c.store.capacity), 16ull << 20);
-    assert_int_equal(l3_default_slab_size(1ull << 40), 64ull << 20);
-    assert_int_equal(l3_default_slab_size(64ull << 20), 1ull << 20);
+    assert_int_equal(l3_default_slab_size(c.store.capacity, 0), 16ull << 20);
+    assert_int_equal(l3_default_slab_size(1ull << 40, 0), 64ull << 20);
+    /* 1/256 of the capacity where eight expected objects fit: finer slabs
+     * for small pages (bench/results/2026-12-05-slab-size.md) */
+    assert_int_equal(l3_default_slab_size(400ull << 20, 64 << 10), 1ull << 20);
+    assert_int_equal(l3_default_slab_size(1ull << 30, 256 << 10), 4ull << 20);
+    assert_int_equal(l3_default_slab_size(8ull << 30, 64 << 10), 32ull << 20);
+    assert_int_equal(l3_default_slab_size(64ull << 30, 64 << 10), 64ull << 20);
+    /* ... and not under eight of them with their headers, where 16 such
+     * slabs fit */
+    assert_int_equal(l3_default_slab_size(400ull << 20, 1 << 20), 16ull << 20);
+    assert_int_equal(l3_default_slab_size(64ull << 20, 0), 4ull << 20);
     assert_int_equal(c.store.eviction, L3_EVICT_FIFO_REINSERT);
     assert_int_equal(c.store.admission, L3_ADMISSION_ADAPTIVE);
     assert_int_equal(c.store.write_budget, 0);

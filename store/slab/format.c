@@ -61,10 +61,11 @@ static uint32_t geometry_slots(const l3_geometry *g)
     return (uint32_t)(want < most ? want : most);
 }
 
-uint64_t l3_default_slab_size(uint64_t capacity)
+uint64_t l3_default_slab_size(uint64_t capacity, uint64_t expected_object)
 {
+    uint64_t object = (expected_object ? expected_object : L3_DEFAULT_EXPECTED_OBJECT) + 4096;
     uint64_t size = 1u << 20;
-    while (size < (64u << 20) && size * 2 <= capacity / 64)
+    while (size < (64u << 20) && (size * 2 <= capacity / 256 || (size < 8 * object && size * 2 <= capacity / 16)))
         size *= 2;
     return size;
 }
@@ -87,7 +88,7 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
     }
     g->num_devices = devices;
     if (!slab_size)
-        slab_size = l3_default_slab_size(capacity * devices);
+        slab_size = l3_default_slab_size(capacity * devices, expected_object);
     if (block_size < 512 || block_size > 65536 || (block_size & (block_size - 1))) {
         snprintf(why, why_len, "block_size %u is not a power of two from 512 to 65536", block_size);
         return false;

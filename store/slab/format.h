@@ -242,11 +242,15 @@ static inline uint64_t l3_round_up(uint64_t x, uint64_t align) { return (x + ali
  * being filled, one being reused, others to choose from). */
 #define L3_MIN_SLABS 4u
 
-/* The slab size a store of `capacity` bytes gets by default: 1/64 of it,
- * a power of two from 1 MiB to 64 MiB, so that eviction, a slab at a
+/* The slab size a store of `capacity` bytes gets by default: 1/256 of
+ * it, a power of two from 1 MiB to 64 MiB, so that eviction, a slab at a
  * time, stays fine-grained (enough slabs for a FIFO of slabs to keep an
- * object LRU's hits, bench/results) while big stores keep big slabs. */
-uint64_t l3_default_slab_size(uint64_t capacity);
+ * object LRU's hits: bench/results) while big stores keep big slabs; but
+ * not under eight objects of `expected_object` bytes (0:
+ * L3_DEFAULT_EXPECTED_OBJECT) and their headers where the store has room
+ * for 16 such slabs, so that a slab wastes little after its last whole
+ * object. */
+uint64_t l3_default_slab_size(uint64_t capacity, uint64_t expected_object);
 
 /* Lay out a store of `capacity` bytes (`slab_size` 0: the default; an
  * index bound of `max_objects`, 0: the data bytes over `expected_object`,
