@@ -8,6 +8,7 @@
  * (compare.c). */
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,14 +71,17 @@ static int usage(void)
             "       l3bench --trace FILE.jsonl [--capacity 1000,5859|1GiB] [--block-bytes 64K]\n"
             "               [--slab-size SIZE] [--eviction fifo-reinsert|lru-slab|both]\n"
             "               [--admit all|no-tail|second-sight|adaptive|rung:N] [--ranks R] [--pools] [--dir DIR]\n"
-            "               [--budget DWPD|SHAREx[,...]] [--targets R[,R...]] [--json]\n"
+            "               [--budget DWPD|SHAREx[,...]] [--targets R[,R...]] [--target-g G[,G...]] [--json]\n"
             "               (--ranks: R processes of one TP group on one store, in lockstep; --pools: a KV, a\n"
             "               sidecar and a TRAILING state per page and rank; --budget: rows under a write budget\n"
             "               on the trace's clock, 0.5x = half the LRU's rate; --targets: per capacity the least\n"
-            "               hit rate over the LRU's, writes at most its own, said met or missed; --admit: the\n"
-            "               store's adaptive admission unless told, as the store's own default)\n"
+            "               hit rate over the LRU's, writes at most its own, said met or missed; --target-g: per\n"
+            "               capacity the least G = (hits - LRU) / (MIN - LRU), - for none, the ratio alone where\n"
+            "               MIN = LRU; --admit: the store's adaptive admission unless told, as the store's own\n"
+            "               default)\n"
             "       l3bench --trace FILE.jsonl --sim|--sim-all [--capacity ...] [--ranks R] [--pools]\n"
-            "               [--budget DWPD|SHAREx[,...]] [--plot PNG] [--json]   (the simulators alone)\n"
+            "               [--budget DWPD|SHAREx[,...]] [--targets ...] [--target-g ...] [--plot PNG] [--json]\n"
+            "               (the simulators alone; targets judge the adaptive admission's simulator)\n"
             "  default: l3cache.store (1 GiB) in the working directory, 1024 pages of 256 KiB,\n"
             "  16 keys per operation, 8 operations in flight\n");
     return 2;
@@ -141,16 +145,52 @@ static bool budget_arg(args *a, const char *v)
     return true;
 }
 
+/* A list of 1 to `max` per-capacity targets, comma-separated: a number
+ * (with `positive`, above 0), or "-" for none at that capacity (`none` in
+ * `out`); how many, 0 if it is not one. */
+static size_t target_list(const char *v, bool positive, double none, size_t max, double *out)
+{
+    size_t m = 0;
+    for (const char *p = v; *p; m++) {
+        double d = none;
+        const char *next = p + 1;
+        if (*p != '-' || (p[1] != ',' && p[1] != '\0')) {
+            char *end;
+            d = strtod(p, &end);
+            if (end == p || !isfinite(d) || (positive && !(d > 0)))
+                return 0;
+            next = end;
+        }
+        if ((*next != ',' && *next != '\0') || m >= max)
+            return 0;
+        out[m] = d;
+        p = *next ? next + 1 : next;
+    }
+    return m;
+}
+
 /* --targets: per capacity, in its order, the least hit rate over the
- * object LRU's; false (said on stderr) unless 1 to L3_TRACE_MAX_CAPACITIES
- * positive ratios. */
+ * object LRU's ("-": none there); false (said on stderr) unless 1 to
+ * L3_TRACE_MAX_CAPACITIES positive ratios. */
 static bool targets_arg(args *a, const char *v)
 {
-    a->tr.num_targets = number_list(v, false, L3_TRACE_MAX_CAPACITIES, a->tr.targets);
+    a->tr.num_targets = target_list(v, true, 0, L3_TRACE_MAX_CAPACITIES, a->tr.targets);
     if (!a->tr.num_targets)
         fprintf(stderr, "l3bench: --targets: expected 1 to %d ratios over the LRU's hits, one per capacity "
-                        "(1.0,1.1,1.1,1.0)\n", L3_TRACE_MAX_CAPACITIES);
+                        "(1.0,1.1,1.1,1.0; - for none)\n", L3_TRACE_MAX_CAPACITIES);
     return a->tr.num_targets > 0;
+}
+
+/* --target-g: per capacity, in its order, the least G = (hits - LRU) /
+ * (MIN - LRU) ("-": none there); false (said on stderr) unless 1 to
+ * L3_TRACE_MAX_CAPACITIES numbers. */
+static bool target_g_arg(args *a, const char *v)
+{
+    a->tr.num_targets_g = target_list(v, false, NAN, L3_TRACE_MAX_CAPACITIES, a->tr.targets_g);
+    if (!a->tr.num_targets_g)
+        fprintf(stderr, "l3bench: --target-g: expected 1 to %d shares of the LRU-to-MIN gap, one per capacity "
+                        "(-,0.20,0.16,-; - for none)\n", L3_TRACE_MAX_CAPACITIES);
+    return a->tr.num_targets_g > 0;
 }
 
 /* --repeat: 1 to L3_COMPARE_MAX_ROUNDS; false (said on stderr) otherwise. */
@@ -188,6 +228,7 @@ static bool parse_trace_arg(args *a, int c, const char *v)
         return a->tr.ranks >= 1 && a->tr.ranks <= 64;
     case 'B': return budget_arg(a, v);
     case 'G': return targets_arg(a, v);
+    case 'g': return target_g_arg(a, v);
     case 'A':
         a->tr.admit = strcmp(v, "all") == 0 ? L3_ADMIT_ALL : strcmp(v, "no-tail") == 0 ? L3_ADMIT_NO_TAIL
                     : strcmp(v, "second-sight") == 0 ? L3_ADMIT_SECOND_SIGHT : -1;
@@ -227,7 +268,7 @@ static bool parse_args(args *a, int argc, char **argv)
         { "scale", required_argument, 0, 'L' }, { "keep", no_argument, 0, 'K' }, { "help", no_argument, 0, 'h' },
         { "sim", no_argument, 0, 'M' }, { "sim-all", no_argument, 0, 'a' }, { "ranks", required_argument, 0, 'N' },
         { "pools", no_argument, 0, 'O' }, { "budget", required_argument, 0, 'B' },
-        { "targets", required_argument, 0, 'G' }, { 0, 0, 0, 0 },
+        { "targets", required_argument, 0, 'G' }, { "target-g", required_argument, 0, 'g' }, { 0, 0, 0, 0 },
     };
     bool ok = true;
     for (int c; ok && (c = getopt_long(argc, argv, "h", longs, NULL)) != -1;) {

@@ -2,6 +2,7 @@
 #include "simtable.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,56 @@ typedef struct simctx {
 } simctx;
 
 static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0; }
+
+const char *l3_trace_g_text(uint64_t hits, uint64_t lru, uint64_t min, int width, char *buf, size_t len)
+{
+    double g;
+    if (tr_gap_share(hits, lru, min, &g))
+        snprintf(buf, len, "%*.3f", width, g);
+    else
+        snprintf(buf, len, "%*s", width, "-");
+    return buf;
+}
+
+json_t *l3_trace_g_json(uint64_t hits, uint64_t lru, uint64_t min)
+{
+    double g;
+    return tr_gap_share(hits, lru, min, &g) ? json_real(g) : json_null();
+}
+
+tr_target l3_trace_target(const l3_trace_options *o, size_t i)
+{
+    return (tr_target){ .ratio = i < o->num_targets ? o->targets[i] : 0,
+                        .g = i < o->num_targets_g ? o->targets_g[i] : NAN };
+}
+
+bool l3_trace_judge(const tr_target *target, uint64_t hits, uint64_t lru, uint64_t min, double writes,
+                    const char *writes_what, json_t *row)
+{
+    bool met = tr_target_met(target, hits, lru, min, writes), has_g = !isnan(target->g);
+    double g;
+    bool defined = tr_gap_share(hits, lru, min, &g);
+    if (row) {
+        if (target->ratio > 0)
+            json_object_set_new(row, "target", json_real(target->ratio));
+        if (has_g)
+            json_object_set_new(row, "target_g", json_real(target->g));
+        json_object_set_new(row, "target_met", json_boolean(met));
+        return met;
+    }
+    char what[128] = "", gs[16];
+    if (has_g)
+        snprintf(what, sizeof what, "G >= %.2f%s%s", target->g, defined ? "" : " (MIN = LRU here: as a ratio)",
+                 target->ratio > 0 ? " and " : "");
+    if (target->ratio > 0)
+        snprintf(what + strlen(what), sizeof what - strlen(what), ">= %.2f x the LRU's hits", target->ratio);
+    printf("%8s  target: %s, %s <= its own: %s (", "", what, writes_what, met ? "met" : "MISSED");
+    if (has_g)
+        printf("G %s, ", l3_trace_g_text(hits, lru, min, 0, gs, sizeof gs));
+    printf("%.3f x, writes %.3f x)\n", ratio(hits, lru), writes);
+    fflush(stdout);
+    return met;
+}
 
 static void progress(const simctx *x, uint64_t cap, const char *what)
 {
@@ -97,7 +148,7 @@ static void print_main_header(const simctx *x)
 {
     if (x->rows)
         return;
-    printf("capacity     LRU  Belady  adaptive  vs LRU  vs MIN  writes/LRU  LRU DWPD  rung");
+    printf("capacity     LRU  Belady  adaptive  vs LRU  vs MIN       G  writes/LRU  LRU DWPD  rung");
     if (x->o->ranks > 1 || x->o->pools)
         printf("  usable(R%u%s): object LRU  group LRU  (vs LRU)", x->o->ranks ? x->o->ranks : 1,
                x->o->pools ? ", pools" : "");
@@ -111,9 +162,10 @@ static void print_main_row(const simctx *x, const sim_row *r)
     bool groups = x->o->ranks > 1 || x->o->pools;
     double uo = ratio(r->obj.usable_hits, r->obj.accesses), ug = ratio(r->grp.usable_hits, r->grp.accesses);
     if (x->rows) {
-        json_t *j = json_pack("{s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "table", "main", "capacity_blocks",
-                              (json_int_t)r->cap, "lru", hl, "belady", hb, "adaptive", ha, "vs_lru", ratio(r->ad.hits, r->lru.hits),
-                              "vs_belady", ratio(r->ad.hits, r->bel.hits), "writes_vs_lru", w, "lru_dwpd",
+        json_t *j = json_pack("{s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:o,s:f,s:f,s:f}", "table", "main", "capacity_blocks",
+                              (json_int_t)r->cap, "lru", hl, "belady", hb, "adaptive", ha, "vs_lru",
+                              ratio(r->ad.hits, r->lru.hits), "vs_belady", ratio(r->ad.hits, r->bel.hits), "g",
+                              l3_trace_g_json(r->ad.hits, r->lru.hits, r->bel.hits), "writes_vs_lru", w, "lru_dwpd",
                               dwpd(x, r->lru.admitted, r->cap), "rung_mean", r->ad.rung_mean);
         if (groups) {
             json_object_set_new(j, "usable_object_lru", json_real(uo));
@@ -122,8 +174,10 @@ static void print_main_row(const simctx *x, const sim_row *r)
         json_array_append_new(x->rows, j);
         return;
     }
-    printf("%8llu  %.4f  %.4f    %.4f   %5.3f   %5.3f       %5.3f  %8.1f  %4.2f", (unsigned long long)r->cap, hl, hb, ha,
-           ratio(r->ad.hits, r->lru.hits), ratio(r->ad.hits, r->bel.hits), w, dwpd(x, r->lru.admitted, r->cap),
+    char g[16];
+    printf("%8llu  %.4f  %.4f    %.4f   %5.3f   %5.3f  %s       %5.3f  %8.1f  %4.2f", (unsigned long long)r->cap,
+           hl, hb, ha, ratio(r->ad.hits, r->lru.hits), ratio(r->ad.hits, r->bel.hits),
+           l3_trace_g_text(r->ad.hits, r->lru.hits, r->bel.hits, 6, g, sizeof g), w, dwpd(x, r->lru.admitted, r->cap),
            r->ad.rung_mean);
     if (groups)
         printf("                 %.4f     %.4f  (%.3f / %.3f)", uo, ug, hl > 0 ? uo / hl : 0, hl > 0 ? ug / hl : 0);
@@ -209,13 +263,16 @@ static void emit(const simctx *x, const char *table, uint64_t cap, const char *n
     double vl = ratio(r->hits, base->lru.hits), vb = ratio(r->hits, base->bel.hits);
     double w = ratio(r->written, base->lru.admitted);
     if (x->rows) {
-        json_array_append_new(x->rows, json_pack("{s:s,s:I,s:s,s:f,s:f,s:f,s:f,s:f}", "table", table,
+        json_array_append_new(x->rows, json_pack("{s:s,s:I,s:s,s:f,s:f,s:f,s:o,s:f,s:f}", "table", table,
                                                  "capacity_blocks", (json_int_t)cap, "policy", name, "hit", h,
-                                                 "vs_lru", vl, "vs_belady", vb, "writes_vs_lru", w, "rung_mean",
-                                                 r->rung_mean));
+                                                 "vs_lru", vl, "vs_belady", vb, "g",
+                                                 l3_trace_g_json(r->hits, base->lru.hits, base->bel.hits),
+                                                 "writes_vs_lru", w, "rung_mean", r->rung_mean));
         return;
     }
-    printf("%8llu  %-24s %.4f   %5.3f   %5.3f       %5.3f\n", (unsigned long long)cap, name, h, vl, vb, w);
+    char g[16];
+    printf("%8llu  %-24s %.4f   %5.3f   %5.3f  %s       %5.3f\n", (unsigned long long)cap, name, h, vl, vb,
+           l3_trace_g_text(r->hits, base->lru.hits, base->bel.hits, 6, g, sizeof g), w);
     fflush(stdout);
 }
 
@@ -229,7 +286,7 @@ static void policy_table(simctx *x, const sim_row *rows, size_t n)
             else
                 printf("%zu depth %u probation %.2f, ", k, tr_ladder[k].depth, tr_ladder[k].probation);
         }
-        printf("capacity  policy                   hit      vs LRU  vs MIN  writes/LRU\n");
+        printf("capacity  policy                   hit      vs LRU  vs MIN       G  writes/LRU\n");
     }
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++) {
@@ -347,6 +404,18 @@ static void budget_table(simctx *x, const sim_row *rows, size_t n)
     }
 }
 
+/* --targets and --target-g on the adaptive admission's simulator, under
+ * its row: whether it met them (*met), or -1 where none is asked. */
+static int sim_target(const simctx *x, const sim_row *r, size_t i)
+{
+    tr_target target = l3_trace_target(x->o, i);
+    if (!(target.ratio > 0) && isnan(target.g))
+        return -1;
+    json_t *row = x->rows ? json_array_get(x->rows, json_array_size(x->rows) - 1) : NULL;
+    return l3_trace_judge(&target, r->ad.hits, r->lru.hits, r->bel.hits, ratio(r->ad.written, r->lru.admitted),
+                          "the simulator's writes", row);
+}
+
 int l3_trace_sim(const l3_trace_options *o, const tr_trace *t, const uint64_t *caps, size_t ncaps)
 {
     sim_row rows[L3_TRACE_MAX_CAPACITIES];
@@ -360,6 +429,7 @@ int l3_trace_sim(const l3_trace_options *o, const tr_trace *t, const uint64_t *c
     L3_ASSERT(ncaps <= L3_TRACE_MAX_CAPACITIES); /* trace.c's list refuses more */
     trace_summary(&x);
     print_main_header(&x);
+    size_t met = 0, checked = 0;
     for (size_t i = 0; i < ncaps; i++) {
         rows[i] = (sim_row){ .cap = caps[i] };
         main_row(&x, &rows[i]);
@@ -367,7 +437,12 @@ int l3_trace_sim(const l3_trace_options *o, const tr_trace *t, const uint64_t *c
         if (x.progress)
             fprintf(stderr, "\r%70s\r", "");
         print_main_row(&x, &rows[i]);
+        int m = sim_target(&x, &rows[i], i);
+        met += m == 1;
+        checked += m >= 0;
     }
+    if (checked && !x.rows)
+        printf("targets: %zu of %zu met (the adaptive admission's simulator)\n", met, checked);
     if (o->sim_all) {
         policy_table(&x, rows, ncaps);
         ranks_table(&x, rows, ncaps);

@@ -6,6 +6,8 @@
 #ifndef L3_SIMTABLE_H
 #define L3_SIMTABLE_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,5 +28,24 @@ double l3_trace_dwpd(double hours, uint64_t written, uint64_t cap);
 
 /* The trace's span in hours (0 for fewer than two requests). */
 double l3_trace_hours(const tr_trace *t);
+
+/* G of `hits` (tr_gap_share) as the tables print it, into `buf`: "%.3f"
+ * right-aligned in `width` columns (0: none), or "-" where it is not
+ * defined; returns buf. */
+const char *l3_trace_g_text(uint64_t hits, uint64_t lru, uint64_t min, int width, char *buf, size_t len);
+
+/* G of `hits` as JSON: a number, or null where it is not defined. */
+json_t *l3_trace_g_json(uint64_t hits, uint64_t lru, uint64_t min);
+
+/* The i-th capacity's targets from --targets and --target-g (none past
+ * either list's end). */
+tr_target l3_trace_target(const l3_trace_options *o, size_t i);
+
+/* Judge `hits` against `target` (tr_target_met; `writes` over the LRU's)
+ * and say so: a line "target: ..., <writes_what> <= its own: met|MISSED
+ * (G g, r x, writes w x)", or with `row` its keys set on that JSON row;
+ * whether it was met. */
+bool l3_trace_judge(const tr_target *target, uint64_t hits, uint64_t lru, uint64_t min, double writes,
+                    const char *writes_what, json_t *row);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -572,25 +573,27 @@ static void print_row(const l3_trace_options *o, uint64_t cap, const char *polic
     double wa_dev = ratio(r->dev_bytes, r->admitted * o->block_bytes);
     double wa_pol = ratio(r->admitted + r->reinserted, r->admitted);
     if (rows) {
-        json_array_append_new(rows, json_pack("{s:I,s:s,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "capacity_blocks",
-                                              (json_int_t)cap, "policy", policy, "slabs", (json_int_t)r->slabs,
-                                              "slab_size", (json_int_t)r->slab_size, "lru", hl, "belady", hb,
-                                              "l3cache", h, "vs_lru", hl > 0 ? h / hl : 0, "vs_belady",
-                                              hb > 0 ? h / hb : 0, "wa_device", wa_dev, "wa_policy", wa_pol,
-                                              "seconds", r->seconds));
+        json_array_append_new(rows, json_pack("{s:I,s:s,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:o,s:f,s:f,s:f}",
+                                              "capacity_blocks", (json_int_t)cap, "policy", policy, "slabs",
+                                              (json_int_t)r->slabs, "slab_size", (json_int_t)r->slab_size, "lru", hl,
+                                              "belady", hb, "l3cache", h, "vs_lru", hl > 0 ? h / hl : 0, "vs_belady",
+                                              hb > 0 ? h / hb : 0, "g", l3_trace_g_json(r->hits, lru->hits, bel->hits),
+                                              "wa_device", wa_dev, "wa_policy", wa_pol, "seconds", r->seconds));
         return;
     }
-    printf("%8llu  %-23s %5u x %4llu MiB  %.4f  %.4f  %.4f  %6.3f  %6.3f  %8.2f  %8.2f  %6.1f\n",
+    char g[16];
+    printf("%8llu  %-23s %5u x %4llu MiB  %.4f  %.4f  %.4f  %6.3f  %6.3f  %s  %8.2f  %8.2f  %6.1f\n",
            (unsigned long long)cap, policy, r->slabs, (unsigned long long)(r->slab_size >> 20), hl, hb, h,
-           hl > 0 ? h / hl : 0, hb > 0 ? h / hb : 0, wa_dev, wa_pol, r->seconds);
+           hl > 0 ? h / hl : 0, hb > 0 ? h / hb : 0, l3_trace_g_text(r->hits, lru->hits, bel->hits, 6, g, sizeof g),
+           wa_dev, wa_pol, r->seconds);
     fflush(stdout);
 }
 
 /* Beside a store replay with admission: the simulator's figure for the
- * same policy over the object LRU (admitsim.c), and the store's writes
- * against the LRU's (every miss once). */
+ * same policy over the object LRU (admitsim.c) and its G, and the store's
+ * writes against the LRU's (every miss once). */
 static void print_sim(const l3_trace_options *o, const tr_trace *t, uint64_t cap, const tr_sim_result *lru,
-                      const replay *r, json_t *rows)
+                      const tr_sim_result *bel, const replay *r, json_t *rows)
 {
     tr_admit_config c;
     tr_admit_defaults(&c, o->store_admission == L3_ADMISSION_ADAPTIVE ? TR_ADAPTIVE : TR_RUNG);
@@ -602,13 +605,16 @@ static void print_sim(const l3_trace_options *o, const tr_trace *t, uint64_t cap
     if (rows) {
         json_t *last = json_array_get(rows, json_array_size(rows) - 1);
         json_object_set_new(last, "sim", json_real(hs));
+        json_object_set_new(last, "sim_g", l3_trace_g_json(a.hits, lru->hits, bel->hits));
         json_object_set_new(last, "vs_sim", json_real(hs > 0 ? h / hs : 0));
         json_object_set_new(last, "writes_vs_lru", json_real(ratio(r->admitted, lru_writes)));
         return;
     }
-    printf("%8s  simulated: %.4f (%.3f x LRU); the store %.3f x of it; writes %.3f x the LRU's, the simulator's %.3f\n",
-           "", hs, hl > 0 ? hs / hl : 0, hs > 0 ? h / hs : 0, ratio(r->admitted, lru_writes),
-           ratio(a.written, lru_writes));
+    char g[16];
+    printf("%8s  simulated: %.4f (%.3f x LRU, G %s); the store %.3f x of it; writes %.3f x the LRU's, the "
+           "simulator's %.3f\n",
+           "", hs, hl > 0 ? hs / hl : 0, l3_trace_g_text(a.hits, lru->hits, bel->hits, 0, g, sizeof g),
+           hs > 0 ? h / hs : 0, ratio(r->admitted, lru_writes), ratio(a.written, lru_writes));
     fflush(stdout);
 }
 
@@ -674,30 +680,22 @@ static bool budget_rows(const l3_trace_options *o, const tr_trace *t, uint64_t c
     return true;
 }
 
-/* --targets: whether the fifo-reinsert replay `r` at this capacity hits
- * at least `target` x the object LRU's with writes at most its own (the
- * store's objects written, reinsertions included, against the LRU's, which
- * writes every miss once); said. */
-static bool check_target(double target, const tr_sim_result *lru, const replay *r, json_t *rows)
+/* --targets and --target-g: whether the fifo-reinsert replay `r` at this
+ * capacity meets its targets (tr_target_met: writes, the store's objects
+ * written, reinsertions included, at most the LRU's, which writes every
+ * miss once); said. */
+static bool check_target(const tr_target *target, const tr_sim_result *lru, const tr_sim_result *bel,
+                         const replay *r, json_t *rows)
 {
-    double vs = ratio(r->hits, lru->hits), writes = ratio(r->admitted + r->reinserted, lru->admitted);
-    bool met = vs >= target && writes <= 1.0;
-    if (rows) {
-        json_t *last = json_array_get(rows, json_array_size(rows) - 1);
-        json_object_set_new(last, "target", json_real(target));
-        json_object_set_new(last, "target_met", json_boolean(met));
-    } else {
-        printf("%8s  target: >= %.2f x the LRU's hits, writes (reinsertions too) <= its own: %s "
-               "(%.3f x, writes %.3f x)\n", "", target, met ? "met" : "MISSED", vs, writes);
-        fflush(stdout);
-    }
-    return met;
+    json_t *last = rows ? json_array_get(rows, json_array_size(rows) - 1) : NULL;
+    return l3_trace_judge(target, r->hits, lru->hits, bel->hits, ratio(r->admitted + r->reinserted, lru->admitted),
+                          "writes (reinsertions too)", last);
 }
 
-/* Every policy asked for, at one capacity (with `target` > 0, checked
- * against it: *met); false when a replay failed or served wrong bytes. */
-static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t cap, double target, int *met,
-                         json_t *rows)
+/* Every policy asked for, at one capacity (with a target, checked against
+ * it: *met); false when a replay failed or served wrong bytes. */
+static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t cap, const tr_target *target,
+                         int *met, json_t *rows)
 {
     tr_sim_result lru = tr_sim_lru(t, (uint32_t)cap), bel = tr_sim_belady(t, (uint32_t)cap);
     static const char *const names[] = { "fifo-reinsert", "lru-slab" };
@@ -726,9 +724,9 @@ static bool run_capacity(const l3_trace_options *o, const tr_trace *t, uint64_t 
         if (ok)
             print_row(o, cap, name, &lru, &bel, &r, rows);
         if (ok && o->store_admission != L3_ADMISSION_ALL)
-            print_sim(o, t, cap, &lru, &r, rows);
-        if (ok && target > 0 && ev == L3_EVICT_FIFO_REINSERT)
-            *met = check_target(target, &lru, &r, rows); /* (-1: not checked, under lru-slab alone) */
+            print_sim(o, t, cap, &lru, &bel, &r, rows);
+        if (ok && (target->ratio > 0 || !isnan(target->g)) && ev == L3_EVICT_FIFO_REINSERT)
+            *met = check_target(target, &lru, &bel, &r, rows); /* (-1: not checked, under lru-slab alone) */
         if (ok && o->budget[0] && ev == L3_EVICT_FIFO_REINSERT)
             ok = budget_rows(o, t, cap, &lru, rows);
         if (ok && (o->ranks > 1 || o->pools) && ev == L3_EVICT_FIFO_REINSERT)
@@ -759,15 +757,15 @@ int l3_trace_run(const l3_trace_options *o)
     if (!o->json) {
         printf("trace %s: %zu requests, %zu block accesses, %u distinct blocks; objects of %llu bytes\n", o->trace,
                t.num_requests, t.num_accesses, t.num_ids, (unsigned long long)o->block_bytes);
-        printf("capacity  policy                    slabs x size     LRU     Belady  l3cache  vs LRU  vs MIN  "
+        printf("capacity  policy                    slabs x size     LRU     Belady  l3cache  vs LRU  vs MIN       G  "
                "WA device  WA policy  seconds\n");
     }
     bool ok = true;
     size_t met = 0, checked = 0;
     for (size_t i = 0; i < ncaps && ok; i++) {
         int m = -1;
-        double target = i < o->num_targets ? o->targets[i] : 0;
-        ok = run_capacity(o, &t, caps[i], target, &m, rows);
+        tr_target target = l3_trace_target(o, i);
+        ok = run_capacity(o, &t, caps[i], &target, &m, rows);
         met += m == 1;
         checked += m >= 0;
     }

@@ -33,6 +33,9 @@ typedef struct l3_trace_options {
     double targets[L3_TRACE_MAX_CAPACITIES]; /* --targets: per capacity, the least hit rate over the
                                                 object LRU's (writes at most its own); 0: none */
     size_t num_targets;
+    double targets_g[L3_TRACE_MAX_CAPACITIES]; /* --target-g: per capacity, the least G, the share of the
+                                                  LRU-to-MIN gap (writes at most the LRU's); NAN: none */
+    size_t num_targets_g;
 } l3_trace_options;
 
 /* What the replaying engine stores of a request's absent blocks: all of

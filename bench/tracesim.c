@@ -2,6 +2,7 @@
 #include "tracesim.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,4 +301,27 @@ tr_sim_result tr_sim_belady_ex(const tr_trace *t, uint32_t capacity, bool bypass
     free(b.next_use);
     free(b.in);
     return r;
+}
+
+/* ---- judging a hit count: G, targets ---- */
+
+bool tr_gap_share(uint64_t hits, uint64_t lru_hits, uint64_t min_hits, double *g)
+{
+    *g = 0;
+    if (min_hits <= lru_hits)
+        return false;
+    *g = ((double)hits - (double)lru_hits) / (double)(min_hits - lru_hits); /* (signed: hits may be below) */
+    return true;
+}
+
+bool tr_target_met(const tr_target *target, uint64_t hits, uint64_t lru_hits, uint64_t min_hits, double writes)
+{
+    double ratio = target->ratio > 0 ? target->ratio : 1.0, g;
+    bool ratio_met = lru_hits == 0 || (double)hits / (double)lru_hits >= ratio;
+    bool met = writes <= 1.0;
+    if (target->ratio > 0)
+        met = met && ratio_met;
+    if (!isnan(target->g))
+        met = met && (tr_gap_share(hits, lru_hits, min_hits, &g) ? g >= target->g : ratio_met);
+    return met;
 }

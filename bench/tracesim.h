@@ -43,4 +43,22 @@ tr_sim_result tr_sim_belady(const tr_trace *t, uint32_t capacity);
  * a prefix hit needs the head). tr_sim_belady is (true, false). */
 tr_sim_result tr_sim_belady_ex(const tr_trace *t, uint32_t capacity, bool bypass, bool chain_ties);
 
+/* G, the share of Belady's gain over the object LRU that `hits` reaches:
+ * (hits - lru) / (min - lru), negative below the LRU, above 1 past MIN
+ * (issue 47 judges hit rates by it). False, *g left 0, where MIN gains
+ * nothing over the LRU (min <= lru): there G is not defined. */
+bool tr_gap_share(uint64_t hits, uint64_t lru_hits, uint64_t min_hits, double *g);
+
+/* A capacity's targets: the least hits as a ratio to the object LRU's
+ * (`ratio`, 0: none) and as G (`g`, NAN: none). */
+typedef struct tr_target {
+    double ratio, g;
+} tr_target;
+
+/* Whether `hits` (with `writes`, over the LRU's) meets the target: writes
+ * at most the LRU's, the ratio if asked, G if asked (where G is not
+ * defined, the ratio alone: the one asked, else 1.00x). An LRU of no hits
+ * meets any ratio. */
+bool tr_target_met(const tr_target *target, uint64_t hits, uint64_t lru_hits, uint64_t min_hits, double writes);
+
 #endif

@@ -2,6 +2,7 @@
  * on a trace worked out by hand, admission (admitsim.h), ranks and pools
  * (groupsim.h), each on a small trace worked out by hand, the replay
  * through the real store, and the simulators' tables (--sim). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,6 +89,56 @@ static void the_simulators_match_a_trace_worked_by_hand(void **state)
     assert_int_equal(tr_sim_lru(&t, 100).hits, 9);
     tr_free(&t);
     unlink(path);
+}
+
+/* G = (hits - LRU) / (MIN - LRU): signed below the LRU, past 1 above
+ * MIN, and not defined where MIN gains nothing over the LRU (equal, or
+ * below it: counts are unsigned, so neither difference may wrap). */
+static void g_is_the_share_of_the_gap_and_undefined_without_one(void **state)
+{
+    (void)state;
+    double g = -1;
+    assert_true(tr_gap_share(125, 100, 200, &g));
+    assert_true(g == 0.25);
+    assert_true(tr_gap_share(100, 100, 200, &g) && g == 0.0);
+    assert_true(tr_gap_share(200, 100, 200, &g) && g == 1.0);
+    assert_true(tr_gap_share(50, 100, 200, &g) && g == -0.5); /* below the LRU: negative, not 2^64 / 100 */
+    assert_true(tr_gap_share(250, 100, 200, &g) && g == 1.5);
+    assert_true(tr_gap_share(0, 7, 8, &g) && g == -7.0);
+    g = -1;
+    assert_false(tr_gap_share(100, 100, 100, &g)); /* MIN = LRU: no gap */
+    assert_true(g == 0.0);
+    g = -1;
+    assert_false(tr_gap_share(120, 100, 90, &g)); /* MIN below the LRU (the prefix rule allows it) */
+    assert_true(g == 0.0);
+    assert_true(tr_gap_share(3, 0, 10, &g) && g == 0.3); /* an LRU of no hits */
+}
+
+/* A target as G, as a ratio, or both; writes never above the LRU's; where
+ * MIN = LRU a G target is judged as the ratio asked (else 1.00x). */
+static void targets_as_g_fall_back_to_the_ratio_without_a_gap(void **state)
+{
+    (void)state;
+    tr_target g20 = { .ratio = 0, .g = 0.2 }, r11 = { .ratio = 1.1, .g = NAN }, none = { .ratio = 0, .g = NAN };
+    assert_true(tr_target_met(&g20, 120, 100, 200, 1.0)); /* G exactly 0.20 */
+    assert_false(tr_target_met(&g20, 119, 100, 200, 1.0));
+    assert_false(tr_target_met(&g20, 200, 100, 200, 1.001)); /* writes over the LRU's */
+    assert_false(tr_target_met(&g20, 99, 100, 100, 0.5));    /* no gap: below the LRU */
+    assert_true(tr_target_met(&g20, 100, 100, 100, 0.5));    /* no gap: at the LRU */
+    assert_true(tr_target_met(&g20, 100, 100, 95, 0.5));     /* MIN below the LRU: the same */
+    tr_target both = { .ratio = 1.05, .g = 0.5 };
+    assert_false(tr_target_met(&both, 104, 100, 100, 1.0)); /* no gap: the ratio asked, 1.05x */
+    assert_true(tr_target_met(&both, 105, 100, 100, 1.0));
+    assert_false(tr_target_met(&both, 130, 100, 200, 1.0)); /* the ratio met, G 0.30 not */
+    assert_true(tr_target_met(&both, 150, 100, 200, 1.0));
+    both.ratio = 1.6;
+    assert_false(tr_target_met(&both, 150, 100, 200, 1.0)); /* G 0.50 met, the ratio not */
+    assert_true(tr_target_met(&r11, 1100, 1000, 2000, 1.0)); /* 1.1x exactly (1.1 * 1000 rounds above 1100) */
+    assert_false(tr_target_met(&r11, 1099, 1000, 2000, 1.0));
+    assert_true(tr_target_met(&r11, 0, 0, 10, 1.0)); /* an LRU of no hits: any ratio */
+    assert_false(tr_target_met(&g20, 1, 0, 10, 1.0)); /* ... but G 0.1 is not 0.2 */
+    assert_true(tr_target_met(&none, 0, 100, 200, 1.0)); /* nothing asked but the writes */
+    assert_false(tr_target_met(&none, 0, 100, 200, 1.5));
 }
 
 static void a_line_without_hash_ids_is_refused(void **state)
@@ -523,6 +574,33 @@ static void the_replay_checks_each_capacity_against_its_target(void **state)
     unlink(out);
 }
 
+/* --target-g through the store: each capacity's line says G and met or
+ * missed (met exactly when G reaches the target and writes stay at the
+ * LRU's), and the count. */
+static void the_replay_judges_targets_as_g(void **state)
+{
+    (void)state;
+    char out[600];
+    FILE *f = open_replay("targets_g.jsonl", 1500, 0,
+                          "--capacity 120,400 --block-bytes 32K --eviction fifo-reinsert --admit rung:0 "
+                          "--target-g -100,100", out, sizeof out);
+    int said = 0;
+    double target, g, vs, writes;
+    char verdict[16];
+    static const char fmt[] =
+        " target: G >= %lf, writes (reinsertions too) <= its own: %15s (G %lf, %lf x, writes %lf x)";
+    while (next_match(f, 5, fmt, &target, verdict, &g, &vs, &writes)) {
+        assert_true(target == (said == 0 ? -100 : 100));
+        assert_string_equal(verdict, g >= target && writes <= 1.0 ? "met" : "MISSED");
+        assert_true(said == 0 ? g >= target : g < target); /* G is at most a few x the gap, never 100 */
+        said++;
+    }
+    assert_int_equal(said, 2);
+    assert_true(has_line(f, "targets: 1 of 2 met\n"));
+    fclose(f);
+    unlink(out);
+}
+
 /* Replay `args` (a trace of `name`) and check its rows "<label>, groups:"
  * and "<label>, no groups:": the usable hit above 0, never above what the
  * ranks hit on their own, with groups the ranks' own within 1% (a page's
@@ -609,6 +687,8 @@ static int count_lines(const char *path, bool (*match)(const char *line))
     return n;
 }
 
+/* A main row: capacity, LRU, Belady, adaptive, vs LRU, vs MIN, G, writes
+ * over the LRU's, its DWPD, the rung. */
 static bool main_row(const char *line)
 {
     unsigned long long cap;
@@ -616,7 +696,9 @@ static bool main_row(const char *line)
     if (sscanf(line, "%llu %lf %lf %lf %lf %lf %lf %lf %lf %lf", &cap, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
                &v[7], &v[8]) != 10)
         return false;
-    assert_true(v[0] > 0 && v[0] <= v[1] + 1e-9 && v[2] > 0 && v[5] <= 1.0 + 1e-9); /* LRU <= MIN; writes <= LRU's */
+    assert_true(v[0] > 0 && v[0] <= v[1] + 1e-9 && v[2] > 0 && v[6] <= 1.0 + 1e-9); /* LRU <= MIN; writes <= LRU's */
+    /* G is the adaptive's share of the gap (the rates printed to 4 digits) */
+    assert_true(v[1] > v[0] && fabs(v[5] * (v[1] - v[0]) - (v[2] - v[0])) <= 2e-4);
     return true;
 }
 
@@ -671,6 +753,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_simulators_match_a_trace_worked_by_hand),
+        cmocka_unit_test(g_is_the_share_of_the_gap_and_undefined_without_one),
+        cmocka_unit_test(targets_as_g_fall_back_to_the_ratio_without_a_gap),
         cmocka_unit_test(a_line_without_hash_ids_is_refused),
         cmocka_unit_test(belady_without_bypass_and_with_chain_ties),
         cmocka_unit_test(a_rung_writes_the_head_of_a_batch_and_what_was_seen),
@@ -687,6 +771,7 @@ int main(void)
         cmocka_unit_test(the_replay_runs_through_the_store_and_reports),
         cmocka_unit_test(the_replay_under_a_budget_writes_what_the_trace_s_clock_allows),
         cmocka_unit_test(the_replay_checks_each_capacity_against_its_target),
+        cmocka_unit_test(the_replay_judges_targets_as_g),
         cmocka_unit_test(the_replay_over_ranks_reports_usable_hits),
         cmocka_unit_test(the_replay_with_pools_cuts_prefixes_at_states),
         cmocka_unit_test(the_simulation_tables_cover_every_capacity),
