@@ -82,6 +82,8 @@ static int usage(void)
             "       l3bench --trace FILE.jsonl --sim|--sim-all [--capacity ...] [--ranks R] [--pools]\n"
             "               [--budget DWPD|SHAREx[,...]] [--targets ...] [--target-g ...] [--plot PNG] [--json]\n"
             "               (the simulators alone; targets judge the adaptive admission's simulator)\n"
+            "       l3bench --trace FILE.jsonl --capacities [--json]   (the trace's four capacities by\n"
+            "               bench/traces/README.md's rule, by bisection; then --sim at them, rounded)\n"
             "  default: l3cache.store (1 GiB) in the working directory, 1024 pages of 256 KiB,\n"
             "  16 keys per operation, 8 operations in flight\n");
     return 2;
@@ -229,6 +231,7 @@ static bool parse_trace_arg(args *a, int c, const char *v)
     case 'B': return budget_arg(a, v);
     case 'G': return targets_arg(a, v);
     case 'g': return target_g_arg(a, v);
+    case 'Q': a->tr.capacities = a->tr.sim = true; return true;
     case 'A':
         a->tr.admit = strcmp(v, "all") == 0 ? L3_ADMIT_ALL : strcmp(v, "no-tail") == 0 ? L3_ADMIT_NO_TAIL
                     : strcmp(v, "second-sight") == 0 ? L3_ADMIT_SECOND_SIGHT : -1;
@@ -268,7 +271,8 @@ static bool parse_args(args *a, int argc, char **argv)
         { "scale", required_argument, 0, 'L' }, { "keep", no_argument, 0, 'K' }, { "help", no_argument, 0, 'h' },
         { "sim", no_argument, 0, 'M' }, { "sim-all", no_argument, 0, 'a' }, { "ranks", required_argument, 0, 'N' },
         { "pools", no_argument, 0, 'O' }, { "budget", required_argument, 0, 'B' },
-        { "targets", required_argument, 0, 'G' }, { "target-g", required_argument, 0, 'g' }, { 0, 0, 0, 0 },
+        { "targets", required_argument, 0, 'G' }, { "target-g", required_argument, 0, 'g' },
+        { "capacities", no_argument, 0, 'Q' }, { 0, 0, 0, 0 },
     };
     bool ok = true;
     for (int c; ok && (c = getopt_long(argc, argv, "h", longs, NULL)) != -1;) {

@@ -404,6 +404,36 @@ static void budget_table(simctx *x, const sim_row *rows, size_t n)
     }
 }
 
+/* ---- --capacities: the trace's four, by bench/traces/README.md's rule ---- */
+
+/* Find and print the four capacities; their values rounded to two
+ * significant digits into `caps`. */
+static void capacities(const simctx *x, uint64_t *caps)
+{
+    if (x->progress)
+        fprintf(stderr, "\r  bisecting the four capacities (Belady's MIN, the object LRU)");
+    tr_capacities c = tr_find_capacities(x->t);
+    uint32_t exact[4] = { c.small, c.first_middle, c.second_middle, c.large };
+    for (size_t k = 0; k < 4; k++)
+        caps[k] = tr_round2(exact[k]);
+    if (x->progress)
+        fprintf(stderr, "\r%70s\r", "");
+    if (x->rows) {
+        json_array_append_new(x->rows, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:[I,I,I,I]}", "table", "capacities",
+                                                 "infinite_hits", (json_int_t)c.infinite, "small", (json_int_t)c.small,
+                                                 "first_middle", (json_int_t)c.first_middle, "min_all",
+                                                 (json_int_t)c.min_all, "second_middle", (json_int_t)c.second_middle,
+                                                 "large", (json_int_t)c.large, "rounded", (json_int_t)caps[0],
+                                                 (json_int_t)caps[1], (json_int_t)caps[2], (json_int_t)caps[3]));
+        return;
+    }
+    printf("capacities (bench/traces/README.md's rule, by bisection): small %u (Belady's MIN gets half of the "
+           "infinite cache's hits), first middle %u (96%%), second middle %u (1.25 x %u, where MIN first gets "
+           "all), large %u (the object LRU gets 97%%); rounded: %llu,%llu,%llu,%llu\n",
+           c.small, c.first_middle, c.second_middle, c.min_all, c.large, (unsigned long long)caps[0],
+           (unsigned long long)caps[1], (unsigned long long)caps[2], (unsigned long long)caps[3]);
+}
+
 /* --targets and --target-g on the adaptive admission's simulator, under
  * its row: whether it met them (*met), or -1 where none is asked. */
 static int sim_target(const simctx *x, const sim_row *r, size_t i)
@@ -428,6 +458,12 @@ int l3_trace_sim(const l3_trace_options *o, const tr_trace *t, const uint64_t *c
         }
     L3_ASSERT(ncaps <= L3_TRACE_MAX_CAPACITIES); /* trace.c's list refuses more */
     trace_summary(&x);
+    uint64_t found[4];
+    if (o->capacities) {
+        capacities(&x, found);
+        caps = found;
+        ncaps = 4;
+    }
     print_main_header(&x);
     size_t met = 0, checked = 0;
     for (size_t i = 0; i < ncaps; i++) {

@@ -26,6 +26,7 @@ typedef struct l3_trace_options {
     /* The simulators alone (simtable.c): no store is opened. */
     bool sim;                 /* --sim: LRU, Belady and the adaptive admission per capacity */
     bool sim_all;             /* --sim-all: every policy, Belady's variants, chain eviction */
+    bool capacities;          /* --capacities: the trace's four capacities (README's rule), then --sim at them */
     uint32_t ranks;           /* --ranks R: usable hits over R ranks (object and group LRU) */
     bool pools;               /* --pools: a KV and a sidecar object per page, TRAILING states */
     char budget[256];         /* --budget DWPD[,DWPD...]: hit rate against a write budget */

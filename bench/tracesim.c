@@ -303,7 +303,7 @@ tr_sim_result tr_sim_belady_ex(const tr_trace *t, uint32_t capacity, bool bypass
     return r;
 }
 
-/* ---- judging a hit count: G, targets ---- */
+/* ---- judging a hit count: G, targets, the trace's capacities ---- */
 
 bool tr_gap_share(uint64_t hits, uint64_t lru_hits, uint64_t min_hits, double *g)
 {
@@ -324,4 +324,43 @@ bool tr_target_met(const tr_target *target, uint64_t hits, uint64_t lru_hits, ui
     if (!isnan(target->g))
         met = met && (tr_gap_share(hits, lru_hits, min_hits, &g) ? g >= target->g : ratio_met);
     return met;
+}
+
+/* The least capacity in [1, num_ids] whose hits (MIN's, or with `by_lru` the
+ * LRU's) reach num/den of `infinite` (at num_ids every repeat hits). */
+static uint32_t bisect_capacity(const tr_trace *t, bool by_lru, uint64_t num, uint64_t den, uint64_t infinite)
+{
+    uint32_t lo = 1, hi = t->num_ids;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        tr_sim_result r = by_lru ? tr_sim_lru(t, mid) : tr_sim_belady(t, mid);
+        if (r.hits * den >= infinite * num)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+tr_capacities tr_find_capacities(const tr_trace *t)
+{
+    if (t->num_ids == 0) /* (requests of no blocks: any capacity holds everything) */
+        return (tr_capacities){ .small = 1, .first_middle = 1, .min_all = 1, .second_middle = 1, .large = 1 };
+    tr_capacities c = { .infinite = tr_sim_lru(t, t->num_ids).hits };
+    c.small = bisect_capacity(t, false, 1, 2, c.infinite);
+    c.first_middle = bisect_capacity(t, false, 96, 100, c.infinite);
+    c.min_all = bisect_capacity(t, false, 1, 1, c.infinite);
+    uint64_t second = ((uint64_t)c.min_all * 5 + 2) / 4;
+    c.second_middle = second < UINT32_MAX ? (uint32_t)second : UINT32_MAX - 1;
+    c.large = bisect_capacity(t, true, 97, 100, c.infinite);
+    return c;
+}
+
+uint32_t tr_round2(uint32_t n)
+{
+    uint64_t unit = 1;
+    while (n / unit >= 100)
+        unit *= 10;
+    uint64_t r = (n + unit / 2) / unit * unit;
+    return r < UINT32_MAX ? (uint32_t)r : n;
 }

@@ -61,4 +61,21 @@ typedef struct tr_target {
  * meets any ratio. */
 bool tr_target_met(const tr_target *target, uint64_t hits, uint64_t lru_hits, uint64_t min_hits, double writes);
 
+/* The four capacities of bench/traces/README.md's rule, each found by
+ * bisection (the hit counts taken as growing with the capacity). */
+typedef struct tr_capacities {
+    uint64_t infinite;      /* the infinite cache's hits */
+    uint32_t small;         /* the least where Belady's MIN gets half of them */
+    uint32_t first_middle;  /* ... 96% of them */
+    uint32_t min_all;       /* ... all of them */
+    uint32_t second_middle; /* 1.25 x min_all */
+    uint32_t large;         /* the least where the object LRU gets 97% of them */
+} tr_capacities;
+
+/* Find the trace's four capacities (tr_sim_belady and tr_sim_lru). */
+tr_capacities tr_find_capacities(const tr_trace *t);
+
+/* `n` rounded to two significant digits, half up (2,267 -> 2,300). */
+uint32_t tr_round2(uint32_t n);
+
 #endif

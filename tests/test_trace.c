@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "admitsim.h"
 #include "groupsim.h"
@@ -139,6 +140,36 @@ static void targets_as_g_fall_back_to_the_ratio_without_a_gap(void **state)
     assert_false(tr_target_met(&g20, 1, 0, 10, 1.0)); /* ... but G 0.1 is not 0.2 */
     assert_true(tr_target_met(&none, 0, 100, 200, 1.0)); /* nothing asked but the writes */
     assert_false(tr_target_met(&none, 0, 100, 200, 1.5));
+}
+
+/* The four capacities on the hand-worked trace: MIN gets 4, 7, 9 of the
+ * infinite cache's 9 hits at 1, 2, 3 blocks (10; 10 11; 10 11 12 kept), the
+ * LRU 5 at 4 blocks and 9 at 5: small 2 (half: 4.5), first middle 3 (96%:
+ * 8.64), all at 3 so the second middle 1.25 x 3 = 3.75, rounded 4; large 5
+ * (97%: 8.73). And two significant digits, half up. */
+static void the_four_capacities_follow_the_readme_s_rule(void **state)
+{
+    (void)state;
+    tr_trace t;
+    load_text(small_trace, &t);
+    assert_int_equal(tr_sim_belady(&t, 1).hits, 4);
+    assert_int_equal(tr_sim_belady(&t, 2).hits, 7);
+    assert_int_equal(tr_sim_lru(&t, 4).hits, 5);
+    tr_capacities c = tr_find_capacities(&t);
+    assert_int_equal(c.infinite, 9);
+    assert_int_equal(c.small, 2);
+    assert_int_equal(c.first_middle, 3);
+    assert_int_equal(c.min_all, 3);
+    assert_int_equal(c.second_middle, 4);
+    assert_int_equal(c.large, 5);
+    tr_free(&t);
+    assert_int_equal(tr_round2(99), 99);
+    assert_int_equal(tr_round2(2267), 2300);
+    assert_int_equal(tr_round2(4946), 4900);
+    assert_int_equal(tr_round2(4950), 5000);
+    assert_int_equal(tr_round2(15072), 15000);
+    assert_int_equal(tr_round2(52009), 52000);
+    assert_int_equal(tr_round2(1), 1);
 }
 
 static void a_line_without_hash_ids_is_refused(void **state)
@@ -749,12 +780,73 @@ static void the_simulation_tables_cover_every_capacity(void **state)
     unlink(png);
 }
 
+/* --capacities: the four found by bisection, rounded, and the simulators'
+ * table at them, each row with its G; targets (--target-g, --targets, "-"
+ * for none) judge the adaptive admission's simulator; the JSON has the
+ * same. */
+static void the_simulators_find_the_capacities_and_judge_targets(void **state)
+{
+    (void)state;
+    char out[600];
+    FILE *f = open_replay("capacities.jsonl", 3000, 0, "--capacities --target-g -100,100,- --targets -,-,1.0 --plot ''",
+                          out, sizeof out);
+    unsigned small, first, second, all, large;
+    unsigned long long rounded[4], cap;
+    assert_true(next_match(f, 9, "capacities (bench/traces/README.md's rule, by bisection): small %u (Belady's MIN "
+                                 "gets half of the infinite cache's hits), first middle %u (96%%), second middle %u "
+                                 "(1.25 x %u, where MIN first gets all), large %u (the object LRU gets 97%%); "
+                                 "rounded: %llu,%llu,%llu,%llu",
+                           &small, &first, &second, &all, &large, &rounded[0], &rounded[1], &rounded[2], &rounded[3]));
+    assert_true(small <= first && first <= all && all <= second && second == (all * 5 + 2) / 4);
+    assert_true(rounded[0] == tr_round2(small) && rounded[3] == tr_round2(large));
+    char line[512];
+    int rows = 0, said = 0;
+    while (fgets(line, sizeof line, f)) {
+        double target, g, vs, writes;
+        char verdict[16];
+        if (sscanf(line, "%llu", &cap) == 1 && main_row(line))
+            assert_true(cap == rounded[rows++]);
+        else if (sscanf(line, " target: G >= %lf, the simulator's writes <= its own: %15s (G %lf, %lf x, writes %lf x)",
+                        &target, verdict, &g, &vs, &writes) == 5) {
+            assert_string_equal(verdict, g >= target && writes <= 1.0 ? "met" : "MISSED");
+            said++;
+        } else if (sscanf(line, " target: >= %lf x the LRU's hits, the simulator's writes <= its own: %15s (%lf x, "
+                                "writes %lf x)", &target, verdict, &vs, &writes) == 4) {
+            assert_string_equal(verdict, vs >= target && writes <= 1.0 ? "met" : "MISSED");
+            said++;
+        }
+    }
+    assert_int_equal(rows, 4);
+    assert_int_equal(said, 3); /* none asked at the fourth */
+    fclose(f);
+    unlink(out);
+    f = open_replay("capacities_json.jsonl", 3000, 0, "--capacities --json --plot ''", out, sizeof out);
+    json_error_t je;
+    json_t *all_rows = json_loadf(f, 0, &je), *row;
+    assert_non_null(all_rows);
+    size_t i, mains = 0;
+    json_array_foreach(all_rows, i, row) {
+        const char *table = json_string_value(json_object_get(row, "table"));
+        if (strcmp(table, "capacities") == 0)
+            assert_int_equal(json_integer_value(json_object_get(row, "small")), small);
+        if (strcmp(table, "main") == 0) {
+            assert_true(json_is_real(json_object_get(row, "g")));
+            assert_int_equal(json_integer_value(json_object_get(row, "capacity_blocks")), rounded[mains++]);
+        }
+    }
+    assert_int_equal(mains, 4);
+    json_decref(all_rows);
+    fclose(f);
+    unlink(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_simulators_match_a_trace_worked_by_hand),
         cmocka_unit_test(g_is_the_share_of_the_gap_and_undefined_without_one),
         cmocka_unit_test(targets_as_g_fall_back_to_the_ratio_without_a_gap),
+        cmocka_unit_test(the_four_capacities_follow_the_readme_s_rule),
         cmocka_unit_test(a_line_without_hash_ids_is_refused),
         cmocka_unit_test(belady_without_bypass_and_with_chain_ties),
         cmocka_unit_test(a_rung_writes_the_head_of_a_batch_and_what_was_seen),
@@ -775,6 +867,7 @@ int main(void)
         cmocka_unit_test(the_replay_over_ranks_reports_usable_hits),
         cmocka_unit_test(the_replay_with_pools_cuts_prefixes_at_states),
         cmocka_unit_test(the_simulation_tables_cover_every_capacity),
+        cmocka_unit_test(the_simulators_find_the_capacities_and_judge_targets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
