@@ -432,6 +432,9 @@ static void capacities(const simctx *x, uint64_t *caps)
            "all), large %u (the object LRU gets 97%%); rounded: %llu,%llu,%llu,%llu\n",
            c.small, c.first_middle, c.second_middle, c.min_all, c.large, (unsigned long long)caps[0],
            (unsigned long long)caps[1], (unsigned long long)caps[2], (unsigned long long)caps[3]);
+    if (c.large < c.second_middle)
+        printf("  (the object LRU gets 97%% of the infinite cache's hits before MIN gets all of them: the large "
+               "capacity is below the second middle here)\n");
 }
 
 /* --targets and --target-g on the adaptive admission's simulator, under

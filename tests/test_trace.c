@@ -163,6 +163,19 @@ static void the_four_capacities_follow_the_readme_s_rule(void **state)
     assert_int_equal(c.second_middle, 4);
     assert_int_equal(c.large, 5);
     tr_free(&t);
+    /* The LRU can reach 97% before MIN gets everything: one block read 100
+     * times between two reads of another; of one block the LRU (and MIN)
+     * get the 99 hits of the first, and MIN the other's only at 2 blocks. */
+    char text[2048] = "{\"hash_ids\": [2]}\n";
+    for (int k = 0; k < 100; k++)
+        strcat(text, "{\"hash_ids\": [1]}\n");
+    strcat(text, "{\"hash_ids\": [2]}\n");
+    load_text(text, &t);
+    c = tr_find_capacities(&t);
+    assert_int_equal(c.infinite, 100);
+    assert_true(c.small == 1 && c.first_middle == 1 && c.min_all == 2 && c.large == 1);
+    assert_int_equal(c.second_middle, 3); /* 1.25 x 2, half up */
+    tr_free(&t);
     assert_int_equal(tr_round2(99), 99);
     assert_int_equal(tr_round2(2267), 2300);
     assert_int_equal(tr_round2(4946), 4900);
