@@ -2,25 +2,12 @@
 #include "admitsim.h"
 
 #include <stdio.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "shadow.h"
 #include "simlist.h"
 
-const tr_rung tr_ladder[] = {
-    { 0, 0.25, false, false },        /* nothing at first sight: second sight only */
-    { 2, 0.25, false, false },        /* a batch's first two new blocks */
-    { 8, 0.35, false, false },
-    { 16, 0.35, false, false },
-    { 32, 0.5, false, false },
-    { UINT32_MAX, 1.0, true, false }, /* everything but the tail, one LRU */
-    { UINT32_MAX, 1.0, true, true },  /* everything: the object LRU */
-};
-const size_t tr_ladder_len = sizeof tr_ladder / sizeof tr_ladder[0];
-
-#define MAX_SHADOWS 8
-_Static_assert(sizeof tr_ladder / sizeof tr_ladder[0] <= MAX_SHADOWS, "a sampled shadow per rung of the ladder");
 enum { ABSENT = 0, IN_P = 1, IN_M = 2, IN_P_READ = 3 };
 
 /* A cache of probation (P: written at first sight, not read since) and
@@ -33,9 +20,8 @@ typedef struct seg {
     uint8_t *where;
     sl_list p, m;
     uint32_t cap;
-    tr_rung rung;
+    l3_rung rung;
     uint64_t hits, written;
-    double window;         /* a shadow's decayed hits */
     bool lazy;
     double tokens, bucket; /* its write budget (a shadow's scaled by its sampling rate) */
     double rate;           /* tokens per ms */
@@ -49,11 +35,11 @@ typedef struct sim {
     uint32_t *seen;          /* per id: 1 + generation of its last sighting; 0: never seen */
     uint64_t sight, gen;     /* block sightings so far; their generation (sight / cap) */
     seg real;
-    seg shadow[MAX_SHADOWS];
+    seg shadow[L3_LADDER_LEN];
     size_t nshadow;
     uint64_t sample_below;   /* a shadow sees an id when mix(id) < this */
     uint32_t rung, switches;
-    double spread[MAX_SHADOWS][MAX_SHADOWS]; /* per pair of shadows: decayed sum of squared hit differences */
+    l3_ladder_score score;   /* the shadows' hits and the noise of their differences (ladder.h) */
     uint64_t round, next_round;
     double rung_sum;
     uint8_t *sketch;         /* TinyLFU: 4 rows of 4-bit counters (a byte each here) */
@@ -77,7 +63,7 @@ static uint64_t mix64(uint64_t x)
     return x;
 }
 
-static bool seg_init(seg *c, uint32_t n, uint32_t cap, tr_rung rung)
+static bool seg_init(seg *c, uint32_t n, uint32_t cap, l3_rung rung)
 {
     *c = (seg){ .k = { malloc((size_t)n * 4 + 4), malloc((size_t)n * 4 + 4) }, .where = calloc((size_t)n + 1, 1),
                 .p = sl_empty(), .m = sl_empty(), .cap = cap, .rung = rung };
@@ -216,7 +202,7 @@ static bool policy_admits(const sim *s, const seg *c, uint32_t x, size_t pos, bo
     case TR_SECOND_SIGHT:
     case TR_GHOST: return !tail && seen;
     case TR_TINYLFU: return !tail && (!full || sk_estimate(s, x) > sk_estimate(s, c->m.tail));
-    default: return (!tail || c->rung.tail) && (seen || !full || pos < c->rung.depth);
+    default: return l3_rung_admits(&c->rung, seen, pos, tail, full);
     }
 }
 
@@ -313,43 +299,23 @@ static void shadows_request(sim *s, const uint32_t *ids, size_t n)
             s->view[m] = ids[j];
             s->pos[m++] = j;
         }
-    double h[MAX_SHADOWS];
+    double h[L3_LADDER_LEN];
     for (size_t k = 0; k < s->nshadow; k++)
-        s->shadow[k].window += h[k] = (double)seg_request(s, &s->shadow[k], s->view, s->pos, m, n, false);
-    for (size_t k = 0; k < s->nshadow; k++)
-        for (size_t j = 0; j < s->nshadow; j++)
-            s->spread[k][j] += (h[k] - h[j]) * (h[k] - h[j]);
+        h[k] = (double)seg_request(s, &s->shadow[k], s->view, s->pos, m, n, false);
+    l3_ladder_count(&s->score, h, 1); /* a block is a page of one object */
 }
 
-/* Whether shadow k beats the current rung's by the hysteresis and by the
- * confidence times the noise of their difference. */
-static bool beats(const sim *s, size_t k)
-{
-    double lead = s->shadow[k].window - s->shadow[s->rung].window;
-    double steps = k > s->rung ? (double)(k - s->rung) : (double)(s->rung - k);
-    return lead > s->shadow[s->rung].window * s->c->hysteresis * steps &&
-           lead > s->c->confidence * sqrt(s->spread[k][s->rung]);
-}
-
-/* Every round: of the shadows that beat the current rung's, the real cache
- * takes the rung of the one with the most (decayed) hits. */
+/* Every round: the real cache takes the rung the ladder's rule chooses
+ * from the shadows' score (ladder.h), as the store does. */
 static void choose_rung(sim *s)
 {
     if (s->sight < s->next_round)
         return;
     s->next_round = s->sight + s->round;
-    size_t best = s->rung;
-    for (size_t k = 0; k < s->nshadow; k++)
-        if (s->shadow[k].window > s->shadow[best].window && beats(s, k))
-            best = k;
+    uint32_t best = l3_ladder_choose(&s->score, s->rung);
     s->switches += best != s->rung;
-    s->rung = (uint32_t)best;
-    s->real.rung = tr_ladder[best];
-    for (size_t k = 0; k < s->nshadow; k++) {
-        s->shadow[k].window *= s->c->memory;
-        for (size_t j = 0; j < s->nshadow; j++)
-            s->spread[k][j] *= s->c->memory;
-    }
+    s->rung = best;
+    s->real.rung = l3_ladder[best];
 }
 
 /* ---- a run ---- */
@@ -385,27 +351,27 @@ static bool build_kids(sim *s)
 
 static bool sim_init(sim *s, const tr_trace *t, uint32_t cap, const tr_admit_config *c)
 {
-    static const tr_rung lru = { UINT32_MAX, 1.0, true, true };
+    const l3_rung lru = l3_ladder[L3_LADDER_LEN - 1];
     size_t longest = t->longest ? t->longest : 1;
     *s = (sim){ .t = t, .c = c, .cap = cap, .seen = calloc((size_t)t->num_ids + 1, 4),
                 .buf = malloc(longest * 4), .view = malloc(longest * 4), .pos = malloc(longest * sizeof(size_t)),
                 .last_time = t->num_requests ? t->time[0] : 0 };
     bool ok = s->seen && s->buf && s->view && s->pos;
-    tr_rung first = c->kind == TR_RUNG ? c->rung : c->kind == TR_ADAPTIVE ? tr_ladder[tr_ladder_len - 1] : lru;
+    l3_rung first = c->kind == TR_RUNG ? c->rung : lru;
     ok = ok && seg_init(&s->real, t->num_ids, cap, first);
     s->real.lazy = c->lazy;
     budget_init(s, &s->real, 1.0);
     if (ok && c->kind == TR_ADAPTIVE) {
-        double rate = c->shadow_entries >= cap ? 1.0 : (double)c->shadow_entries / cap;
+        double rate = L3_SHADOW_ENTRIES >= cap ? 1.0 : (double)L3_SHADOW_ENTRIES / cap;
         uint32_t scap = (uint32_t)(cap * rate + 0.5);
         s->sample_below = rate >= 1.0 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551615.0);
-        s->nshadow = tr_ladder_len;
+        s->nshadow = L3_LADDER_LEN;
         for (size_t k = 0; ok && k < s->nshadow; k++) {
-            ok = seg_init(&s->shadow[k], t->num_ids, scap ? scap : 1, tr_ladder[k]);
+            ok = seg_init(&s->shadow[k], t->num_ids, scap ? scap : 1, l3_ladder[k]);
             budget_init(s, &s->shadow[k], rate);
         }
         s->rung = (uint32_t)(s->nshadow - 1); /* start as the object LRU */
-        s->round = s->next_round = cap > 4096 ? cap : 4096;
+        s->round = s->next_round = l3_ladder_round(cap, 1);
     }
     if (ok && c->kind == TR_TINYLFU) {
         for (s->sk_width = 64; s->sk_width < cap; s->sk_width *= 2)
@@ -473,7 +439,6 @@ tr_admit_result tr_sim_admit(const tr_trace *t, uint32_t capacity, const tr_admi
 
 void tr_admit_defaults(tr_admit_config *c, int kind)
 {
-    *c = (tr_admit_config){ .kind = kind, .rung = tr_ladder[tr_ladder_len - 1], .ghost_gens = 5,
-                            .shadow_entries = 4096, .hysteresis = 0.005, .confidence = 0.5, .memory = 0.75,
-                            .lazy = true, .bucket_ms = 10000 };
+    *c = (tr_admit_config){ .kind = kind, .rung = l3_ladder[L3_LADDER_LEN - 1], .ghost_gens = 5, .lazy = true,
+                            .bucket_ms = 10000 };
 }

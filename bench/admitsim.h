@@ -12,22 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ladder.h"
 #include "tracesim.h"
-
-/* One rung of the admission ladder: how many of a put batch's first-seen
- * blocks are written (the rest wait for a second sighting), and how much
- * of the cache blocks written at first sight and not read since may hold
- * (the probation segment; a block read moves to the main segment). */
-typedef struct tr_rung {
-    uint32_t depth;   /* first-seen blocks written per put batch; UINT32_MAX: all */
-    double probation; /* probation's share of the capacity */
-    bool single;      /* one LRU, no probation segment */
-    bool tail;        /* a request's last block is written too (else never: it is rarely read again) */
-} tr_rung;
-
-/* The ladder TR_ADAPTIVE climbs: from "nothing at first sight" to "all". */
-extern const tr_rung tr_ladder[];
-extern const size_t tr_ladder_len;
 
 enum tr_admit_kind {
     TR_ALL,          /* the object LRU: every absent block written */
@@ -35,18 +21,15 @@ enum tr_admit_kind {
     TR_SECOND_SIGHT, /* only blocks seen in an earlier request (memory without bound) */
     TR_GHOST,        /* only blocks seen within the ghost window */
     TR_TINYLFU,      /* a newcomer replaces the LRU victim only if seen more often (count-min sketch) */
-    TR_RUNG,         /* one fixed rung */
-    TR_ADAPTIVE,     /* the rung of the best of sampled shadows, one per rung (the chosen policy) */
+    TR_RUNG,         /* one fixed rung (a rung of the ladder, ladder.h, or any other) */
+    TR_ADAPTIVE,     /* the rung the ladder's rule chooses from sampled shadows, one per rung, as the store's
+                        (the chosen policy) */
 };
 
 typedef struct tr_admit_config {
     int kind;                /* enum tr_admit_kind */
-    tr_rung rung;            /* TR_RUNG */
+    l3_rung rung;            /* TR_RUNG */
     uint32_t ghost_gens;     /* the ghost window: generations of `capacity` sightings (default 5) */
-    uint32_t shadow_entries; /* TR_ADAPTIVE: a sampled shadow's entries (default 4096) */
-    double hysteresis;       /* TR_ADAPTIVE: a new rung must beat the current one by this share per rung between (0.005) */
-    double confidence;       /* TR_ADAPTIVE: ... and by this many times the noise of the difference (0.5) */
-    double memory;           /* TR_ADAPTIVE: the share of the shadows' counts a round keeps (0.75) */
     bool lazy;               /* as the store: a probation block read keeps its place until probation's oldest,
                                 then moves to main (default; else at once) */
     bool chain_order;        /* a request's head ends as its most recent block, its tail as its oldest */
@@ -62,8 +45,8 @@ typedef struct tr_admit_result {
     double rung_mean;        /* TR_ADAPTIVE: the rung's mean over requests */
 } tr_admit_result;
 
-/* The defaults for `kind` (ghost 5 generations, shadows of 4096, 0.5% a
- * rung and half the noise, counts kept at 0.75 a round, lazy). */
+/* The defaults for `kind` (ghost 5 generations, lazy, a bucket of 10 s;
+ * TR_RUNG's rung the object LRU's). */
 void tr_admit_defaults(tr_admit_config *c, int kind);
 
 /* Replay the trace at `capacity` objects under the configured policy. */

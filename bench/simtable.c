@@ -250,7 +250,7 @@ static tr_admit_result run_named(const simctx *x, const named *p, uint32_t cap)
     tr_admit_config c;
     tr_admit_defaults(&c, p->kind);
     if (p->kind == TR_RUNG)
-        c.rung = tr_ladder[p->rung];
+        c.rung = l3_ladder[p->rung];
     c.chain_order = p->chain;
     c.orphans = p->orphans;
     return tr_sim_admit(x->t, cap, &c);
@@ -280,11 +280,11 @@ static void policy_table(simctx *x, const sim_row *rows, size_t n)
 {
     if (!x->rows) {
         printf("\nevery policy (the ladder's rungs: ");
-        for (size_t k = 0; k < tr_ladder_len; k++) {
-            if (tr_ladder[k].depth == UINT32_MAX)
-                printf("%zu all%s%s", k, tr_ladder[k].tail ? "" : " but the tail", k + 1 < tr_ladder_len ? ", " : ")\n");
+        for (uint32_t k = 0; k < L3_LADDER_LEN; k++) {
+            if (l3_ladder[k].depth == UINT32_MAX)
+                printf("%u all%s%s", k, l3_ladder[k].tail ? "" : " but the tail", k + 1 < L3_LADDER_LEN ? ", " : ")\n");
             else
-                printf("%zu depth %u probation %.2f, ", k, tr_ladder[k].depth, tr_ladder[k].probation);
+                printf("%u depth %u probation %.2f, ", k, l3_ladder[k].depth, l3_ladder[k].probation);
         }
         printf("capacity  policy                   hit      vs LRU  vs MIN       G  writes/LRU\n");
     }

@@ -598,7 +598,7 @@ static void print_sim(const l3_trace_options *o, const tr_trace *t, uint64_t cap
     tr_admit_config c;
     tr_admit_defaults(&c, o->store_admission == L3_ADMISSION_ADAPTIVE ? TR_ADAPTIVE : TR_RUNG);
     if (o->store_admission == L3_ADMISSION_RUNG)
-        c.rung = tr_ladder[o->store_rung];
+        c.rung = l3_ladder[o->store_rung];
     tr_admit_result a = tr_sim_admit(t, (uint32_t)cap, &c);
     double hs = ratio(a.hits, a.accesses), h = ratio(r->hits, r->accesses), hl = ratio(lru->hits, lru->accesses);
     uint64_t lru_writes = lru->admitted;
@@ -630,7 +630,7 @@ static tr_admit_config sim_budgeted(const l3_trace_options *o, uint64_t cap, dou
                                                           : TR_ALL;
     tr_admit_defaults(&c, kind);
     if (kind == TR_RUNG)
-        c.rung = tr_ladder[o->store_rung];
+        c.rung = l3_ladder[o->store_rung];
     c.budget = dwpd * (double)cap / 86400000.0; /* objects a millisecond of trace time */
     c.graceful = kind != TR_ALL;
     return c;

@@ -485,16 +485,16 @@ static uint32_t choice_with_lead_of_20(double noise)
     l3_key_id k = id_of(1);
     l3_admit_put_seen(s, &k, 1, 1u << 20, NULL); /* sized: 8 objects */
     l3_admit_state *a = &s->sh->admit;
-    s->shadows[L3_LADDER_LEN - 1].window = 1000;
-    s->shadows[3].window = 1020; /* past the hysteresis: 1000 x 0.5% x 3 rungs */
-    a->spread[3][L3_LADDER_LEN - 1] = a->spread[L3_LADDER_LEN - 1][3] = noise * noise;
+    a->score.window[L3_LADDER_LEN - 1] = 1000;
+    a->score.window[3] = 1020; /* past the hysteresis: 1000 x 0.5% x 3 rungs */
+    a->score.spread[3][L3_LADDER_LEN - 1] = a->score.spread[L3_LADDER_LEN - 1][3] = noise * noise;
     a->round_end = atomic_load(&a->sightings) + 1;
     l3_key_id fresh = id_of(99);
     bool found = false;
     l3_admit_exists(s, &fresh, &found, 1); /* a miss in every shadow; the round ends */
     uint32_t rung = atomic_load(&a->rung);
-    assert_true(s->shadows[3].window > 1020 * 0.75 - 1e-9 && s->shadows[3].window < 1020 * 0.75 + 1e-9);
-    assert_true(a->spread[3][L3_LADDER_LEN - 1] < noise * noise * 0.75 + 1e-9); /* both keep 0.75 */
+    assert_true(a->score.window[3] > 1020 * 0.75 - 1e-9 && a->score.window[3] < 1020 * 0.75 + 1e-9);
+    assert_true(a->score.spread[3][L3_LADDER_LEN - 1] < noise * noise * 0.75 + 1e-9); /* both keep 0.75 */
     slab_mem_free(s);
     return rung;
 }
@@ -523,8 +523,8 @@ static double spread_of_one_call(uint32_t per_page)
     l3_key_id x = id_of(7);
     bool found = true;
     l3_admit_exists(s, &x, &found, 1); /* a hit for rung 6, a miss for rung 3 */
-    double spread = s->sh->admit.spread[3][L3_LADDER_LEN - 1];
-    assert_true(spread == s->sh->admit.spread[L3_LADDER_LEN - 1][3]);
+    double spread = s->sh->admit.score.spread[3][L3_LADDER_LEN - 1];
+    assert_true(spread == s->sh->admit.score.spread[L3_LADDER_LEN - 1][3]);
     slab_mem_free(s);
     return spread;
 }

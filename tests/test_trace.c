@@ -222,7 +222,7 @@ static void belady_without_bypass_and_with_chain_ties(void **state)
     tr_free(&t);
 }
 
-static void rung_depth1(tr_admit_config *c) { c->rung = (tr_rung){ 1, 0.5, false, false }; }
+static void rung_depth1(tr_admit_config *c) { c->rung = (l3_rung){ 1, 0.5, false, false }; }
 
 /* A rung: first sightings written only at the head of a put batch (into
  * probation), seen blocks into main, the tail never, and a refusal ends
@@ -247,12 +247,12 @@ static void a_rung_writes_the_head_of_a_batch_and_what_was_seen(void **state)
 
 static void rung_depth1_eager(tr_admit_config *c)
 {
-    c->rung = (tr_rung){ 1, 0.5, false, true };
+    c->rung = (l3_rung){ 1, 0.5, false, true };
     c->lazy = false;
 }
 static void rung_depth1_lazy(tr_admit_config *c)
 {
-    c->rung = (tr_rung){ 1, 0.5, false, true };
+    c->rung = (l3_rung){ 1, 0.5, false, true };
     c->lazy = true;
 }
 
@@ -309,10 +309,10 @@ static void tinylfu_waits_until_the_newcomer_is_seen_more_often(void **state)
     tr_free(&t);
 }
 
-static void rung_0(tr_admit_config *c) { c->rung = tr_ladder[0]; }
+static void rung_0(tr_admit_config *c) { c->rung = l3_ladder[0]; }
 static void rung_0_orphans(tr_admit_config *c)
 {
-    c->rung = tr_ladder[0];
+    c->rung = l3_ladder[0];
     c->orphans = true;
 }
 
@@ -418,7 +418,7 @@ static void adaptive_admission_follows_the_best_shadow(void **state)
     /* Room for everything: nothing to gain, the object LRU it stays. */
     tr_admit_result big_lru = admit_run(&t, t.num_ids, TR_ALL, NULL), big = admit_run(&t, t.num_ids, TR_ADAPTIVE, NULL);
     assert_int_equal(big.hits, big_lru.hits);
-    assert_int_equal(big.rung, tr_ladder_len - 1);
+    assert_int_equal(big.rung, L3_LADDER_LEN - 1);
     assert_int_equal(big.switches, 0);
     tr_free(&t);
 }

@@ -1,7 +1,6 @@
 /* The slab store's admission (admit.h). */
 #include "admit.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,19 +8,12 @@
 #include "monotonic.h"
 
 /* A generation's sightings may not be fewer (a tiny store's ghost would
- * forget within a request or two), nor a round's: in pages, each
- * page_objects sightings (every rank names its own shard). */
+ * forget within a request or two): in pages, each page_objects sightings
+ * (every rank names its own shard). A round's floor is the ladder's
+ * (ladder.h). */
 #define MIN_GENERATION 64u
-#define MIN_ROUND 4096u
 /* The most objects a page's group is taken to have. */
 #define MAX_PAGE_OBJECTS 256u
-/* A new rung must beat the one in force by this share per rung between,
- * and by this many times the noise of the difference (docs/admission.md,
- * "The shadows and the adaptation"). */
-#define HYSTERESIS 0.005
-#define CONFIDENCE 0.5
-/* Each round the shadows' counts keep this share of what they held. */
-#define MEMORY 0.75
 /* The capacity's estimate moved by more than this share: the shadows are
  * sized again. */
 #define RESIZE_SHARE 0.25
@@ -71,11 +63,17 @@ static bool sampled(const l3_admit_state *a, uint64_t hash)
     return l3_mix64(hash ^ 0x5bd1e9955bd1e995ull) < a->sample_below;
 }
 
-/* `floor` pages' sightings, or `cap` if more. */
-static uint64_t at_least(const l3_admit_state *a, uint64_t cap, uint64_t floor)
+/* Objects a page's group has, as puts last said (0: not said, one). */
+static uint32_t page_objects(const l3_admit_state *a)
 {
-    uint32_t per_page = atomic_load_explicit(&a->page_objects, memory_order_relaxed);
-    floor *= per_page ? per_page : 1;
+    return atomic_load_explicit(&a->page_objects, memory_order_relaxed);
+}
+
+/* A generation's sightings: `cap`, at least MIN_GENERATION pages'. */
+static uint64_t generation(const l3_admit_state *a, uint64_t cap)
+{
+    uint32_t per_page = page_objects(a);
+    uint64_t floor = (uint64_t)MIN_GENERATION * (per_page ? per_page : 1);
     return cap > floor ? cap : floor;
 }
 
@@ -90,42 +88,21 @@ static void size_for(l3_slabstore *s, uint64_t cap)
     a->sample_below = rate >= 1.0 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551615.0);
     for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
         l3_shadow_init(&s->shadows[k], (uint32_t)(scap ? scap : 1), k);
-    memset(a->spread, 0, sizeof a->spread);
+    memset(&a->score, 0, sizeof a->score);
     uint64_t now = atomic_load(&a->sightings);
     a->cap = cap;
-    a->gen_end = now + at_least(a, cap, MIN_GENERATION);
-    a->round_end = now + at_least(a, cap, MIN_ROUND);
+    a->gen_end = now + generation(a, cap);
+    a->round_end = now + l3_ladder_round(cap, page_objects(a));
 }
 
-/* Whether rung k's shadow beats the rung in force's, `cur`, by the
- * hysteresis and beyond the noise: the difference of their windows over
- * the root of the decayed sum of its squares, call by call. */
-static bool beats(const l3_slabstore *s, uint32_t k, uint32_t cur)
+/* Every round (under the admission lock): the rung the ladder's rule
+ * chooses from the shadows' score, which then decays. */
+static void choose_rung(l3_admit_state *a)
 {
-    double lead = s->shadows[k].window - s->shadows[cur].window;
-    double steps = k > cur ? (double)(k - cur) : (double)(cur - k);
-    return lead > s->shadows[cur].window * HYSTERESIS * steps &&
-           lead > CONFIDENCE * sqrt(s->sh->admit.spread[k][cur]);
-}
-
-/* Every round (under the admission lock): of the rungs whose shadows beat
- * the rung in force's, take the one with the most decayed hits; then
- * decay every count. */
-static void choose_rung(l3_slabstore *s)
-{
-    l3_admit_state *a = &s->sh->admit;
-    uint32_t cur = atomic_load(&a->rung), best = cur;
-    for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
-        if (s->shadows[k].window > s->shadows[best].window && beats(s, k, cur))
-            best = k;
+    uint32_t cur = atomic_load(&a->rung), best = l3_ladder_choose(&a->score, cur);
     if (best != cur) {
         a->switches++;
         atomic_store(&a->rung, best);
-    }
-    for (uint32_t k = 0; k < L3_LADDER_LEN; k++) {
-        s->shadows[k].window *= MEMORY;
-        for (uint32_t j = 0; j < L3_LADDER_LEN; j++)
-            a->spread[k][j] *= MEMORY;
     }
 }
 
@@ -142,13 +119,13 @@ static void advance(l3_slabstore *s)
     while (now >= a->gen_end) {
         l3_ghost_rotate(&s->ghost);
         atomic_store(&a->exists_seen, 0);
-        a->gen_end += at_least(a, a->cap, MIN_GENERATION);
+        a->gen_end += generation(a, a->cap);
     }
     if (now < a->round_end)
         return;
     if (a->mode == L3_ADMISSION_ADAPTIVE)
-        choose_rung(s);
-    a->round_end = now + at_least(a, a->cap, MIN_ROUND);
+        choose_rung(a);
+    a->round_end = now + l3_ladder_round(a->cap, page_objects(a));
     double moved = cap > a->cap ? (double)(cap - a->cap) : (double)(a->cap - cap);
     if (cap && moved > RESIZE_SHARE * (double)a->cap)
         size_for(s, cap); /* the objects' size changed: the shadows start over */
@@ -197,16 +174,12 @@ static void shadows_replay(l3_slabstore *s, const l3_key_id *ids, size_t n)
     for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++) {
         l3_shadow_budget(&s->shadows[k], per_ns, now);
         hits[k] = (double)l3_shadow_request(&s->shadows[k], fps, pos, seen, m, n, tails);
-        s->shadows[k].window += hits[k];
     }
     /* The objects of a page come in as many calls (each rank names its own
      * shard) and their differences move together: the noise of their sum
-     * grows with their count, not its root. */
-    uint32_t per_page = atomic_load_explicit(&a->page_objects, memory_order_relaxed);
-    double weight = per_page ? (double)per_page : 1.0;
-    for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++)
-        for (uint32_t j = 0; j < L3_LADDER_LEN; j++)
-            a->spread[k][j] += weight * (hits[k] - hits[j]) * (hits[k] - hits[j]);
+     * grows with their count, not its root (ladder.h). */
+    if (m)
+        l3_ladder_count(&a->score, hits, page_objects(a));
     if (n > 256) {
         free(fps);
         free(pos);
@@ -260,7 +233,7 @@ void l3_admit_put_seen(l3_slabstore *s, const l3_key_id *ids, size_t n, uint64_t
         atomic_store(&a->tails, 1);
     if (hints && hints->groups && hints->group_objects > 1) {
         uint32_t per_page = hints->group_objects < MAX_PAGE_OBJECTS ? hints->group_objects : MAX_PAGE_OBJECTS;
-        if (atomic_load_explicit(&a->page_objects, memory_order_relaxed) != per_page)
+        if (page_objects(a) != per_page)
             atomic_store(&a->page_objects, per_page);
     }
     uint64_t mean = atomic_load_explicit(&a->slot_bytes, memory_order_relaxed);

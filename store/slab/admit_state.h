@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "shadow.h"
+#include "ladder.h"
 
 typedef struct l3_admit_state {
     pthread_mutex_t mu;           /* the shadows, the generations and the rung's choice */
@@ -27,10 +27,10 @@ typedef struct l3_admit_state {
     uint64_t cap;                 /* capacity in objects the shadows are sized for (0: not yet) */
     uint64_t sample_below;        /* a key whose mixed hash is below it is the shadows' */
     _Atomic uint64_t slot_bytes;  /* recent puts' mean slot bytes (the capacity's estimate) */
-    /* Per pair of rungs, the sum over exists calls of the squared
-     * difference of their shadows' hits, decayed as the windows are: the
-     * noise of the windows' difference (admit.c, choose_rung). */
-    double spread[L3_LADDER_LEN][L3_LADDER_LEN];
+    /* Each rung's shadow's hits over exists calls and the noise of their
+     * differences, decayed every round: what the rung's choice reads
+     * (ladder.h). */
+    l3_ladder_score score;
 } l3_admit_state;
 
 #endif

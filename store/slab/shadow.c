@@ -1,25 +1,10 @@
-/* The admission ladder and its shadow caches (shadow.h). */
+/* The admission ladder's shadow caches (shadow.h). */
 #include "shadow.h"
 
 #include <string.h>
 
 #include "hash.h"
 #include "invariant.h"
-
-const l3_rung l3_ladder[L3_LADDER_LEN] = {
-    { 0, 0.25f, false, false },        /* nothing at first sight: second sight only */
-    { 2, 0.25f, false, false },        /* a batch's first two new keys */
-    { 8, 0.35f, false, false },
-    { 16, 0.35f, false, false },
-    { 32, 0.5f, false, false },
-    { UINT32_MAX, 1.0f, true, false }, /* everything but a partial tail, one list */
-    { UINT32_MAX, 1.0f, true, true },  /* everything: the object LRU */
-};
-
-bool l3_rung_admits(const l3_rung *r, bool seen, uint64_t pos, bool tail, bool full)
-{
-    return (!tail || r->tail) && (seen || !full || pos < r->depth);
-}
 
 enum { FREE = 0, PROBATION = 1, MAIN = 2 };
 

@@ -1,14 +1,15 @@
-/* l3cache: the admission ladder and its shadow caches (internal; not
- * installed): docs/admission.md, "The ladder" and "The shadows".
+/* l3cache: the admission ladder's shadow caches (internal; not
+ * installed): docs/admission.md, "The shadows and the adaptation".
  *
- * A rung of the ladder says how many of a put batch's first-seen pages are
- * written and what share of the capacity keys written at first sight may
- * hold before they are read (probation). A shadow is a small cache of key
- * fingerprints (no data) that replays the store's requests under one
- * rung: a probation and a main list, evicting probation's oldest while
- * probation holds its share, else main's oldest. Seven of them, one per
- * rung, over a hash-sampled subset of the keys, measure which rung would
- * have hit most; the store takes that rung (admit.c).
+ * A rung of the ladder (ladder.h) says how many of a put batch's
+ * first-seen pages are written and what share of the capacity keys
+ * written at first sight may hold before they are read (probation). A
+ * shadow is a small cache of key fingerprints (no data) that replays the
+ * store's requests under one rung: a probation and a main list, evicting
+ * probation's oldest while probation holds its share, else main's oldest.
+ * Seven of them, one per rung, over a hash-sampled subset of the keys,
+ * measure which rung would have hit most; the store takes the rung the
+ * ladder's rule chooses from their hits (admit.c).
  *
  * Pure: a shadow is plain data (indices, no pointers), so it lives in the
  * shared mapping; the caller holds the lock that guards it. */
@@ -19,23 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One rung of the ladder. */
-typedef struct l3_rung {
-    uint32_t depth;  /* first-seen pages written per put batch; UINT32_MAX: all */
-    float probation; /* probation's share of the capacity */
-    bool single;     /* one list, no probation (everything goes to main) */
-    bool tail;       /* a partial last page is written too */
-} l3_rung;
-
-#define L3_LADDER_LEN 7u
-/* The ladder, from "nothing at first sight" (rung 0) to the object LRU
- * (rung L3_LADDER_LEN - 1). */
-extern const l3_rung l3_ladder[L3_LADDER_LEN];
-
-/* Whether a rung admits a key absent from its cache: `seen` in the ghost,
- * at `pos` from the first missing key of its batch, `tail` the batch's
- * partial last page, into a cache that is `full`. */
-bool l3_rung_admits(const l3_rung *r, bool seen, uint64_t pos, bool tail, bool full);
+#include "ladder.h"
 
 #define L3_SHADOW_ENTRIES 4096u
 #define L3_SHADOW_SLOTS 8192u /* its fingerprint table (open addressing, half full at most) */
@@ -55,7 +40,6 @@ typedef struct l3_shadow {
     uint16_t head[2], tail[2]; /* most and least recent of probation, main */
     uint16_t free;   /* free entries, through next */
     uint16_t pad[3];
-    double window;   /* hits, kept at 0.75 every round (admit.c) */
     uint64_t hits, written;
     double tokens;   /* its share of the write budget: writes it may make now */
     double per_ns;   /* writes the budget adds a nanosecond (0: no budget) */
