@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bucket.h"
 #include "shadow.h"
 #include "simlist.h"
 
@@ -23,8 +24,8 @@ typedef struct seg {
     l3_rung rung;
     uint64_t hits, written;
     bool lazy;
-    double tokens, bucket; /* its write budget (a shadow's scaled by its sampling rate) */
-    double rate;           /* tokens per ms */
+    l3_bucket bucket;      /* its write budget on the trace's clock (a shadow's scaled by its sampling rate) */
+    double rate, depth;    /* its tokens per ms, and its bucket's */
 } seg;
 
 /* One run: the real cache, its shadows, and what they share. */
@@ -45,7 +46,6 @@ typedef struct sim {
     uint8_t *sketch;         /* TinyLFU: 4 rows of 4-bit counters (a byte each here) */
     uint32_t sk_width;
     uint64_t sk_adds;
-    uint64_t last_time;      /* the budget's clock */
     uint32_t *kid_start, *kids; /* children of each id (orphans) */
     uint32_t *stack;         /* orphans: the descendants still to evict */
     uint32_t *buf;           /* scratch: what a request admitted (chain order) */
@@ -206,25 +206,13 @@ static bool policy_admits(const sim *s, const seg *c, uint32_t x, size_t pos, bo
     }
 }
 
-/* The write budget: a bucket of `bucket_ms` of budget, refilled by the
- * trace's clock. Without `graceful` a write waits only for a token; with
- * it a first-seen block also needs the bucket at least half full, so an
- * emptying bucket keeps what was seen twice. */
+/* The write budget: a bucket of `bucket_ms` of budget, filled by the
+ * trace's clock (bucket.h). Without `graceful` a write waits only for a
+ * token; with it a first-seen block also needs the bucket at least half
+ * full, so an emptying bucket keeps what was seen twice. */
 static bool budget_allows(const sim *s, seg *c, bool first_sight)
 {
-    if (s->c->budget <= 0)
-        return true;
-    if (c->tokens < 1 || (s->c->graceful && first_sight && c->tokens < 0.5 * c->bucket))
-        return false;
-    c->tokens -= 1;
-    return true;
-}
-
-static void refill_one(seg *c, double ms)
-{
-    c->tokens += c->rate * ms;
-    if (c->tokens > c->bucket)
-        c->tokens = c->bucket;
+    return s->c->budget <= 0 || l3_bucket_take(&c->bucket, c->depth, 1, s->c->graceful && first_sight);
 }
 
 /* The budget's clock moves to request q's time: every cache's bucket
@@ -234,19 +222,17 @@ static void refill(sim *s, size_t q)
 {
     if (s->c->budget <= 0)
         return;
-    uint64_t now = s->t->time[q];
-    double ms = (double)(now > s->last_time ? now - s->last_time : 0);
-    refill_one(&s->real, ms);
+    l3_bucket_fill(&s->real.bucket, s->real.rate, s->real.depth, s->t->time[q]);
     for (size_t k = 0; k < s->nshadow; k++)
-        refill_one(&s->shadow[k], ms);
-    s->last_time = now;
+        l3_bucket_fill(&s->shadow[k].bucket, s->shadow[k].rate, s->shadow[k].depth, s->t->time[q]);
 }
 
-/* A cache's budget: `rate` of the real one's (its sampling rate). */
+/* A cache's budget: `rate` of the real one's (its sampling rate); its
+ * bucket starts full at the first request. */
 static void budget_init(const sim *s, seg *c, double rate)
 {
     c->rate = s->c->budget * rate;
-    c->bucket = c->tokens = c->rate * s->c->bucket_ms;
+    c->depth = c->rate * s->c->bucket_ms;
 }
 
 /* Insert what a request admitted, tail first, then touch its hits tail
@@ -354,8 +340,7 @@ static bool sim_init(sim *s, const tr_trace *t, uint32_t cap, const tr_admit_con
     const l3_rung lru = l3_ladder[L3_LADDER_LEN - 1];
     size_t longest = t->longest ? t->longest : 1;
     *s = (sim){ .t = t, .c = c, .cap = cap, .seen = calloc((size_t)t->num_ids + 1, 4),
-                .buf = malloc(longest * 4), .view = malloc(longest * 4), .pos = malloc(longest * sizeof(size_t)),
-                .last_time = t->num_requests ? t->time[0] : 0 };
+                .buf = malloc(longest * 4), .view = malloc(longest * 4), .pos = malloc(longest * sizeof(size_t)) };
     bool ok = s->seen && s->buf && s->view && s->pos;
     l3_rung first = c->kind == TR_RUNG ? c->rung : lru;
     ok = ok && seg_init(&s->real, t->num_ids, cap, first);

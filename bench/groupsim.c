@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bucket.h"
 #include "simlist.h"
 
 /* One run. Object ids: a page's pool objects (page * R + rank) * P + pool,
@@ -21,19 +22,16 @@ typedef struct gsim {
     uint8_t *state;         /* group level: a page's states are there */
     uint32_t *order;        /* this request's rank order */
     uint64_t rng, written;
-    double tokens, bucket;  /* the write budget */
-    uint64_t last_time;
+    l3_bucket bucket;       /* the write budget, on the trace's clock (bucket.h) */
 } gsim;
+
+/* The bucket's depth: the store's 10 s of the budget. */
+static double depth(const gsim *s) { return s->c.budget * 10000.0; }
 
 /* Take `n` tokens for a write, if the budget has them. */
 static bool budget_take(gsim *s, uint64_t n)
 {
-    if (s->c.budget <= 0)
-        return true;
-    if (s->tokens < (double)n)
-        return false;
-    s->tokens -= (double)n;
-    return true;
+    return s->c.budget <= 0 || l3_bucket_take(&s->bucket, depth(s), (double)n, false);
 }
 
 static uint64_t next_rand(gsim *s)
@@ -246,14 +244,11 @@ tr_group_result tr_sim_groups(const tr_trace *t, uint32_t capacity_pages, const 
     bool ok = s.k.prev && s.k.next && s.in && s.state && s.order;
     for (uint32_t i = 0; ok && i < s.c.ranks; i++)
         s.order[i] = i;
-    s.bucket = s.tokens = c->budget * 10000.0; /* the store's 10 s */
-    s.last_time = t->num_requests ? t->time[0] : 0;
     for (size_t q = 0; ok && q < t->num_requests; q++) {
         const uint32_t *ids = t->ids + t->start[q];
         size_t n = t->start[q + 1] - t->start[q];
-        s.tokens += c->budget * (double)(t->time[q] - s.last_time);
-        s.tokens = s.tokens < s.bucket ? s.tokens : s.bucket;
-        s.last_time = t->time[q];
+        if (c->budget > 0)
+            l3_bucket_fill(&s.bucket, c->budget, depth(&s), t->time[q]); /* full at the first request */
         r.usable_hits += c->groups ? group_request(&s, ids, n) : object_request(&s, ids, n);
     }
     r.written = s.written;

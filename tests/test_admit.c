@@ -170,7 +170,7 @@ static void a_shadow_writes_within_its_budget(void **state)
     replay(c, b, 16, yes);
     assert_int_equal(c->written, 8);
     l3_shadow_budget(c, 1e-11, 1000000000ull - 500000000ull); /* a clock behind: no refill, none back */
-    assert_true(c->budget_ns == 1000000000ull);
+    assert_true(c->bucket.at == 1000000000ull);
     free(c);
 }
 

@@ -4,8 +4,8 @@
  * of a store (budget_state.h, in the mapping; this room is its one
  * writer). A write it does not fit is declined; a key written at first
  * sight needs the bucket at least half full, so that as the budget
- * tightens what was seen twice is still written. Pure over the bucket:
- * the caller holds the store's lock and passes the clock. */
+ * tightens what was seen twice is still written. Pure over the bucket
+ * (bucket.h): the caller holds the store's lock and passes the clock. */
 #ifndef L3_BUDGET_H
 #define L3_BUDGET_H
 
@@ -22,6 +22,6 @@
 bool l3_budget_take(l3_budget *b, uint64_t rate, uint64_t now_ns, uint64_t bytes, bool first_sight);
 
 /* Whether bucket `b` was ever drawn from (a budget has bound writes). */
-static inline bool l3_budget_used(const l3_budget *b) { return b->refill_ns != 0; }
+static inline bool l3_budget_used(const l3_budget *b) { return b->bytes.filled != 0; }
 
 #endif

@@ -3,12 +3,12 @@
 #ifndef L3_BUDGET_STATE_H
 #define L3_BUDGET_STATE_H
 
-#include <stdint.h>
+#include "bucket.h"
 
-/* A token bucket of bytes, shared by every process of a store. */
+/* A token bucket of bytes on the budget's clock in nanoseconds, shared by
+ * every process of a store. */
 typedef struct l3_budget {
-    uint64_t bytes;          /* in the bucket */
-    uint64_t refill_ns;      /* its last refill on the budget's clock (0: never: a full bucket) */
+    l3_bucket bytes; /* bytes (bucket.h): never filled, it is full at its first draw */
 } l3_budget;
 
 #endif

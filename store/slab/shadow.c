@@ -141,18 +141,10 @@ void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns)
     L3_ASSERT(per_ns >= 0);
     if (per_ns <= 0) {
         c->per_ns = 0;
+        c->bucket.filled = 0; /* a new budget starts full */
         return;
     }
-    double bucket = bucket_of(per_ns);
-    if (c->per_ns <= 0) {
-        c->tokens = bucket; /* a new budget starts full */
-        c->budget_ns = now_ns;
-    } else if (now_ns > c->budget_ns) {
-        c->tokens += (double)(now_ns - c->budget_ns) * per_ns;
-        c->budget_ns = now_ns; /* (a clock behind never moves it back) */
-    }
-    if (c->tokens > bucket)
-        c->tokens = bucket;
+    l3_bucket_fill(&c->bucket, per_ns, bucket_of(per_ns), now_ns);
     c->per_ns = per_ns;
 }
 
@@ -160,12 +152,7 @@ void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns)
  * takes its token. */
 static bool budget_takes(l3_shadow *c, bool seen)
 {
-    if (c->per_ns <= 0)
-        return true;
-    if (c->tokens < 1 || (!seen && c->tokens < 0.5 * bucket_of(c->per_ns)))
-        return false;
-    c->tokens -= 1;
-    return true;
+    return c->per_ns <= 0 || l3_bucket_take(&c->bucket, bucket_of(c->per_ns), 1, !seen);
 }
 
 size_t l3_shadow_request(l3_shadow *c, const uint64_t *fps, const uint32_t *pos, const bool *seen, size_t m,

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bucket.h"
 #include "ladder.h"
 
 #define L3_SHADOW_ENTRIES 4096u
@@ -41,9 +42,8 @@ typedef struct l3_shadow {
     uint16_t free;   /* free entries, through next */
     uint16_t pad[3];
     uint64_t hits, written;
-    double tokens;   /* its share of the write budget: writes it may make now */
+    l3_bucket bucket; /* its share of the write budget: writes it may make now (bucket.h) */
     double per_ns;   /* writes the budget adds a nanosecond (0: no budget) */
-    uint64_t budget_ns; /* the budget's clock at the last refill */
     l3_shadow_entry e[L3_SHADOW_ENTRIES + 1];
     uint16_t slot[L3_SHADOW_SLOTS];
 } l3_shadow;
