@@ -11,11 +11,12 @@
 
 enum { ABSENT = 0, IN_P = 1, IN_M = 2, IN_P_READ = 3 };
 
-/* A cache of probation (P: written at first sight, not read since) and
- * main (M) segments over dense ids; the object LRU is M alone. A lazy one
- * (the store's real cache) leaves a probation block read in its place
+/* The real cache: probation (P: written at first sight, not read since)
+ * and main (M) segments over dense ids; the object LRU is M alone. A lazy
+ * one (the store's) leaves a probation block read in its place
  * (IN_P_READ) until it is probation's oldest, then moves it to main, as
- * the store moves it when its slab comes up. */
+ * the store moves it when its slab comes up. (The shadows are the
+ * store's, shadow.h.) */
 typedef struct seg {
     sl_links k;
     uint8_t *where;
@@ -24,8 +25,8 @@ typedef struct seg {
     l3_rung rung;
     uint64_t hits, written;
     bool lazy;
-    l3_bucket bucket;      /* its write budget on the trace's clock (a shadow's scaled by its sampling rate) */
-    double rate, depth;    /* its tokens per ms, and its bucket's */
+    l3_bucket bucket;      /* its write budget on the trace's clock */
+    double depth;          /* its bucket's tokens (the rate is the config's budget) */
 } seg;
 
 /* One run: the real cache, its shadows, and what they share. */
@@ -36,9 +37,10 @@ typedef struct sim {
     uint32_t *seen;          /* per id: 1 + generation of its last sighting; 0: never seen */
     uint64_t sight, gen;     /* block sightings so far; their generation (sight / cap) */
     seg real;
-    seg shadow[L3_LADDER_LEN];
+    l3_shadow *shadow;       /* TR_ADAPTIVE: the store's shadows, one per rung (shadow.h) */
     size_t nshadow;
     uint64_t sample_below;   /* a shadow sees an id when mix(id) < this */
+    double shadow_share;     /* the shadows' sampling rate: their share of the budget */
     uint32_t rung, switches;
     l3_ladder_score score;   /* the shadows' hits and the noise of their differences (ladder.h) */
     uint64_t round, next_round;
@@ -49,8 +51,10 @@ typedef struct sim {
     uint32_t *kid_start, *kids; /* children of each id (orphans) */
     uint32_t *stack;         /* orphans: the descendants still to evict */
     uint32_t *buf;           /* scratch: what a request admitted (chain order) */
-    uint32_t *view;          /* scratch: a request's ids as the shadows see them, */
-    size_t *pos;             /* and their places in the request */
+    size_t *pos;             /* scratch: a request's places */
+    uint64_t *fps;           /* scratch: a request's sampled ids as the shadows' fingerprints, */
+    uint32_t *spos;          /* their places in the request, */
+    bool *sseen;             /* and whether the ghost held them */
 } sim;
 
 static uint64_t mix64(uint64_t x)
@@ -128,10 +132,10 @@ static void unlink_one(seg *c, uint32_t x)
 
 /* Evict `x`; with orphans, its cached descendants too (they cannot be a
  * prefix hit without it), walked with a stack. */
-static void drop(sim *s, seg *c, uint32_t x, bool real)
+static void drop(sim *s, seg *c, uint32_t x)
 {
     unlink_one(c, x);
-    if (!real || !s->c->orphans)
+    if (!s->c->orphans)
         return;
     size_t n = 0;
     s->stack[n++] = x;
@@ -156,7 +160,7 @@ static void to_main(seg *c, uint32_t x)
 /* Make room for one: probation's oldest while probation is over its share
  * (or main is empty), else main's oldest; a read one at probation's end
  * (lazy) moves to main instead. */
-static void make_room(sim *s, seg *c, bool real)
+static void make_room(sim *s, seg *c)
 {
     while (c->p.size + c->m.size >= c->cap) {
         bool from_p = c->p.size > 0 && (c->rung.single || c->m.size == 0 ||
@@ -165,13 +169,13 @@ static void make_room(sim *s, seg *c, bool real)
         if (c->where[x] == IN_P_READ)
             to_main(c, x);
         else
-            drop(s, c, x, real);
+            drop(s, c, x);
     }
 }
 
-static void insert(sim *s, seg *c, uint32_t x, bool to_main, bool real)
+static void insert(sim *s, seg *c, uint32_t x, bool to_main)
 {
-    make_room(s, c, real);
+    make_room(s, c);
     bool m = to_main || c->rung.single;
     sl_push(&c->k, m ? &c->m : &c->p, x);
     c->where[x] = m ? IN_M : IN_P;
@@ -215,32 +219,12 @@ static bool budget_allows(const sim *s, seg *c, bool first_sight)
     return s->c->budget <= 0 || l3_bucket_take(&c->bucket, c->depth, 1, s->c->graceful && first_sight);
 }
 
-/* The budget's clock moves to request q's time: every cache's bucket
- * fills (the shadows' in proportion to what they sample, so that they
- * choose the best rung under the budget). */
-static void refill(sim *s, size_t q)
-{
-    if (s->c->budget <= 0)
-        return;
-    l3_bucket_fill(&s->real.bucket, s->real.rate, s->real.depth, s->t->time[q]);
-    for (size_t k = 0; k < s->nshadow; k++)
-        l3_bucket_fill(&s->shadow[k].bucket, s->shadow[k].rate, s->shadow[k].depth, s->t->time[q]);
-}
-
-/* A cache's budget: `rate` of the real one's (its sampling rate); its
- * bucket starts full at the first request. */
-static void budget_init(const sim *s, seg *c, double rate)
-{
-    c->rate = s->c->budget * rate;
-    c->depth = c->rate * s->c->bucket_ms;
-}
-
 /* Insert what a request admitted, tail first, then touch its hits tail
  * first: the request's head ends as its most recent block. */
 static void chain_order_insert(sim *s, seg *c, const uint32_t *ids, size_t hits, const uint32_t *adm, size_t n)
 {
     for (size_t k = n; k-- > 0;)
-        insert(s, c, adm[k] & 0x7fffffffu, (adm[k] >> 31) != 0, true);
+        insert(s, c, adm[k] & 0x7fffffffu, (adm[k] >> 31) != 0);
     for (size_t k = hits; k-- > 0;)
         if (c->where[ids[k]] != ABSENT)
             touch(c, ids[k]);
@@ -248,9 +232,9 @@ static void chain_order_insert(sim *s, seg *c, const uint32_t *ids, size_t hits,
 
 /* One request as cache `c` sees it: `ids` (m of them, at places `pos` of
  * a request of n blocks). Returns its hits. */
-static size_t seg_request(sim *s, seg *c, const uint32_t *ids, const size_t *pos, size_t m, size_t n, bool real)
+static size_t seg_request(sim *s, seg *c, const uint32_t *ids, const size_t *pos, size_t m, size_t n)
 {
-    bool order = real && s->c->chain_order;
+    bool order = s->c->chain_order;
     size_t i = 0, nadm = 0;
     while (i < m && c->where[ids[i]] != ABSENT)
         i++;
@@ -268,7 +252,7 @@ static size_t seg_request(sim *s, seg *c, const uint32_t *ids, const size_t *pos
         if (order)
             s->buf[nadm++] = x | (to_main ? 0x80000000u : 0);
         else
-            insert(s, c, x, to_main, real);
+            insert(s, c, x, to_main);
     }
     if (order)
         chain_order_insert(s, c, ids, i, s->buf, nadm);
@@ -277,17 +261,27 @@ static size_t seg_request(sim *s, seg *c, const uint32_t *ids, const size_t *pos
 
 /* ---- the shadows and the rung they choose ---- */
 
-static void shadows_request(sim *s, const uint32_t *ids, size_t n)
+/* The shadows replay request q's sampled blocks (a block's fingerprint
+ * its id + 1), as the store's replay an exists call's sampled keys: each
+ * with its share of the budget on the trace's clock (in ns, as the
+ * store's), the last block a partial tail. */
+static void shadows_request(sim *s, size_t q, const uint32_t *ids, size_t n)
 {
     size_t m = 0;
     for (size_t j = 0; j < n; j++)
         if (mix64(ids[j]) < s->sample_below) {
-            s->view[m] = ids[j];
-            s->pos[m++] = j;
+            s->fps[m] = (uint64_t)ids[j] + 1;
+            s->spos[m] = (uint32_t)j;
+            s->sseen[m++] = in_ghost(s, ids[j]);
         }
+    if (!m)
+        return;
+    double per_ns = s->c->budget > 0 ? l3_shadow_rate(s->c->budget * 1000.0, s->shadow_share) : 0;
     double h[L3_LADDER_LEN];
-    for (size_t k = 0; k < s->nshadow; k++)
-        h[k] = (double)seg_request(s, &s->shadow[k], s->view, s->pos, m, n, false);
+    for (size_t k = 0; k < s->nshadow; k++) {
+        l3_shadow_budget(&s->shadow[k], per_ns, s->t->time[q] * 1000000ull, s->c->graceful);
+        h[k] = (double)l3_shadow_request(&s->shadow[k], s->fps, s->spos, s->sseen, m, n, true);
+    }
     l3_ladder_count(&s->score, h, 1); /* a block is a page of one object */
 }
 
@@ -340,22 +334,22 @@ static bool sim_init(sim *s, const tr_trace *t, uint32_t cap, const tr_admit_con
     const l3_rung lru = l3_ladder[L3_LADDER_LEN - 1];
     size_t longest = t->longest ? t->longest : 1;
     *s = (sim){ .t = t, .c = c, .cap = cap, .seen = calloc((size_t)t->num_ids + 1, 4),
-                .buf = malloc(longest * 4), .view = malloc(longest * 4), .pos = malloc(longest * sizeof(size_t)) };
-    bool ok = s->seen && s->buf && s->view && s->pos;
+                .buf = malloc(longest * 4), .pos = malloc(longest * sizeof(size_t)),
+                .fps = malloc(longest * sizeof(uint64_t)), .spos = malloc(longest * sizeof(uint32_t)),
+                .sseen = malloc(longest) };
+    bool ok = s->seen && s->buf && s->pos && s->fps && s->spos && s->sseen;
     l3_rung first = c->kind == TR_RUNG ? c->rung : lru;
     ok = ok && seg_init(&s->real, t->num_ids, cap, first);
     s->real.lazy = c->lazy;
-    budget_init(s, &s->real, 1.0);
+    s->real.depth = c->budget * c->bucket_ms;
     if (ok && c->kind == TR_ADAPTIVE) {
-        double rate = L3_SHADOW_ENTRIES >= cap ? 1.0 : (double)L3_SHADOW_ENTRIES / cap;
-        uint32_t scap = (uint32_t)(cap * rate + 0.5);
-        s->sample_below = rate >= 1.0 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551615.0);
-        s->nshadow = L3_LADDER_LEN;
-        for (size_t k = 0; ok && k < s->nshadow; k++) {
-            ok = seg_init(&s->shadow[k], t->num_ids, scap ? scap : 1, l3_ladder[k]);
-            budget_init(s, &s->shadow[k], rate);
-        }
-        s->rung = (uint32_t)(s->nshadow - 1); /* start as the object LRU */
+        uint32_t scap = l3_shadow_size(cap, &s->sample_below);
+        s->shadow_share = (double)scap / (double)cap;
+        ok = (s->shadow = malloc(L3_LADDER_LEN * sizeof *s->shadow)) != NULL;
+        for (uint32_t k = 0; ok && k < L3_LADDER_LEN; k++)
+            l3_shadow_init(&s->shadow[k], scap, k);
+        s->nshadow = ok ? L3_LADDER_LEN : 0;
+        s->rung = L3_LADDER_LEN - 1; /* start as the object LRU */
         s->round = s->next_round = l3_ladder_round(cap, 1);
     }
     if (ok && c->kind == TR_TINYLFU) {
@@ -369,12 +363,13 @@ static bool sim_init(sim *s, const tr_trace *t, uint32_t cap, const tr_admit_con
 static void sim_free(sim *s)
 {
     seg_free(&s->real);
-    for (size_t k = 0; k < s->nshadow; k++)
-        seg_free(&s->shadow[k]);
+    free(s->shadow);
     free(s->seen);
     free(s->buf);
-    free(s->view);
     free(s->pos);
+    free(s->fps);
+    free(s->spos);
+    free(s->sseen);
     free(s->sketch);
     free(s->kid_start);
     free(s->kids);
@@ -400,16 +395,19 @@ tr_admit_result tr_sim_admit(const tr_trace *t, uint32_t capacity, const tr_admi
         size_t n = t->start[q + 1] - t->start[q];
         for (size_t j = 0; s.sketch && j < n; j++)
             sk_add(&s, ids[j]);
-        refill(&s, q);
+        if (c->budget > 0)
+            l3_bucket_fill(&s.real.bucket, c->budget, s.real.depth, t->time[q]); /* full at the first request */
         if (s.nshadow)
-            shadows_request(&s, ids, n);
+            shadows_request(&s, q, ids, n);
         for (size_t j = 0; j < n; j++)
             s.pos[j] = j;
-        seg_request(&s, &s.real, ids, s.pos, n, n, true);
+        seg_request(&s, &s.real, ids, s.pos, n, n);
         sighted(&s, ids, n);
         if (s.nshadow)
             choose_rung(&s);
         s.rung_sum += s.rung;
+        if (c->rungs)
+            c->rungs[q] = (uint8_t)s.rung;
     }
     if (capacity > 0) {
         r.hits = s.real.hits;

@@ -37,6 +37,7 @@ typedef struct tr_admit_config {
     double budget;           /* writes allowed per ms of trace time; 0: no budget */
     double bucket_ms;        /* the budget's bucket: this many ms of budget (default 10000, the store's 10 s) */
     bool graceful;           /* under a budget: first sightings only while the bucket is half full */
+    uint8_t *rungs;          /* if set, the rung in force after each request (the trace's num_requests) */
 } tr_admit_config;
 
 typedef struct tr_admit_result {

@@ -141,7 +141,7 @@ static void a_shadow_writes_within_its_budget(void **state)
     (void)state;
     l3_shadow *c = malloc(sizeof *c);
     l3_shadow_init(c, 64, L3_LADDER_LEN - 1);
-    l3_shadow_budget(c, 1e-9, 1000000000ull); /* one write a second: a bucket of 10, full */
+    l3_shadow_budget(c, 1e-9, 1000000000ull, true); /* one write a second: a bucket of 10, full */
     bool no[16] = { 0 }, yes[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
     uint64_t a[16], b[16], d[16];
     for (int i = 0; i < 16; i++) {
@@ -157,19 +157,19 @@ static void a_shadow_writes_within_its_budget(void **state)
     assert_int_equal(c->written, 10);
     replay(c, d, 16, yes);
     assert_int_equal(c->written, 10); /* the clock has not moved */
-    l3_shadow_budget(c, 1e-9, 4000000000ull); /* three seconds later: three more */
+    l3_shadow_budget(c, 1e-9, 4000000000ull, true); /* three seconds later: three more */
     replay(c, d, 16, yes);
     assert_int_equal(c->written, 13);
-    l3_shadow_budget(c, 0, 5000000000ull); /* no budget: everything */
+    l3_shadow_budget(c, 0, 5000000000ull, true); /* no budget: everything */
     replay(c, d, 16, yes);
     assert_int_equal(c->written, 26);
     /* A sampled shadow's share of a small budget is a fraction of a write in
      * 10 s: its bucket holds 8 writes all the same (the same rate). */
     l3_shadow_init(c, 64, L3_LADDER_LEN - 1);
-    l3_shadow_budget(c, 1e-11, 1000000000ull);
+    l3_shadow_budget(c, 1e-11, 1000000000ull, true);
     replay(c, b, 16, yes);
     assert_int_equal(c->written, 8);
-    l3_shadow_budget(c, 1e-11, 1000000000ull - 500000000ull); /* a clock behind: no refill, none back */
+    l3_shadow_budget(c, 1e-11, 1000000000ull - 500000000ull, true); /* a clock behind: no refill, none back */
     assert_true(c->bucket.at == 1000000000ull);
     free(c);
 }

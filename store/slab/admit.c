@@ -83,11 +83,9 @@ static uint64_t generation(const l3_admit_state *a, uint64_t cap)
 static void size_for(l3_slabstore *s, uint64_t cap)
 {
     l3_admit_state *a = &s->sh->admit;
-    double rate = cap <= L3_SHADOW_ENTRIES ? 1.0 : (double)L3_SHADOW_ENTRIES / (double)cap;
-    uint64_t scap = (uint64_t)((double)cap * rate + 0.5);
-    a->sample_below = rate >= 1.0 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551615.0);
+    uint32_t scap = l3_shadow_size(cap, &a->sample_below);
     for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
-        l3_shadow_init(&s->shadows[k], (uint32_t)(scap ? scap : 1), k);
+        l3_shadow_init(&s->shadows[k], scap, k);
     memset(&a->score, 0, sizeof a->score);
     uint64_t now = atomic_load(&a->sightings);
     a->cap = cap;
@@ -146,7 +144,7 @@ static double shadow_budget(const l3_slabstore *s)
     if (!s->opt.write_budget || !slot || !a->cap)
         return 0;
     double sampled_share = (double)s->shadows[0].cap / (double)a->cap;
-    return (double)s->opt.write_budget / (double)slot * sampled_share * 1e-9;
+    return l3_shadow_rate((double)s->opt.write_budget / (double)slot, sampled_share);
 }
 
 /* The shadows replay one exists call's sampled keys (under the admission
@@ -172,7 +170,7 @@ static void shadows_replay(l3_slabstore *s, const l3_key_id *ids, size_t n)
     uint64_t now = per_ns > 0 ? l3_admit_budget_clock(s) : 0;
     double hits[L3_LADDER_LEN] = { 0 };
     for (uint32_t k = 0; m && k < L3_LADDER_LEN; k++) {
-        l3_shadow_budget(&s->shadows[k], per_ns, now);
+        l3_shadow_budget(&s->shadows[k], per_ns, now, true);
         hits[k] = (double)l3_shadow_request(&s->shadows[k], fps, pos, seen, m, n, tails);
     }
     /* The objects of a page come in as many calls (each rank names its own

@@ -69,6 +69,20 @@ static void list_push(l3_shadow *c, uint16_t x, int where)
     c->size[w]++;
 }
 
+uint32_t l3_shadow_size(uint64_t cap, uint64_t *sample_below)
+{
+    L3_ASSERT(cap >= 1);
+    double rate = cap <= L3_SHADOW_ENTRIES ? 1.0 : (double)L3_SHADOW_ENTRIES / (double)cap;
+    uint64_t entries = (uint64_t)((double)cap * rate + 0.5);
+    *sample_below = rate >= 1.0 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551615.0);
+    return entries ? (uint32_t)entries : 1;
+}
+
+double l3_shadow_rate(double writes_per_s, double share)
+{
+    return writes_per_s * share * 1e-9;
+}
+
 void l3_shadow_init(l3_shadow *c, uint32_t cap, uint32_t rung)
 {
     L3_ASSERT(cap >= 1 && cap <= L3_SHADOW_ENTRIES && rung < L3_LADDER_LEN);
@@ -136,7 +150,7 @@ static double bucket_of(double per_ns)
     return b > MIN_BUCKET ? b : MIN_BUCKET;
 }
 
-void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns)
+void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns, bool graceful)
 {
     L3_ASSERT(per_ns >= 0);
     if (per_ns <= 0) {
@@ -146,13 +160,14 @@ void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns)
     }
     l3_bucket_fill(&c->bucket, per_ns, bucket_of(per_ns), now_ns);
     c->per_ns = per_ns;
+    c->graceful = graceful;
 }
 
 /* Whether the budget (if any) lets the shadow write a key, `seen` before;
  * takes its token. */
 static bool budget_takes(l3_shadow *c, bool seen)
 {
-    return c->per_ns <= 0 || l3_bucket_take(&c->bucket, bucket_of(c->per_ns), 1, !seen);
+    return c->per_ns <= 0 || l3_bucket_take(&c->bucket, bucket_of(c->per_ns), 1, c->graceful && !seen);
 }
 
 size_t l3_shadow_request(l3_shadow *c, const uint64_t *fps, const uint32_t *pos, const bool *seen, size_t m,

@@ -9,7 +9,8 @@
  * probation's oldest while probation holds its share, else main's oldest.
  * Seven of them, one per rung, over a hash-sampled subset of the keys,
  * measure which rung would have hit most; the store takes the rung the
- * ladder's rule chooses from their hits (admit.c).
+ * ladder's rule chooses from their hits (admit.c). The simulator's
+ * shadows are these (bench/admitsim.c), sized and budgeted alike.
  *
  * Pure: a shadow is plain data (indices, no pointers), so it lives in the
  * shared mapping; the caller holds the lock that guards it. */
@@ -44,9 +45,22 @@ typedef struct l3_shadow {
     uint64_t hits, written;
     l3_bucket bucket; /* its share of the write budget: writes it may make now (bucket.h) */
     double per_ns;   /* writes the budget adds a nanosecond (0: no budget) */
+    uint32_t graceful; /* under a budget, a first sighting needs the bucket half full (the store's rule) */
+    uint32_t pad2;
     l3_shadow_entry e[L3_SHADOW_ENTRIES + 1];
     uint16_t slot[L3_SHADOW_SLOTS];
 } l3_shadow;
+
+/* The shadows' size for a store of `cap` objects (at least 1): keys are
+ * sampled at min(1, L3_SHADOW_ENTRIES / cap), a key whose mixed hash is
+ * under *sample_below, and each shadow holds round(cap x that rate)
+ * entries (returned, at least 1). */
+uint32_t l3_shadow_size(uint64_t cap, uint64_t *sample_below);
+
+/* A shadow's share of a write budget of `writes_per_s` writes a second,
+ * in writes a nanosecond: the budget times `share`, its sampling rate
+ * (its entries over the store's capacity in objects). */
+double l3_shadow_rate(double writes_per_s, double share);
 
 /* Empty `c` as a cache of `cap` entries under rung `rung`. */
 void l3_shadow_init(l3_shadow *c, uint32_t cap, uint32_t rung);
@@ -64,9 +78,10 @@ size_t l3_shadow_request(l3_shadow *c, const uint64_t *fps, const uint32_t *pos,
 /* Move c's write budget to the clock's `now_ns` (never back), refilling
  * at `per_ns` writes a nanosecond into a bucket of 10 s of it, at least 8
  * writes (`per_ns` 0: no budget; a new budget starts full). Under a budget
- * the shadow writes as the store does: a write needs a token, a first
- * sighting a bucket at least half full. */
-void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns);
+ * a write needs a token and, `graceful` (the store's rule; the simulator
+ * may price a cache without it), a first sighting a bucket at least half
+ * full. */
+void l3_shadow_budget(l3_shadow *c, double per_ns, uint64_t now_ns, bool graceful);
 
 /* Whether `fp` is in the shadow (for tests). */
 bool l3_shadow_has(const l3_shadow *c, uint64_t fp);
