@@ -1,4 +1,5 @@
 /* Admission's rooms over plain memory, no disk (docs/admission.md): the
+ * token bucket (bucket.c), the ladder and its rule (ladder.c), the
  * ghost's Bloom filters (ghost.c), the ladder's shadow caches (shadow.c),
  * the group table (groups.c), and admission itself (admit.c) over a
  * store's state in memory (slab_mem.c): verdicts by rung and ghost,
@@ -13,11 +14,144 @@
 #include <cmocka.h>
 
 #include "admit.h"
+#include "bucket.h"
 #include "ghost.h"
 #include "groups.h"
 #include "hash.h"
+#include "ladder.h"
 #include "shadow.h"
 #include "slab_mem.h"
+
+/* ---- the token bucket ---- */
+
+/* A bucket starts full, fills at its rate to its depth, never moves back
+ * with a clock behind it, and declines what it does not hold. */
+static void a_bucket_fills_by_its_clock_to_its_depth(void **state)
+{
+    (void)state;
+    l3_bucket b = { 0 };
+    l3_bucket_fill(&b, 2.0, 100, 1000); /* never filled: full */
+    assert_true(b.tokens == 100 && b.at == 1000);
+    assert_true(l3_bucket_take(&b, 100, 70, false));
+    assert_false(l3_bucket_take(&b, 100, 31, false)); /* 30 left */
+    assert_true(b.tokens == 30);
+    l3_bucket_fill(&b, 2.0, 100, 1010); /* 10 units at 2 a unit */
+    assert_true(b.tokens == 50 && b.at == 1010);
+    l3_bucket_fill(&b, 2.0, 100, 900); /* a clock behind: nothing, and not kept */
+    assert_true(b.tokens == 50 && b.at == 1010);
+    l3_bucket_fill(&b, 2.0, 100, 2000); /* never past its depth */
+    assert_true(b.tokens == 100);
+    l3_bucket_fill(&b, 2.0, 40, 2000); /* a shallower bucket holds less */
+    assert_true(b.tokens == 40);
+}
+
+/* The graceful gate: a first sighting needs the bucket half full, a key
+ * seen before only its tokens. */
+static void a_first_sighting_needs_the_bucket_half_full(void **state)
+{
+    (void)state;
+    l3_bucket b = { 0 };
+    l3_bucket_fill(&b, 1.0, 10, 0);
+    for (int i = 0; i < 6; i++)
+        assert_true(l3_bucket_take(&b, 10, 1, true)); /* 10 .. 5 left before each: half full at least */
+    assert_false(l3_bucket_take(&b, 10, 1, true)); /* 4 left */
+    assert_true(l3_bucket_take(&b, 10, 4, false)); /* seen: its tokens alone */
+    assert_true(b.tokens == 0);
+    assert_false(l3_bucket_take(&b, 10, 1, false));
+}
+
+/* ---- the ladder and its rule ---- */
+
+static void the_ladder_runs_from_second_sight_to_the_object_lru(void **state)
+{
+    (void)state;
+    const l3_rung *strict = &l3_ladder[0], *lru = &l3_ladder[L3_LADDER_LEN - 1], *two = &l3_ladder[1];
+    assert_false(l3_rung_admits(strict, false, 0, false, true)); /* full: a first sighting waits */
+    assert_true(l3_rung_admits(strict, false, 0, false, false)); /* room left: anything */
+    assert_true(l3_rung_admits(strict, true, 99, false, true));  /* seen: any depth */
+    assert_false(l3_rung_admits(strict, true, 0, true, false));  /* a partial tail, never */
+    assert_true(l3_rung_admits(two, false, 1, false, true) && !l3_rung_admits(two, false, 2, false, true));
+    assert_true(l3_rung_admits(lru, false, 1000, true, true)); /* everything */
+    /* docs/admission.md's table: depth, probation's share, one log, tails. */
+    static const l3_rung spec[L3_LADDER_LEN] = {
+        { 0, 0.25, false, false }, { 2, 0.25, false, false },         { 8, 0.35, false, false },
+        { 16, 0.35, false, false }, { 32, 0.5, false, false },        { UINT32_MAX, 1.0, true, false },
+        { UINT32_MAX, 1.0, true, true },
+    };
+    for (uint32_t k = 0; k < L3_LADDER_LEN; k++) {
+        assert_int_equal(l3_ladder[k].depth, spec[k].depth);
+        assert_true(l3_ladder[k].probation == spec[k].probation);
+        assert_true(l3_ladder[k].single == spec[k].single && l3_ladder[k].tail == spec[k].tail);
+    }
+}
+
+/* A request's hits go into each window; the squared difference of each
+ * pair into its spread, once per object of a page. */
+static void a_request_counts_hits_and_the_noise_of_their_differences(void **state)
+{
+    (void)state;
+    l3_ladder_score sc;
+    memset(&sc, 0, sizeof sc);
+    double hits[L3_LADDER_LEN] = { 0, 1, 2, 3, 4, 5, 6 };
+    l3_ladder_count(&sc, hits, 0);
+    l3_ladder_count(&sc, hits, 4);
+    assert_true(sc.window[6] == 12 && sc.window[0] == 0);
+    assert_true(sc.spread[6][0] == 36 + 4 * 36 && sc.spread[0][6] == sc.spread[6][0]);
+    assert_true(sc.spread[3][3] == 0 && sc.spread[2][3] == 1 + 4);
+}
+
+/* The rung in force holds unless another beats it by 0.5% of its hits a
+ * rung between them and by more than half the noise; of those that do,
+ * the most hits wins; then the score keeps 0.75 of itself. */
+static void a_round_takes_the_best_rung_past_the_hysteresis_and_the_noise(void **state)
+{
+    (void)state;
+    l3_ladder_score sc;
+    memset(&sc, 0, sizeof sc);
+    for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
+        sc.window[k] = 1000;
+    sc.window[5] = 1004; /* one rung from 6: needs more than 5 */
+    sc.window[3] = 1016; /* three rungs: more than 15 */
+    sc.window[0] = 1029; /* six rungs: more than 30 */
+    assert_false(l3_ladder_beats(&sc, 5, 6) || l3_ladder_beats(&sc, 0, 6));
+    assert_true(l3_ladder_beats(&sc, 3, 6));
+    sc.spread[3][6] = 32 * 32; /* half the noise: 16, not under the lead */
+    assert_false(l3_ladder_beats(&sc, 3, 6));
+    assert_int_equal(l3_ladder_choose(&sc, 6), 6);
+    assert_true(sc.window[3] == 1016 * 0.75 && sc.spread[3][6] == 32 * 32 * 0.75);
+    memset(&sc, 0, sizeof sc);
+    for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
+        sc.window[k] = 1000;
+    sc.window[4] = 1020;
+    sc.window[2] = 1040;
+    sc.window[1] = 1100; /* the most, past the hysteresis from 6 (5 rungs: 25) */
+    sc.spread[1][6] = 300 * 300; /* ... but not past half the noise (150) */
+    assert_int_equal(l3_ladder_choose(&sc, 6), 2); /* 2 beats 6 (40 > 20) and hits more than 4 */
+}
+
+/* A round is the capacity's sightings, at least 4096 pages' of them. */
+static void a_round_is_the_capacity_or_4096_pages(void **state)
+{
+    (void)state;
+    assert_int_equal(l3_ladder_round(1000, 0), L3_ROUND_PAGES);
+    assert_int_equal(l3_ladder_round(1000, 4), 4 * L3_ROUND_PAGES);
+    assert_int_equal(l3_ladder_round(50000, 1), 50000);
+    assert_int_equal(l3_ladder_round(50000, 16), 16 * L3_ROUND_PAGES);
+}
+
+/* The shadows sample min(1, 4096 / capacity) of the keys and hold the
+ * store's capacity at that rate; their budget is the store's at that rate. */
+static void the_shadows_are_sized_and_budgeted_by_their_sampling(void **state)
+{
+    (void)state;
+    uint64_t below;
+    assert_int_equal(l3_shadow_size(1000, &below), 1000);
+    assert_true(below == UINT64_MAX);
+    assert_int_equal(l3_shadow_size(1, &below), 1);
+    assert_int_equal(l3_shadow_size(50000, &below), L3_SHADOW_ENTRIES);
+    assert_true(below > UINT64_MAX / 50000 * 4000 && below < UINT64_MAX / 50000 * 4200); /* 4096 / 50000 */
+    assert_true(l3_shadow_rate(1000, 0.5) == 500 * 1e-9);
+}
 
 /* ---- the ghost ---- */
 
@@ -574,6 +708,13 @@ static void a_round_counts_pages_when_pages_are_groups(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_bucket_fills_by_its_clock_to_its_depth),
+        cmocka_unit_test(a_first_sighting_needs_the_bucket_half_full),
+        cmocka_unit_test(the_ladder_runs_from_second_sight_to_the_object_lru),
+        cmocka_unit_test(a_request_counts_hits_and_the_noise_of_their_differences),
+        cmocka_unit_test(a_round_takes_the_best_rung_past_the_hysteresis_and_the_noise),
+        cmocka_unit_test(a_round_is_the_capacity_or_4096_pages),
+        cmocka_unit_test(the_shadows_are_sized_and_budgeted_by_their_sampling),
         cmocka_unit_test(the_ghost_remembers_four_generations_and_forgets_the_fifth),
         cmocka_unit_test(a_ghost_filled_to_its_size_has_about_one_percent_false_positives),
         cmocka_unit_test(the_top_rung_is_an_object_lru),
