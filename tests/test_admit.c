@@ -100,8 +100,9 @@ static void a_request_counts_hits_and_the_noise_of_their_differences(void **stat
     assert_true(sc.spread[3][3] == 0 && sc.spread[2][3] == 1 + 4);
 }
 
-/* The rung in force holds unless another beats it by 0.5% of its hits a
- * rung between them and by more than half the noise; of those that do,
+/* The rung in force holds unless another beats it by 0.5% of its hits
+ * (however far it is on the ladder: issue 47, a distant rung that wins
+ * must be reachable) and by more than half the noise; of those that do,
  * the most hits wins; then the score keeps 0.75 of itself. */
 static void a_round_takes_the_best_rung_past_the_hysteresis_and_the_noise(void **state)
 {
@@ -110,23 +111,23 @@ static void a_round_takes_the_best_rung_past_the_hysteresis_and_the_noise(void *
     memset(&sc, 0, sizeof sc);
     for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
         sc.window[k] = 1000;
-    sc.window[5] = 1004; /* one rung from 6: needs more than 5 */
-    sc.window[3] = 1016; /* three rungs: more than 15 */
-    sc.window[0] = 1029; /* six rungs: more than 30 */
-    assert_false(l3_ladder_beats(&sc, 5, 6) || l3_ladder_beats(&sc, 0, 6));
-    assert_true(l3_ladder_beats(&sc, 3, 6));
-    sc.spread[3][6] = 32 * 32; /* half the noise: 16, not under the lead */
-    assert_false(l3_ladder_beats(&sc, 3, 6));
+    sc.window[5] = 1004; /* needs more than 5 */
+    sc.window[3] = 1005; /* not more */
+    sc.window[0] = 1016; /* six rungs away: more than 5 is enough */
+    assert_false(l3_ladder_beats(&sc, 5, 6) || l3_ladder_beats(&sc, 3, 6) || l3_ladder_beats(&sc, 6, 6));
+    assert_true(l3_ladder_beats(&sc, 0, 6));
+    sc.spread[0][6] = 32 * 32; /* half the noise: 16, not under the lead */
+    assert_false(l3_ladder_beats(&sc, 0, 6));
     assert_int_equal(l3_ladder_choose(&sc, 6), 6);
-    assert_true(sc.window[3] == 1016 * 0.75 && sc.spread[3][6] == 32 * 32 * 0.75);
+    assert_true(sc.window[0] == 1016 * 0.75 && sc.spread[0][6] == 32 * 32 * 0.75);
     memset(&sc, 0, sizeof sc);
     for (uint32_t k = 0; k < L3_LADDER_LEN; k++)
         sc.window[k] = 1000;
     sc.window[4] = 1020;
     sc.window[2] = 1040;
-    sc.window[1] = 1100; /* the most, past the hysteresis from 6 (5 rungs: 25) */
+    sc.window[1] = 1100; /* the most, past the hysteresis (5) */
     sc.spread[1][6] = 300 * 300; /* ... but not past half the noise (150) */
-    assert_int_equal(l3_ladder_choose(&sc, 6), 2); /* 2 beats 6 (40 > 20) and hits more than 4 */
+    assert_int_equal(l3_ladder_choose(&sc, 6), 2); /* 2 beats 6 (40 > 5) and hits more than 4 */
 }
 
 /* A round is the capacity's sightings, at least 4096 pages' of them. */

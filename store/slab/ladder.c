@@ -31,8 +31,7 @@ void l3_ladder_count(l3_ladder_score *sc, const double hits[L3_LADDER_LEN], uint
 bool l3_ladder_beats(const l3_ladder_score *sc, uint32_t k, uint32_t cur)
 {
     double lead = sc->window[k] - sc->window[cur];
-    double steps = k > cur ? (double)(k - cur) : (double)(cur - k);
-    return lead > sc->window[cur] * L3_LADDER_HYSTERESIS * steps &&
+    return k != cur && lead > sc->window[cur] * L3_LADDER_HYSTERESIS &&
            lead > L3_LADDER_CONFIDENCE * sqrt(sc->spread[k][cur]);
 }
 

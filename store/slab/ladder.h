@@ -36,7 +36,9 @@ extern const l3_rung l3_ladder[L3_LADDER_LEN];
 bool l3_rung_admits(const l3_rung *r, bool seen, uint64_t pos, bool tail, bool full);
 
 /* The rung rule: a rung must beat the one in force by this share of its
- * hits per rung between them, and by this many times the noise of their
+ * hits, however far it is (the noise term guards a jump: a distant rung
+ * scaled by its distance could not be reached within an hour's rounds,
+ * bench/results/2026-12-05-flat-hysteresis.md), and by this many times the noise of their
  * difference; each round the score keeps this share of itself. */
 #define L3_LADDER_HYSTERESIS 0.005
 #define L3_LADDER_CONFIDENCE 0.5
@@ -60,7 +62,7 @@ typedef struct l3_ladder_score {
 void l3_ladder_count(l3_ladder_score *sc, const double hits[L3_LADDER_LEN], uint32_t page_objects);
 
 /* Whether rung k's window beats rung `cur`'s (the rung in force) by the
- * hysteresis (per rung between them) and by more than the confidence
+ * hysteresis (of the current rung's hits) and by more than the confidence
  * times the root of their spread. */
 bool l3_ladder_beats(const l3_ladder_score *sc, uint32_t k, uint32_t cur);
 
