@@ -30,11 +30,10 @@ sequence for a seed is the one the random module guarantees across
 versions); every other draw is derived from it here.
 """
 import argparse
-import bisect
 import json
-import math
-import random
 import sys
+
+from tracegen import Content, Draw, Zipf
 
 BLOCK = 512
 DURATION_MS = 3_600_000
@@ -74,66 +73,7 @@ PARAMS = {
 }
 
 
-class Draw:
-    """Every draw from one random.Random's random() alone."""
-
-    def __init__(self, seed):
-        self.r = random.Random(seed)
-
-    def u(self):
-        return self.r.random()
-
-    def uniform_int(self, lo, hi):
-        return lo + min(int(self.u() * (hi - lo + 1)), hi - lo)
-
-    def exp(self, mean):
-        return -mean * math.log(1.0 - self.u())
-
-    def lognormal(self, median, sigma):
-        u1, u2 = self.u(), self.u()
-        z = math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
-        return median * math.exp(sigma * z)
-
-    def geometric(self, mean, most):
-        """1, 2, ... with the given mean, capped."""
-        p = 1.0 / mean
-        n = 1 + int(math.log(1.0 - self.u()) / math.log(1.0 - p)) if p < 1 else 1
-        return min(n, most)
-
-    def arrivals(self, per_hour):
-        """Poisson arrival times (ms) over the hour."""
-        t, out = 0.0, []
-        while True:
-            t += self.exp(3_600_000.0 / per_hour)
-            if t >= DURATION_MS:
-                return out
-            out.append(t)
-
-
-class Zipf:
-    """Ranks 0..n-1 with P(k) proportional to 1/(k+1)^s."""
-
-    def __init__(self, n, s):
-        acc, self.cdf = 0.0, []
-        for k in range(n):
-            acc += 1.0 / (k + 1) ** s
-            self.cdf.append(acc)
-        self.total = acc
-
-    def pick(self, d):
-        return min(bisect.bisect_left(self.cdf, d.u() * self.total), len(self.cdf) - 1)
-
-
-class Content:
-    """Token segments: shared ones (prompts, documents) have fixed ids, every
-    other piece of text is new."""
-
-    def __init__(self):
-        self.next_id = 0
-
-    def new(self):
-        self.next_id += 1
-        return self.next_id
+# Draw, Zipf and Content are tracegen.py's (the same draws: the trace is unchanged byte for byte).
 
 
 def agent_task(d, p, c, ctx, t, out):

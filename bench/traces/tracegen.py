@@ -5,8 +5,8 @@ of a prompt, the statistics, and the command line.
 A prompt is a list of segments (content id, tokens); a piece of a segment
 (id, from, to) is the same text wherever it appears, so a prompt that keeps
 the first tokens of a segment and replaces the rest shares the blocks that
-lie wholly in the kept part. gen_agentic.py predates this module and keeps
-its own copy (it is frozen with its trace).
+lie wholly in the kept part. gen_agentic.py, older than this module, uses
+its draws too (its trace is the same byte for byte).
 """
 import argparse
 import bisect
