@@ -24,7 +24,7 @@ static void a_path_alone_takes_every_default(void **state)
     assert_int_equal(l3_default_slab_size(c.store.capacity, 0), 16ull << 20);
     assert_int_equal(l3_default_slab_size(1ull << 40, 0), 64ull << 20);
     /* 1/256 of the capacity where eight expected objects fit: finer slabs
-     * for small pages (bench/results/2026-12-05-slab-size.md) */
+     * for small pages (bench/results/2026-12-05-g-by-trace.md) */
     assert_int_equal(l3_default_slab_size(400ull << 20, 64 << 10), 1ull << 20);
     assert_int_equal(l3_default_slab_size(1ull << 30, 256 << 10), 4ull << 20);
     assert_int_equal(l3_default_slab_size(8ull << 30, 64 << 10), 32ull << 20);

@@ -38,7 +38,7 @@ bool l3_rung_admits(const l3_rung *r, bool seen, uint64_t pos, bool tail, bool f
 /* The rung rule: a rung must beat the one in force by this share of its
  * hits, however far it is (the noise term guards a jump: a distant rung
  * scaled by its distance could not be reached within an hour's rounds,
- * bench/results/2026-12-05-flat-hysteresis.md), and by this many times the noise of their
+ * bench/results/2026-12-05-g-by-trace.md), and by this many times the noise of their
  * difference; each round the score keeps this share of itself. */
 #define L3_LADDER_HYSTERESIS 0.005
 #define L3_LADDER_CONFIDENCE 0.5
