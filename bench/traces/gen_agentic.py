@@ -33,10 +33,9 @@ import argparse
 import json
 import sys
 
-from tracegen import Content, Draw, Zipf
+from tracegen import DURATION_MS, Content, Draw, Zipf, blocks_of
 
-BLOCK = 512
-DURATION_MS = 3_600_000
+# Draw, Zipf, Content and blocks_of are tracegen.py's (the trace is unchanged byte for byte).
 
 # What each kind of work looks like (tokens unless named otherwise).
 PARAMS = {
@@ -71,9 +70,6 @@ PARAMS = {
     "chat_turn_tokens": (30, 600), "chat_answer_tokens": (50, 700),
     "chat_gap_s": (20, 240),
 }
-
-
-# Draw, Zipf and Content are tracegen.py's (the same draws: the trace is unchanged byte for byte).
 
 
 def agent_task(d, p, c, ctx, t, out):
@@ -167,26 +163,6 @@ def gen_chats(d, p, c, out):
             out.append((t, list(ctx), answer))
             ctx.append((c.new(), answer))
             t += 1000.0 * d.uniform_int(*p["chat_gap_s"])
-
-
-def blocks_of(ctx, ids):
-    """The chained ids of a prompt's blocks: a block is its parent and the
-    (segment, from, to) pieces it holds; the last block may be partial."""
-    pieces, parent, used, out = [], -1, 0, []
-    for seg, n in ctx:
-        off = 0
-        while off < n:
-            take = min(n - off, BLOCK - used)
-            pieces.append((seg, off, off + take))
-            off += take
-            used += take
-            if used == BLOCK:
-                parent = ids.setdefault((parent, tuple(pieces)), len(ids))
-                out.append(parent)
-                pieces, used = [], 0
-    if pieces:
-        out.append(ids.setdefault((parent, tuple(pieces)), len(ids)))
-    return out
 
 
 KINDS = ("agent", "rag", "long", "chat")
