@@ -319,18 +319,27 @@ static void a_second_process_shares_the_store(void **state)
     expect_both_back(&o, childs, parents, paths);
 }
 
+/* A two-device store that took batch `b`, closed, its second device
+ * moved away (to `moved`), and opened again without it. */
+static l3_slabstore *open_without_the_second(l3_slab_options *o, batch *b, char paths[2][512], char *moved,
+                                             size_t len)
+{
+    l3_slabstore *s = open_test_store(o);
+    put_batch(s, b);
+    l3_slabstore_free(s);
+    snprintf(moved, len, "%s.away", paths[1]);
+    assert_int_equal(rename(paths[1], moved), 0);
+    return open_test_store(o);
+}
+
 static void a_missing_device_opens_degraded_and_comes_back(void **state)
 {
     char paths[2][512], moved[600];
     const char *ptrs[2];
     l3_slab_options o = devices_options(paths, ptrs, 2, "missing", KIND(state));
-    l3_slabstore *s = open_test_store(&o);
     batch *b = new_batch("missing", 7), *later = new_batch("later", 8);
-    put_batch(s, b);
-    l3_slabstore_free(s);
-    snprintf(moved, sizeof moved, "%s.away", paths[1]);
-    assert_int_equal(rename(paths[1], moved), 0);
-    s = open_test_store(&o); /* degraded: said loudly, but open */
+    /* degraded: said loudly, but open */
+    l3_slabstore *s = open_without_the_second(&o, b, paths, moved, sizeof moved);
     l3_slab_stats st;
     l3_slabstore_stats(s, &st);
     assert_int_equal(st.devices_offline, 1);
@@ -514,13 +523,8 @@ static void l3fsck_judges_a_device_that_missed_a_session_by_the_rules(void **sta
     char paths[2][512], moved[600], out[16384];
     const char *ptrs[2];
     l3_slab_options o = devices_options(paths, ptrs, 2, "behind", KIND(state));
-    l3_slabstore *s = open_test_store(&o);
     batch *b = new_batch("behind", 9), *later = new_batch("later", 10);
-    put_batch(s, b);
-    l3_slabstore_free(s);
-    snprintf(moved, sizeof moved, "%s.away", paths[1]);
-    assert_int_equal(rename(paths[1], moved), 0);
-    s = open_test_store(&o);
+    l3_slabstore *s = open_without_the_second(&o, b, paths, moved, sizeof moved);
     put_batch(s, later);
     l3_slabstore_free(s); /* clean: its checkpoint lists device 0's objects */
     assert_int_equal(rename(moved, paths[1]), 0);
