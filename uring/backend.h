@@ -91,6 +91,14 @@ static inline double l3_io_wait_until(const l3_io_batch *b)
     return b->deadline;
 }
 
+/* The completions the batch's wait sleeps for: every request in flight
+ * when its caller reports nothing until the end (l3_io_finish: one wake-up
+ * for the lot), else the first. */
+static inline unsigned l3_io_wait_count(const l3_io_batch *b)
+{
+    return b->wait_all && b->inflight > 1 ? (unsigned)b->inflight : 1;
+}
+
 /* Queue request `i` of the context's batch as finished: l3_io_wait_some
  * reports it. */
 static inline void l3_io_finished(l3_io_ctx *c, uint32_t i)

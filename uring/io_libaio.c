@@ -133,9 +133,7 @@ static int wait_events(l3_io_engine *e, l3_io_ctx *c, unsigned depth, double unt
         if (left < 0)
             left = 0;
         struct timespec ts = { .tv_sec = (time_t)left, .tv_nsec = (long)((left - floor(left)) * 1e9) };
-        long least = b->wait_all && b->inflight > 1 ? (long)b->inflight : 1; /* (io_internal.h) */
-        if (least > (long)depth)
-            least = (long)depth;
+        long least = l3_io_wait_count(b) < depth ? (long)l3_io_wait_count(b) : (long)depth;
         int got = b->inflight ? io_getevents(c->aio, least, (long)depth, c->events, &ts) : 0;
         if (got >= 0 && b->inflight && l3_io_fault_wait_check(e))
             got = -EIO; /* (the events it took are lost with the batch) */

@@ -319,7 +319,7 @@ l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c)
         if (st != L3_OK)
             return st;
         double until = l3_io_wait_until(b);
-        unsigned nr = b->wait_all && b->inflight > 1 ? (unsigned)b->inflight : 1;
+        unsigned nr = l3_io_wait_count(b);
         int rc = wait_cqe(e, &c->ring, nr, until);
         if (rc == -ETIME && nr > 1)
             reap(e, c); /* what did finish by then */
