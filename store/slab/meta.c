@@ -402,7 +402,6 @@ l3_status l3_meta_retire_record(l3_slabstore *s, uint32_t slab, l3_error *err)
     return st;
 }
 
-
 l3_status l3_meta_write_journal(l3_slabstore *s, uint32_t slot, const l3_journal_record *rec,
                                 l3_error *err)
 {
