@@ -445,6 +445,31 @@ static void a_full_table_sweeps_idle_entries_then_refuses(void **state)
     free(g.table);
 }
 
+/* The table is sized for the groups a store can hold, no more: at a load
+ * of 3/4, a store of 3,000 objects full of groups of two (1,500 of them)
+ * fits, and a group past them goes untracked (docs/operations.md: two
+ * entries for every three objects, not one per object). */
+static void the_table_holds_a_store_full_of_pairs(void **state)
+{
+    (void)state;
+    uint64_t slots = l3_groups_slots_for(3000);
+    assert_int_equal(slots, 2000);
+    assert_int_equal(l3_groups_slots_for(100), 1024); /* the floor */
+    l3_groups_meta meta;
+    l3_groups_format(&meta, slots);
+    l3_groups g = { &meta, calloc(slots, sizeof(l3_group)) };
+    const uint64_t now = 1000000000000ull;
+    for (uint32_t tag = 1; tag <= 1500; tag++) {
+        l3_group *e = l3_groups_get(&g, tag, now);
+        assert_non_null(e);
+        e->members = 2;
+    }
+    for (uint32_t tag = 1; tag <= 1500; tag++)
+        assert_int_equal(l3_groups_find(&g, tag)->members, 2);
+    assert_null(l3_groups_get(&g, 1501, now)); /* nothing idle to sweep: untracked */
+    free(g.table);
+}
+
 static void a_verdict_binds_the_members_older_than_it(void **state)
 {
     (void)state;
@@ -726,6 +751,7 @@ int main(void)
         cmocka_unit_test(a_shadow_survives_churn_through_its_table),
         cmocka_unit_test(groups_count_members_and_go_when_idle),
         cmocka_unit_test(a_full_table_sweeps_idle_entries_then_refuses),
+        cmocka_unit_test(the_table_holds_a_store_full_of_pairs),
         cmocka_unit_test(a_decision_is_followed_once_by_each_other_object),
         cmocka_unit_test(a_verdict_binds_the_members_older_than_it),
         cmocka_unit_test(verdicts_follow_the_rung_the_ghost_and_the_fill),

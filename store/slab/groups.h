@@ -56,9 +56,10 @@ typedef struct l3_groups {
     l3_group *table;
 } l3_groups;
 
-/* Entries of a table for a store of up to `max_objects` objects: one per
- * object (so, at a load of 3/4 at most, a store full of groups of two or
- * more objects, or three quarters of it groups of one), at least 1024. */
+/* Entries of a table for a store of up to `max_objects` objects: two for
+ * every three objects (rounded down), at least 1024. At a load of 3/4,
+ * the most the table takes, that holds a store full of groups of two
+ * objects (a group of one is not tracked: l3_put_hints.group_objects 1). */
 uint64_t l3_groups_slots_for(uint64_t max_objects);
 
 /* Set up an empty table of `slots` entries (zeroed by the caller). */
