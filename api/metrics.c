@@ -159,6 +159,8 @@ char *l3_metrics_prometheus(const l3_snapshot *snap, const l3_slab_stats *st)
             { "l3cache_store_slabs_probation", "gauge", "Slabs of the probation log.", st->slabs_probation },
             { "l3cache_store_groups", "gauge", "Page groups tracked (a page's objects over ranks and pools).", st->groups_live },
             { "l3cache_store_group_followed_total", "counter", "Put keys that followed their group's decision.", st->group_followed },
+            { "l3cache_store_gate_waits_total", "counter", "Put waves that waited for gets in flight (the read-first gate).", st->gate_waits },
+            { "l3cache_store_gate_forced_total", "counter", "Put waves that went on after the gate's longest wait.", st->gate_forced },
             { "l3cache_store_group_dropped_total", "counter", "Objects dropped because a member of their group was evicted.", st->group_dropped },
             { "l3cache_store_get_checked_early_total", "counter", "Keys a get checked while other reads of its batch were in flight.", st->get_keys_checked_early },
             { "l3cache_store_reinserted_objects_total", "counter", "Objects kept from slabs being reused (rewritten).", st->reinserted_objects },

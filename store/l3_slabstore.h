@@ -154,6 +154,9 @@ typedef struct l3_slab_stats {
     uint64_t flushes;            /* device flushes (fdatasync) this process made: superblocks, journal,
                                     checkpoint, deletes, put waves (store.flush) */
     const char *flush;           /* "interval" or "batch" */
+    uint64_t gate_waits;         /* put waves that waited for gets in flight (the read-first gate), all
+                                    processes, since the mapping was built */
+    uint64_t gate_forced;        /* of them, waves that went on after the longest wait (100 ms) */
 } l3_slab_stats;
 
 typedef struct l3_slabstore l3_slabstore;

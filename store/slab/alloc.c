@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "admit.h"
+#include "gate.h"
 #include "policy.h"
 #include "rules.h"
 
@@ -428,6 +429,7 @@ void l3_alloc_release_proc(l3_slabstore *s, int p)
         sl->inflight = sl->inflight >= n ? sl->inflight - n : 0;
         sl->proc_inflight[p] = 0;
     }
+    l3_gate_release_proc(&h->gate, p);
     l3_proc_account *a = &h->alloc.procs[p];
     h->alloc.reserved = h->alloc.reserved >= a->reserved ? h->alloc.reserved - a->reserved : 0;
     *a = (l3_proc_account){ 0 };

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "batch.h"
+#include "gate.h"
 #include "l3_crc32c.h"
 #include "meta.h"
 #include "policy.h"
@@ -316,8 +317,10 @@ l3_status l3_slab_get_v(l3_store *st, const char *const *keys, size_t n, l3_host
     get_io io = { .lost = calloc(n ? n : 1, sizeof(get_key)) };
     if (!w.keys || !w.plans || !w.reqs || !w.req_key || !w.left || !w.order || !io.lost)
         rc = l3_fail(err, L3_ENOMEM, "allocating a get batch");
+    l3_gate_read_begin(&s->sh->gate, s->shm.me);
     for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk)
         rc = get_wave_run(s, &w, keys, base, n - base < wk ? n - base : wk, ranges, res, &io, err);
+    l3_gate_read_end(&s->sh->gate, s->shm.me);
     free(w.keys);
     free(w.plans);
     free(w.reqs);

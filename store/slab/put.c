@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "batch.h"
 #include "budget.h"
+#include "gate.h"
 #include "l3_crc32c.h"
 #include "meta.h"
 #include "monotonic.h"
@@ -341,6 +342,7 @@ static l3_status ensure_records(l3_slabstore *s, put_wave *w, l3_error *err)
 static l3_status write_wave(l3_slabstore *s, put_wave *w, const char *const *keys, l3_host_buffer host,
                             const l3_range *ranges, bool *retired, l3_error *err)
 {
+    bool open = l3_gate_write_begin(&s->sh->gate, s->shm.me); /* gets first */
     l3_status rc = ensure_records(s, w, err);
     l3_io_ctx *ctx = l3_io_acquire(s->engine);
     uint8_t *bounce = l3_io_bounce(ctx, NULL);
@@ -359,11 +361,21 @@ static l3_status write_wave(l3_slabstore *s, put_wave *w, const char *const *key
             if (r < 0)
                 rc = l3_fail(err, L3_ENOMEM, "allocating a bounce buffer");
         }
-    if (rc == L3_OK)
-        rc = l3_io_run(s->engine, ctx, w->reqs, (size_t)r, s->opt.io_timeout, retired, err);
+    /* While gets are in flight, a few requests at a time: a read waits
+     * behind no more than those in the device's queue. */
+    for (size_t i = 0, step; rc == L3_OK && *retired && i < (size_t)r; i += step) {
+        step = l3_gate_write_step(&s->sh->gate, (size_t)r - i);
+        rc = l3_io_run(s->engine, ctx, w->reqs + i, step, s->opt.io_timeout, retired, err);
+    }
+    l3_gate_write_end(&s->sh->gate, s->shm.me);
     if (rc == L3_OK && *retired)
         l3_meta_note_io(s, w->reqs, (size_t)r);
     l3_io_release(s->engine, ctx);
+    if (!open) { /* it waited the longest: a dead process's count may hold the gate */
+        l3_slab_lock(s);
+        l3_alloc_reap_dead(s);
+        l3_slab_unlock(s);
+    }
     return rc;
 }
 

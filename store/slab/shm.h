@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "admit_state.h"
+#include "gate_state.h"
 #include "alloc_state.h"
 #include "budget_state.h"
 #include "feed.h"
@@ -29,7 +30,7 @@
 struct stat;
 
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 22
+#define L3_SHM_VERSION 23
 
 /* A device's state (in the mapping). */
 enum { DEV_OK = 0, DEV_MISSING = 1, DEV_FAILED = 2 };
@@ -77,6 +78,7 @@ typedef struct shared {
     l3_early_trial keep_trial; /* policy.c: early keeps' trials */
     l3_budget budget;        /* budget.c: the write budget's bucket */
     l3_admit_state admit;    /* admit.c: the rung, sightings, shadows' choice */
+    l3_gate gate;            /* gate.c: reads and put waves in flight (the read-first gate) */
     l3_ghost_head ghost;     /* admission's ghost (ghost.h); its words at off_ghost */
     l3_groups_meta groups;   /* the group table (groups.h); its entries at off_groups */
     l3_feed_head feed;       /* the removal feed (feed.h); its slots at off_feed */

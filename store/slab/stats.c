@@ -125,6 +125,10 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->stale_reads = atomic_load(&s->stale_reads);
     o->unaligned_ios = atomic_load(&s->unaligned_ios);
     o->flushes = atomic_load(&s->flushes);
+    if (s->sh) { /* (not after close) */
+        o->gate_waits = atomic_load(&s->sh->gate.waits);
+        o->gate_forced = atomic_load(&s->sh->gate.forced);
+    }
     o->flush = s->opt.flush == L3_FLUSH_BATCH ? "batch" : "interval";
     o->device_max_segments = s->max_segments;
     o->device_max_request = s->max_request;
@@ -145,7 +149,7 @@ static char *stats_json(const l3_slab_stats *st)
     U(admission_rung); U(admission_switches); U(admission_capacity); U(slabs_probation); U(groups_live);
     U(gets); U(get_hits); U(get_misses); U(get_keys_checked_early); U(bytes_written); U(bytes_read);
     U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
-    U(early_keeps); U(early_keeps_judged); U(early_keeps_read); U(removals); U(removal_feed_slots); U(flushes);
+    U(early_keeps); U(early_keeps_judged); U(early_keeps_read); U(removals); U(removal_feed_slots); U(flushes); U(gate_waits); U(gate_forced);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
     U(io_timeouts); U(io_faults);
     U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments); U(device_max_request); U(host_regions);

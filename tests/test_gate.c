@@ -1,0 +1,266 @@
+/* The read-first gate (store/slab/gate.h): over its state in memory, the
+ * rule (one put wave at a time beside gets, any number without them), its
+ * longest wait and a dead process's counts; through the store, a put wave
+ * that waits while a get is in flight (issue 48: gets under a put stream). */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "gate.h"
+#include "slab.h"
+#include "slabstore.h"
+#include "store_util.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void nap_ms(int ms) { usleep((useconds_t)ms * 1000u); }
+
+/* A writer on a thread: enters the gate as process slot `me`. */
+typedef struct writer {
+    l3_gate *g;
+    int me;
+    atomic_bool entered;
+    bool open;
+    pthread_t t;
+} writer;
+
+static void *writer_main(void *arg)
+{
+    writer *w = arg;
+    w->open = l3_gate_write_begin(w->g, w->me);
+    atomic_store(&w->entered, true);
+    return NULL;
+}
+
+static void writer_start(writer *w, l3_gate *g, int me)
+{
+    *w = (writer){ .g = g, .me = me };
+    assert_int_equal(pthread_create(&w->t, NULL, writer_main, w), 0);
+}
+
+static void writer_join(writer *w) { assert_int_equal(pthread_join(w->t, NULL), 0); }
+
+static void without_gets_every_wave_passes(void **state)
+{
+    (void)state;
+    l3_gate *g = calloc(1, sizeof *g);
+    for (int i = 0; i < 3; i++)
+        assert_true(l3_gate_write_begin(g, 0));
+    assert_int_equal(atomic_load(&g->writes), 3);
+    assert_int_equal(atomic_load(&g->waits), 0);
+    for (int i = 0; i < 3; i++)
+        l3_gate_write_end(g, 0);
+    assert_int_equal(atomic_load(&g->writes), 0);
+    free(g);
+}
+
+static void beside_a_get_one_wave_writes_at_a_time(void **state)
+{
+    (void)state;
+    l3_gate *g = calloc(1, sizeof *g);
+    l3_gate_read_begin(g, 1);
+    assert_true(l3_gate_write_begin(g, 0)); /* the first passes */
+    writer b;
+    writer_start(&b, g, 2);
+    nap_ms(30);
+    assert_false(atomic_load(&b.entered)); /* the second waits for the first */
+    assert_int_equal(atomic_load(&g->waiters), 1);
+    l3_gate_write_end(g, 0);
+    writer_join(&b);
+    assert_true(b.open);
+    assert_int_equal(atomic_load(&g->writes), 1);
+    assert_int_equal(atomic_load(&g->waits), 1);
+    assert_int_equal(atomic_load(&g->forced), 0);
+    l3_gate_write_end(g, 2);
+    l3_gate_read_end(g, 1);
+    free(g);
+}
+
+static void the_last_get_ending_opens_the_gate(void **state)
+{
+    (void)state;
+    l3_gate *g = calloc(1, sizeof *g);
+    l3_gate_read_begin(g, 1);
+    l3_gate_read_begin(g, 1);
+    assert_true(l3_gate_write_begin(g, 0));
+    writer b;
+    writer_start(&b, g, 2);
+    nap_ms(20);
+    l3_gate_read_end(g, 1);
+    nap_ms(20);
+    assert_false(atomic_load(&b.entered)); /* one get still in flight */
+    l3_gate_read_end(g, 1);
+    writer_join(&b); /* the first wave still writing: no get, so it passes */
+    assert_true(b.open);
+    assert_int_equal(atomic_load(&g->writes), 2);
+    l3_gate_write_end(g, 0);
+    l3_gate_write_end(g, 2);
+    free(g);
+}
+
+static void beside_a_get_a_wave_submits_a_few_requests_at_a_time(void **state)
+{
+    (void)state;
+    l3_gate *g = calloc(1, sizeof *g);
+    assert_int_equal(l3_gate_write_step(g, 16), 16); /* no get: the whole wave at once */
+    l3_gate_read_begin(g, 3);
+    assert_int_equal(l3_gate_write_step(g, 16), L3_GATE_REQUESTS_UNDER_READS);
+    assert_int_equal(l3_gate_write_step(g, 1), 1);
+    l3_gate_read_end(g, 3);
+    assert_int_equal(l3_gate_write_step(g, 14), 14); /* the rest at once when the gets have ended */
+    free(g);
+}
+
+/* A dead process's get and wave hold the gate: a wave waits the longest
+ * wait, then goes on, saying so; once the dead process's counts are given
+ * back the gate is open at once. */
+static void a_dead_process_holds_the_gate_no_longer_than_the_longest_wait(void **state)
+{
+    (void)state;
+    l3_gate *g = calloc(1, sizeof *g);
+    l3_gate_read_begin(g, 7);
+    assert_true(l3_gate_write_begin(g, 7)); /* then slot 7 dies */
+    double t0 = now_s();
+    assert_false(l3_gate_write_begin(g, 0));
+    assert_true(now_s() - t0 >= L3_GATE_WAIT_MS / 1000.0 * 0.99);
+    assert_int_equal(atomic_load(&g->forced), 1);
+    assert_int_equal(atomic_load(&g->writes), 2);
+    l3_gate_release_proc(g, 7);
+    assert_int_equal(atomic_load(&g->reads), 0);
+    assert_int_equal(atomic_load(&g->writes), 1); /* slot 0's own */
+    assert_true(l3_gate_write_begin(g, 0));
+    assert_int_equal(atomic_load(&g->waits), 1);
+    l3_gate_write_end(g, 0);
+    l3_gate_write_end(g, 0);
+    free(g);
+}
+
+/* ---- through the store ---- */
+
+#define OBJ (64u * 1024u)
+#define WAVE 4u
+
+typedef struct batch {
+    l3_slabstore *s;
+    const char *keys[WAVE];
+    char names[WAVE][32];
+    uint8_t *pool;
+    bool ok[WAVE], failed[WAVE];
+    bool get;
+    pthread_t t;
+} batch;
+
+static void *batch_main(void *arg)
+{
+    batch *b = arg;
+    l3_range ranges[WAVE];
+    for (size_t i = 0; i < WAVE; i++)
+        ranges[i] = (l3_range){ i * OBJ, OBJ };
+    if (b->get)
+        assert_int_equal(get_keys(l3_slabstore_store(b->s), b->keys, WAVE, b->pool, WAVE * OBJ, ranges, b->ok,
+                                  b->failed),
+                         L3_OK);
+    else
+        put_keys(l3_slabstore_store(b->s), b->keys, WAVE, b->pool, WAVE * OBJ, ranges, b->ok);
+    return NULL;
+}
+
+static void batch_start(batch *b, l3_slabstore *s, const char *prefix, bool get)
+{
+    *b = (batch){ .s = s, .pool = aligned_pool(WAVE * OBJ), .get = get };
+    for (size_t i = 0; i < WAVE; i++) {
+        snprintf(b->names[i], sizeof b->names[i], "%s-%zu", prefix, i);
+        b->keys[i] = b->names[i];
+        if (!get)
+            fill_pattern(b->pool + i * OBJ, OBJ, (uint32_t)(i + 1) * 977u + (uint32_t)prefix[0]);
+    }
+    assert_int_equal(pthread_create(&b->t, NULL, batch_main, b), 0);
+}
+
+static void batch_join(batch *b)
+{
+    assert_int_equal(pthread_join(b->t, NULL), 0);
+    for (size_t i = 0; i < WAVE; i++)
+        assert_true(b->ok[i]);
+}
+
+static void wait_for(_Atomic uint32_t *count, uint32_t want)
+{
+    for (int i = 0; i < 5000 && atomic_load(count) < want; i++)
+        nap_ms(1);
+    assert_true(atomic_load(count) >= want);
+}
+
+/* A get whose read the device holds back 60 ms is in flight; a put wave
+ * whose first write is held back too is writing; a second put wave waits
+ * at the gate until one of them ends, and then writes. Every key is
+ * served with its bytes. (Without the gate both waves write at once.) */
+static void a_put_wave_waits_while_a_get_is_in_flight(void **state)
+{
+    l3_engine_kind kind = *(l3_engine_kind *)*state;
+    char path[512];
+    temp_store_path(path, sizeof path, "gate");
+    l3_slab_options o = test_options(path, 64ull << 20, kind);
+    o.admission = L3_ADMISSION_ALL;
+    l3_slabstore *s = open_test_store(&o);
+    batch a, b, c, first;
+    batch_start(&first, s, "held", false);
+    batch_join(&first);
+    l3_gate *g = &s->sh->gate;
+    l3_slabstore_set_fault(s, &(l3_io_fault){ .kind = L3_FAULT_DELAY, .count = 2, .shift = 60000 });
+    batch_start(&c, s, "held", true); /* its first read: the first fault */
+    wait_for(&g->reads, 1);
+    nap_ms(5);
+    batch_start(&a, s, "a", false); /* its first write: the second */
+    wait_for(&g->writes, 1);
+    batch_start(&b, s, "b", false);
+    batch_join(&a);
+    batch_join(&b);
+    batch_join(&c);
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    l3_slabstore_set_fault(s, NULL);
+    assert_true(st.gate_waits >= 1);
+    assert_int_equal(st.io_faults, 2);
+    for (size_t i = 0; i < WAVE; i++)
+        assert_true(memcmp(c.pool + i * OBJ, first.pool + i * OBJ, OBJ) == 0);
+    batch check;
+    batch_start(&check, s, "b", true);
+    batch_join(&check);
+    for (size_t i = 0; i < WAVE; i++)
+        assert_true(memcmp(check.pool + i * OBJ, b.pool + i * OBJ, OBJ) == 0);
+    assert_int_equal(atomic_load(&g->reads), 0);
+    assert_int_equal(atomic_load(&g->writes), 0);
+    l3_slabstore_free(s);
+    unlink(path);
+    free(first.pool), free(a.pool), free(b.pool), free(c.pool), free(check.pool);
+}
+
+int main(void)
+{
+    static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(without_gets_every_wave_passes),
+        cmocka_unit_test(beside_a_get_one_wave_writes_at_a_time),
+        cmocka_unit_test(the_last_get_ending_opens_the_gate),
+        cmocka_unit_test(beside_a_get_a_wave_submits_a_few_requests_at_a_time),
+        cmocka_unit_test(a_dead_process_holds_the_gate_no_longer_than_the_longest_wait),
+        cmocka_unit_test_prestate(a_put_wave_waits_while_a_get_is_in_flight, &uring),
+        cmocka_unit_test_prestate(a_put_wave_waits_while_a_get_is_in_flight, &aio),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
