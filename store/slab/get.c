@@ -81,7 +81,7 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const
     for (size_t i = 0; i < m; i++) {
         size_t pos = base + i;
         l3_index_entry *e = l3_entry_find_live(s, w->keys[i].id);
-        if (e && e->gen != l3_index_gen(s->slabs[e->slab].gen)) {
+        if (e && e->gen != (uint32_t)s->slabs[e->slab].gen) {
             l3_entry_remove(s, e, L3_REMOVED_EVICTED); /* left behind by a process that died mid-update */
             e = NULL;
         }

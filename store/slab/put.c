@@ -262,7 +262,7 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
         e.seq = p->seq;
         e.slab = p->slab;
         e.slot = p->slot;
-        e.gen = l3_index_gen(p->gen);
+        e.gen = (uint32_t)p->gen;
         e.pad &= L3_ENTRY_SEGMENTED; /* not read since this write; the same shape */
         if (p->move->early)
             e.pad |= L3_ENTRY_EARLY;
@@ -297,7 +297,7 @@ static void publish_wave(l3_slabstore *s, put_wave *w, bool ran, l3_io_result *r
         else if (written && !l3_index_find(&s->index, p->id)) {
             l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .check = p->id.check, .crc = p->crc,
                                  .slab = p->slab, .slot = p->slot, .size = (uint32_t)w->disk_len[p->pos],
-                                 .gen = l3_index_gen(p->gen), .ns = (uint16_t)p->ns, .key_len = p->id.len,
+                                 .gen = (uint32_t)p->gen, .ns = (uint16_t)p->ns, .key_len = p->id.len,
                                  .pad = w->k > 1 ? L3_ENTRY_SEGMENTED : 0 };
             written = l3_entry_publish_grouped(s, &e, p->group);
             l3_policy_written(s, p->slab);
