@@ -175,6 +175,21 @@ static void child_put(child_state *c)
             report(c, R_CONFIRM, ids[i], c->ver[ids[i]]);
 }
 
+/* Before the child exits 8: which of the key's versions the bytes read
+ * are (0: none of them), said on stderr, so that one failure tells which
+ * path served them (a stale version, or bytes of no version). */
+static void say_wrong_bytes(child_state *c, uint32_t id, uint64_t size)
+{
+    uint8_t *want = c->pool + OBJ;
+    uint32_t match = 0;
+    for (uint32_t v = 1; v <= c->ver[id] && !match; v++) {
+        fill_pattern(want, size, pattern_seed(id, v));
+        match = memcmp(c->pool, want, size) == 0 ? v : 0;
+    }
+    fprintf(stderr, "power child: key %u served version %u's bytes (0: no version's) where %u was put last\n", id,
+            match, c->ver[id]);
+}
+
 /* Read a few keys back (reinsertion keeps what was read). */
 static void child_get(child_state *c)
 {
@@ -191,8 +206,10 @@ static void child_get(child_state *c)
             _exit(7);
         uint8_t *want = c->pool + OBJ;
         fill_pattern(want, size, pattern_seed(id, c->ver[id]));
-        if (ok && memcmp(c->pool, want, size) != 0)
+        if (ok && memcmp(c->pool, want, size) != 0) {
+            say_wrong_bytes(c, id, size);
             _exit(8); /* wrong bytes before any cut */
+        }
     }
 }
 
