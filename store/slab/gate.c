@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "invariant.h"
+#include "monotonic.h"
 
 /* How long one sleep lasts at most: a read that ends without a waiter to
  * wake (its count fell before the writer slept) is seen this late. */
@@ -58,13 +59,6 @@ static bool try_enter(l3_gate *g)
     return false;
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
-}
-
 bool l3_gate_write_begin(l3_gate *g, int me)
 {
     L3_ASSERT(me >= 0 && me < L3_MAX_PROCS);
@@ -72,12 +66,12 @@ bool l3_gate_write_begin(l3_gate *g, int me)
     if (!open) {
         atomic_fetch_add(&g->waits, 1);
         atomic_fetch_add(&g->waiters, 1);
-        uint64_t until = now_ms() + L3_GATE_WAIT_MS;
+        uint64_t until = l3_now_ns() / 1000000u + L3_GATE_WAIT_MS;
         for (;;) {
             uint32_t seq = atomic_load(&g->seq);
             if ((open = try_enter(g)))
                 break;
-            uint64_t now = now_ms();
+            uint64_t now = l3_now_ns() / 1000000u;
             if (now >= until)
                 break;
             futex_wait(&g->seq, seq, until - now < GATE_NAP_MS ? (uint32_t)(until - now) : GATE_NAP_MS);

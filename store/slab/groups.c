@@ -8,7 +8,7 @@
 
 uint64_t l3_groups_slots_for(uint64_t max_objects)
 {
-    uint64_t slots = max_objects / 3 * 2 + max_objects % 3 * 2 / 3;
+    uint64_t slots = max_objects * 2 / 3; /* (the bound is at most 1.8 billion: no overflow) */
     return slots < 1024 ? 1024 : slots;
 }
 

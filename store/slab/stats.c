@@ -43,6 +43,8 @@ static void shared_stats(l3_slabstore *s, l3_slab_stats *o)
     o->admission_rung = atomic_load(&s->sh->admit.rung);
     o->admission_switches = s->sh->admit.switches;
     o->admission_capacity = s->sh->admit.cap;
+    o->gate_waits = atomic_load(&s->sh->gate.waits);
+    o->gate_forced = atomic_load(&s->sh->gate.forced);
 }
 
 /* What this process's engine counted. */
@@ -125,10 +127,6 @@ void l3_slabstore_stats(l3_slabstore *s, l3_slab_stats *o)
     o->stale_reads = atomic_load(&s->stale_reads);
     o->unaligned_ios = atomic_load(&s->unaligned_ios);
     o->flushes = atomic_load(&s->flushes);
-    if (s->sh) { /* (not after close) */
-        o->gate_waits = atomic_load(&s->sh->gate.waits);
-        o->gate_forced = atomic_load(&s->sh->gate.forced);
-    }
     o->flush = s->opt.flush == L3_FLUSH_BATCH ? "batch" : "interval";
     o->device_max_segments = s->max_segments;
     o->device_max_request = s->max_request;
