@@ -8,11 +8,14 @@
 #include "jobs.h"
 #include "namespace.h"
 #include "worker.h"
+#include "driver.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -63,6 +66,8 @@ static void executor_free_parts(l3_executor *e)
     free(e->threads);
     free(e->args);
     free(e->deployment_id);
+    if (e->drive_fd >= 0)
+        close(e->drive_fd);
     pthread_cond_destroy(&e->exited);
     pthread_cond_destroy(&e->finished);
     pthread_mutex_destroy(&e->mu);
@@ -75,9 +80,9 @@ static void stop_and_join(l3_executor *e)
 {
     pthread_mutex_lock(&e->mu);
     e->stopping = true;
-    for (int k = 0; k < NUM_KINDS; k++)
-        pthread_cond_broadcast(&e->work[k]);
     pthread_mutex_unlock(&e->mu);
+    for (int k = 0; k < NUM_KINDS; k++)
+        l3_exec_kick(e, k, true);
     for (size_t i = 0; i < e->num_threads; i++)
         pthread_join(e->threads[i], NULL);
     e->num_threads = 0;
@@ -144,6 +149,7 @@ l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regio
     l3_executor *e = calloc(1, sizeof *e);
     if (!e)
         return l3_fail(err, L3_ENOMEM, "allocating the executor");
+    e->drive_fd = -1;
     e->store = store;
     e->host = host;
     memcpy(e->regions, regions, n * sizeof *regions);
@@ -162,7 +168,12 @@ l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regio
     pthread_cond_init(&e->exited, &attr);
     pthread_cond_init(&e->finished, &attr);
     pthread_condattr_destroy(&attr);
-    size_t workers = config->query_workers + config->read_workers + config->write_workers;
+    /* Gets on one driver thread where the store runs them in three calls,
+     * unless the config asks for a thread per get. */
+    bool driven = store->ops->get_begin && store->ops->get_poll && store->ops->get_end && !config->gets_on_workers;
+    e->drive_fd = driven ? eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
+    size_t readers = e->drive_fd >= 0 ? 1 : config->read_workers;
+    size_t workers = config->query_workers + readers + config->write_workers;
     bool ok = true;
     for (int k = 0; k < NUM_KINDS; k++) {
         pthread_cond_init(&e->work[k], NULL);
@@ -179,14 +190,15 @@ l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regio
         executor_free_parts(e);
         return l3_fail(err, L3_ENOMEM, "allocating the executor");
     }
-    const size_t counts[NUM_KINDS] = { config->query_workers, config->read_workers,
-                                       config->write_workers };
+    const size_t counts[NUM_KINDS] = { config->query_workers, readers, config->write_workers };
     e->running_workers = workers;
     for (int k = 0; k < NUM_KINDS; k++) {
         for (size_t i = 0; i < counts[k]; i++) {
             worker_arg *arg = &e->args[e->num_threads];
             *arg = (worker_arg){ .executor = e, .kind = k };
-            int rc = pthread_create(&e->threads[e->num_threads], NULL, l3_exec_worker, arg);
+            bool drives = k == KIND_GET && e->drive_fd >= 0;
+            pthread_t *t = &e->threads[e->num_threads];
+            int rc = drives ? pthread_create(t, NULL, l3_exec_driver, arg) : pthread_create(t, NULL, l3_exec_worker, arg);
             if (rc != 0) {
                 pthread_mutex_lock(&e->mu);
                 e->running_workers = e->num_threads;
@@ -196,7 +208,8 @@ l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regio
                 return l3_fail(err, L3_ENOMEM, "spawning an L3 worker: %s", strerror(rc));
             }
             char name[16];
-            snprintf(name, sizeof name, "l3-%s-%u", l3_exec_kind_names[k], (unsigned)(i % 1000));
+            snprintf(name, sizeof name, "l3-%s-%u", drives ? "drive" : l3_exec_kind_names[k],
+                     (unsigned)(i % 1000));
             pthread_setname_np(e->threads[e->num_threads], name);
             e->num_threads++;
         }
@@ -218,8 +231,10 @@ l3_status l3_executor_close(l3_executor *e, double timeout, l3_error *err)
     struct timespec deadline = l3_exec_deadline_after(timeout);
     pthread_mutex_lock(&e->mu);
     e->stopping = true;
+    pthread_mutex_unlock(&e->mu);
     for (int k = 0; k < NUM_KINDS; k++)
-        pthread_cond_broadcast(&e->work[k]);
+        l3_exec_kick(e, k, true);
+    pthread_mutex_lock(&e->mu);
     while (e->running_workers > 0) {
         if (pthread_cond_timedwait(&e->exited, &e->mu, &deadline) == ETIMEDOUT)
             break;

@@ -3,6 +3,7 @@
 #include "invariant.h"
 
 #include <stdlib.h>
+#include <sys/eventfd.h>
 
 const char *const l3_exec_kind_names[NUM_KINDS] = { "query", "get", "put" };
 
@@ -40,4 +41,14 @@ bool l3_exec_queue_pop(id_ring *r, uint64_t *id)
     r->head = (r->head + 1) % r->cap;
     r->len--;
     return true;
+}
+
+void l3_exec_kick(l3_executor *e, int kind, bool all)
+{
+    if (all)
+        pthread_cond_broadcast(&e->work[kind]);
+    else
+        pthread_cond_signal(&e->work[kind]);
+    if (kind == KIND_GET && e->drive_fd >= 0 && atomic_load(&e->driver_asleep))
+        (void)eventfd_write(e->drive_fd, 1); /* (a full counter wakes it as well) */
 }

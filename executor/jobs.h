@@ -30,6 +30,11 @@ static inline bool l3_exec_is_local(const job *j, size_t i)
 /* Queue an id; the caller has checked that the ring has room. */
 void l3_exec_queue_push(id_ring *r, uint64_t id);
 
+/* Wake `kind`'s workers (or all, `all`) after a job was queued or
+ * shutdown began; a get driver asleep on its eventfd too. Called without
+ * the state lock. */
+void l3_exec_kick(l3_executor *e, int kind, bool all);
+
 /* Take the oldest id into *id; false when the ring is empty. */
 bool l3_exec_queue_pop(id_ring *r, uint64_t *id);
 

@@ -26,7 +26,9 @@ typedef struct l3_executor_config {
     size_t max_operations;         /* operations the scheduler keeps in flight */
     size_t max_keys_per_operation; /* keys one operation names */
     size_t query_workers;          /* threads running existence queries */
-    size_t read_workers;           /* threads running gets */
+    size_t read_workers;           /* gets run at once: by one driver thread, or one thread each */
+    bool gets_on_workers;          /* gets on read_workers threads, one each, not on one driver thread
+                                      (which a store that runs gets in three calls allows) */
     size_t write_workers;          /* threads running puts */
     uint32_t failure_threshold;    /* failed backend calls that open the backend */
     double recovery_interval;      /* seconds an open backend refuses calls before one probe */

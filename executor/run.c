@@ -1,6 +1,8 @@
 /* One operation's I/O (run.h): the store's batch call for this rank's
- * keys, through the circuit breaker, its result checked and its time counted. */
+ * keys, through the circuit breaker, its result checked and its time
+ * counted; a get in three calls for the driver (l3_exec_run_get_*). */
 #include "run.h"
+#include "invariant.h"
 #include "jobs.h"
 
 #include <stdlib.h>
@@ -19,92 +21,161 @@ static bool result_valid(int kind, const l3_io_result *r, size_t n)
     return true;
 }
 
-facts l3_exec_run(l3_executor *e, const job *j)
+static void run_free(run_state *rs)
+{
+    free(rs->keys);
+    free(rs->ranges);
+    free(rs->success);
+    free(rs->failures);
+    free(rs->pos);
+    rs->keys = NULL;
+    rs->ranges = NULL;
+    rs->success = rs->failures = NULL;
+    rs->pos = NULL;
+}
+
+/* Gather the job's keys with native work here; false when there are none
+ * or no memory (rs->out is then final, or its arrays NULL). */
+static bool gather(l3_executor *e, const job *j, run_state *rs)
 {
     size_t n = j->num_keys, num_local = 0;
-    facts out;
-    if (!l3_exec_facts_alloc(&out, n, true)) {
-        out.success = out.object_failures = NULL;
-        return out;
+    if (!l3_exec_facts_alloc(&rs->out, n, true)) {
+        rs->out.success = rs->out.object_failures = NULL;
+        return false;
     }
     for (size_t i = 0; i < n; i++)
         num_local += l3_exec_is_local(j, i);
-    if (num_local == 0) {
-        /* No native work on this owner: it neither probes the backend's
-         * health nor charges bytes it did not move. */
-        return out;
-    }
-    const char **keys = malloc(num_local * sizeof *keys);
-    l3_range *ranges = malloc(num_local * sizeof *ranges);
-    bool *success = calloc(num_local, 1), *failures = calloc(num_local, 1);
-    size_t *pos = malloc(num_local * sizeof *pos);
-    if (!keys || !ranges || !success || !failures || !pos) {
-        free(keys); free(ranges); free(success); free(failures); free(pos);
+    if (num_local == 0)
+        return false; /* no native work on this owner: it neither probes the backend's health nor charges bytes */
+    rs->keys = malloc(num_local * sizeof *rs->keys);
+    rs->ranges = malloc(num_local * sizeof *rs->ranges);
+    rs->success = calloc(num_local, 1);
+    rs->failures = calloc(num_local, 1);
+    rs->pos = malloc(num_local * sizeof *rs->pos);
+    if (!rs->keys || !rs->ranges || !rs->success || !rs->failures || !rs->pos) {
+        run_free(rs);
         l3_log("error", "out of memory running L3 operation %llu", (unsigned long long)j->op_id);
-        memset(out.success, 0, n);
-        return out;
+        memset(rs->out.success, 0, n);
+        return false;
     }
+    (void)e;
     for (size_t i = 0, k = 0; i < n; i++) {
         if (!l3_exec_is_local(j, i))
             continue;
-        pos[k] = i;
-        keys[k] = j->keys[i];
+        rs->pos[k] = i;
+        rs->keys[k] = j->keys[i];
         if (j->kind != KIND_QUERY)
-            ranges[k] = j->ranges[i];
+            rs->ranges[k] = j->ranges[i];
         k++;
     }
-    l3_io_result r = { .success = success, .object_failures = failures, .retired = true };
-    l3_health_token token;
-    if (!l3_health_begin(&e->health, &token)) {
-        out.breaker_refused = true;
-        memset(success, 0, num_local);
-        memset(failures, 0, num_local);
-        r.retired = true;
+    rs->num_local = num_local;
+    return true;
+}
+
+bool l3_exec_run_prepare(l3_executor *e, const job *j, run_state *rs)
+{
+    memset(rs, 0, sizeof *rs);
+    l3_error_clear(&rs->err);
+    if (!gather(e, j, rs))
+        return false;
+    rs->r = (l3_io_result){ .success = rs->success, .object_failures = rs->failures, .retired = true };
+    if (!l3_health_begin(&e->health, &rs->token)) {
+        rs->out.breaker_refused = true;
+        return true; /* the call refused: settled with every key failed, retired */
+    }
+    rs->called = true;
+    atomic_fetch_add_explicit(&e->backend_calls[j->kind], 1, memory_order_relaxed);
+    rs->started = l3_clock_now(e->clock);
+    return true;
+}
+
+facts l3_exec_run_settle(l3_executor *e, const job *j, run_state *rs, l3_status st)
+{
+    l3_io_result *r = &rs->r;
+    size_t num_local = rs->num_local;
+    if (!rs->called) {
+        memset(rs->success, 0, num_local);
+        memset(rs->failures, 0, num_local);
+        r->retired = true;
     } else {
-        atomic_fetch_add_explicit(&e->backend_calls[j->kind], 1, memory_order_relaxed);
-        double started = l3_clock_now(e->clock);
-        l3_error err;
-        l3_error_clear(&err);
-        l3_status st;
-        switch (j->kind) {
-        case KIND_QUERY:
-            st = e->store->ops->batch_exists(e->store, keys, num_local, success, &err);
-            r.success_len = r.object_failures_len = num_local;
-            break;
-        case KIND_GET:
-            st = e->store->ops->batch_get_into(e->store, keys, num_local, e->host, ranges, &r, &err);
-            break;
-        default:
-            st = e->store->ops->batch_put_from(e->store, keys, num_local, e->host, ranges, &r, &err);
-            break;
-        }
-        if (st == L3_OK && !result_valid(j->kind, &r, num_local)) {
-            st = L3_EINVAL;
-            l3_fail(&err, st, "malformed L3 result");
-        }
+        if (j->kind == KIND_QUERY && st == L3_OK)
+            r->success_len = r->object_failures_len = num_local;
+        if (st == L3_OK && !result_valid(j->kind, r, num_local))
+            st = l3_fail(&rs->err, L3_EINVAL, "malformed L3 result");
         if (st == L3_OK) {
             /* A retired failure is an object or capacity fact, never
              * backend unavailability. */
-            if (j->kind == KIND_QUERY || r.retired)
-                l3_health_success(&e->health, token);
+            if (j->kind == KIND_QUERY || r->retired)
+                l3_health_success(&e->health, rs->token);
             else
-                l3_health_failure(&e->health, token);
+                l3_health_failure(&e->health, rs->token);
         } else {
             l3_log("error", "L3 operation failed: kind=%s op_id=%llu: %s", l3_exec_kind_names[j->kind],
-                   (unsigned long long)j->op_id, err.msg[0] ? err.msg : l3_status_name(st));
-            l3_health_failure(&e->health, token);
-            memset(success, 0, num_local);
-            memset(failures, 0, num_local);
-            r.retired = j->kind == KIND_QUERY || e->store->ops->failures_retire(e->store);
+                   (unsigned long long)j->op_id, rs->err.msg[0] ? rs->err.msg : l3_status_name(st));
+            l3_health_failure(&e->health, rs->token);
+            memset(rs->success, 0, num_local);
+            memset(rs->failures, 0, num_local);
+            r->retired = j->kind == KIND_QUERY || e->store->ops->failures_retire(e->store);
         }
-        out.backend_seconds = l3_clock_now(e->clock) - started;
+        rs->out.backend_seconds = l3_clock_now(e->clock) - rs->started;
     }
     /* Keys without native work here are neutral successes. */
     for (size_t k = 0; k < num_local; k++) {
-        out.success[pos[k]] = success[k];
-        out.object_failures[pos[k]] = failures[k];
+        rs->out.success[rs->pos[k]] = rs->success[k];
+        rs->out.object_failures[rs->pos[k]] = rs->failures[k];
     }
-    out.retired = r.retired;
-    free(keys); free(ranges); free(success); free(failures); free(pos);
-    return out;
+    rs->out.retired = r->retired;
+    run_free(rs);
+    return rs->out;
+}
+
+facts l3_exec_run(l3_executor *e, const job *j)
+{
+    run_state rs;
+    if (!l3_exec_run_prepare(e, j, &rs))
+        return rs.out;
+    l3_status st = L3_OK;
+    if (rs.called) {
+        switch (j->kind) {
+        case KIND_QUERY:
+            st = e->store->ops->batch_exists(e->store, rs.keys, rs.num_local, rs.success, &rs.err);
+            break;
+        case KIND_GET:
+            st = e->store->ops->batch_get_into(e->store, rs.keys, rs.num_local, e->host, rs.ranges, &rs.r,
+                                               &rs.err);
+            break;
+        default:
+            st = e->store->ops->batch_put_from(e->store, rs.keys, rs.num_local, e->host, rs.ranges, &rs.r,
+                                               &rs.err);
+            break;
+        }
+    }
+    return l3_exec_run_settle(e, j, &rs, st);
+}
+
+bool l3_exec_run_get_begin(l3_executor *e, const job *j, run_state *rs, int notify_fd)
+{
+    L3_ASSERT(j->kind == KIND_GET);
+    if (!l3_exec_run_prepare(e, j, rs))
+        return false;
+    rs->job = NULL;
+    rs->st = L3_OK;
+    if (rs->called)
+        rs->st = e->store->ops->get_begin(e->store, rs->keys, rs->num_local, e->host, rs->ranges, &rs->r,
+                                          notify_fd, &rs->job, &rs->err);
+    return true;
+}
+
+bool l3_exec_run_get_poll(l3_executor *e, run_state *rs, double *wake_by)
+{
+    *wake_by = 0;
+    return !rs->job || e->store->ops->get_poll(rs->job, wake_by);
+}
+
+facts l3_exec_run_get_end(l3_executor *e, const job *j, run_state *rs)
+{
+    if (rs->job)
+        rs->st = e->store->ops->get_end(rs->job, &rs->err);
+    rs->job = NULL;
+    return l3_exec_run_settle(e, j, rs, rs->st);
 }

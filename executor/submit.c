@@ -127,7 +127,7 @@ static l3_status submit_job(l3_executor *e, job *j, l3_error *err)
     }
     l3_exec_queue_push(&e->queues[kind], op_id);
     pthread_mutex_unlock(&e->mu);
-    pthread_cond_signal(&e->work[kind]);
+    l3_exec_kick(e, kind, false);
     return L3_OK;
 }
 

@@ -20,6 +20,12 @@ static void a_path_alone_takes_every_default(void **state)
     assert_int_equal(l3_config_parse("{\"store\": {\"path\": \"x.store\"}}", &c, NULL), L3_OK);
     assert_string_equal(c.store.path, "x.store");
     assert_int_equal(c.store.capacity, 1ull << 30);
+    assert_false(c.executor.gets_on_workers); /* gets on the driver */
+    l3_config w;
+    assert_int_equal(l3_config_parse("{\"store\": {\"path\": \"x.store\"}, \"executor\": {\"gets\": \"workers\"}}",
+                                     &w, NULL), L3_OK);
+    assert_true(w.executor.gets_on_workers);
+    l3_config_free(&w);
     assert_int_equal(c.store.slab_size, 0); /* by the capacity: 16 MiB for 1 GiB */
     assert_int_equal(l3_default_slab_size(c.store.capacity, 0), 16ull << 20);
     assert_int_equal(l3_default_slab_size(1ull << 40, 0), 64ull << 20);
@@ -191,6 +197,8 @@ static void wrong_types_are_errors_that_name_their_path(void **state)
                  "$.executor.max_operations", "integer");
     expect_error("{\"store\": {" P "}, \"executor\": {\"recovery_interval\": null}}",
                  "$.executor.recovery_interval", "seconds");
+    expect_error("{\"store\": {" P "}, \"executor\": {\"gets\": \"threads\"}}", "$.executor.gets",
+                 "\"driver\" or \"workers\"");
     expect_error("{\"store\": {" P "}, \"namespace\": {\"deployment_id\": 7}}",
                  "$.namespace.deployment_id", "string");
     expect_error("{\"store\": {" P "}, \"namespace\": {\"has_draft\": \"no\"}}",

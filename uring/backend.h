@@ -144,6 +144,8 @@ void l3_aio_ctx_free(l3_io_engine *e, l3_io_ctx *c);
  * error that ends the batch (its message in c->batch.err, and
  * c->batch.retired false when some I/O may still be in flight). */
 l3_status l3_uring_begin(l3_io_engine *e, l3_io_ctx *c);
+/* Signal eventfd `fd` (or none, -1) on each of the context's completions. */
+l3_status l3_uring_set_notify(l3_io_ctx *c, int fd, l3_error *err);
 l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c);
 l3_status l3_aio_begin(l3_io_engine *e, l3_io_ctx *c);
 l3_status l3_aio_step(l3_io_engine *e, l3_io_ctx *c);

@@ -48,6 +48,7 @@ static void ctx_free(l3_io_engine *e, l3_io_ctx *c)
 static l3_status ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
 {
     memset(c, 0, sizeof *c);
+    c->notify_fd = -1;
     c->bounce_len = e->options.bounce_bytes;
     if (c->bounce_len && !(c->bounce = l3_aligned_alloc(4096, c->bounce_len, true)))
         return l3_fail(err, L3_ENOMEM, "allocating a %zu-byte bounce buffer", c->bounce_len);
@@ -157,31 +158,46 @@ bool l3_io_engine_host_fixed(l3_io_engine *e)
            !atomic_load(&e->host_refused);
 }
 
-/* Mark a free context in use and return it, or NULL (e->mu held). */
-static l3_io_ctx *take_free(l3_io_engine *e)
+/* Mark a free context in use and return it, or NULL (e->mu held): one
+ * that signals eventfd `fd` (-1: none) if any is free, so that a driver's
+ * contexts stay its own and others' completions do not wake it. */
+static l3_io_ctx *take_free(l3_io_engine *e, int fd)
 {
-    for (unsigned i = 0; i < e->num_ctxs; i++)
-        if (!e->ctxs[i].in_use) {
-            e->ctxs[i].in_use = true;
-            return &e->ctxs[i];
+    l3_io_ctx *any = NULL;
+    for (unsigned i = 0; i < e->num_ctxs; i++) {
+        l3_io_ctx *c = &e->ctxs[i];
+        if (c->in_use)
+            continue;
+        if (c->notify_fd == fd) {
+            any = c;
+            break;
         }
-    return NULL;
+        if (!any)
+            any = c;
+    }
+    if (any)
+        any->in_use = true;
+    return any;
 }
 
-l3_io_ctx *l3_io_acquire(l3_io_engine *e)
+l3_io_ctx *l3_io_acquire_for(l3_io_engine *e, int notify_fd)
 {
     pthread_mutex_lock(&e->mu);
     l3_io_ctx *got;
-    while (!(got = take_free(e)))
+    while (!(got = take_free(e, notify_fd)))
         pthread_cond_wait(&e->freed, &e->mu);
     pthread_mutex_unlock(&e->mu);
     return got;
 }
 
-l3_io_ctx *l3_io_try_acquire(l3_io_engine *e)
+l3_io_ctx *l3_io_acquire(l3_io_engine *e) { return l3_io_acquire_for(e, -1); }
+
+l3_io_ctx *l3_io_try_acquire(l3_io_engine *e) { return l3_io_try_acquire_for(e, -1); }
+
+l3_io_ctx *l3_io_try_acquire_for(l3_io_engine *e, int notify_fd)
 {
     pthread_mutex_lock(&e->mu);
-    l3_io_ctx *got = take_free(e);
+    l3_io_ctx *got = take_free(e, notify_fd);
     pthread_mutex_unlock(&e->mu);
     return got;
 }
@@ -245,14 +261,20 @@ static bool batch_room(l3_io_ctx *c, size_t n)
     return true;
 }
 
+/* Whether the batch has nothing left to submit, reap or report. */
+static bool batch_idle(const l3_io_batch *b)
+{
+    return b->head == b->tail && !b->npending && !b->inflight && !b->stalled && !b->nops;
+}
+
 /* One step of the open batch on its backend (backend.h); an error ends it. */
 static void batch_step(l3_io_engine *e, l3_io_ctx *c)
 {
     l3_status st = e->kind == L3_ENGINE_IO_URING ? l3_uring_step(e, c) : l3_aio_step(e, c);
     if (st != L3_OK)
         batch_end(e, c, st);
-    else if (c->batch.head == c->batch.tail)
-        batch_end(e, c, L3_OK); /* nothing left to submit, reap or report */
+    else if (batch_idle(&c->batch))
+        batch_end(e, c, L3_OK);
 }
 
 l3_status l3_io_start(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double timeout, bool *retired,
@@ -306,6 +328,42 @@ l3_status l3_io_wait_some(l3_io_engine *e, l3_io_ctx *c, size_t *done, size_t ma
     while (*ndone < max && b->head < b->tail)
         done[(*ndone)++] = c->done[b->head++];
     return batch_outcome(c, retired, err);
+}
+
+l3_status l3_io_poll_some(l3_io_engine *e, l3_io_ctx *c, size_t *done, size_t max, size_t *ndone, bool *retired,
+                          l3_error *err)
+{
+    l3_io_batch *b = &c->batch;
+    L3_ASSERT(max > 0);
+    *ndone = 0;
+    if (b->open && b->head == b->tail) {
+        b->nowait = true;
+        batch_step(e, c);
+        b->nowait = false;
+    }
+    while (*ndone < max && b->head < b->tail)
+        done[(*ndone)++] = c->done[b->head++];
+    return batch_outcome(c, retired, err);
+}
+
+bool l3_io_batch_open(const l3_io_ctx *c) { return c->batch.open; }
+
+double l3_io_wake_by(const l3_io_ctx *c)
+{
+    return c->batch.open ? l3_io_wait_until(&c->batch) : 0;
+}
+
+l3_status l3_io_set_notify(l3_io_engine *e, l3_io_ctx *c, int fd, l3_error *err)
+{
+    if (c->notify_fd == fd)
+        return L3_OK;
+    if (e->kind == L3_ENGINE_IO_URING) {
+        l3_status st = l3_uring_set_notify(c, fd, err);
+        if (st != L3_OK)
+            return st;
+    }
+    c->notify_fd = fd;
+    return L3_OK;
 }
 
 l3_status l3_io_finish(l3_io_engine *e, l3_io_ctx *c, bool *retired, l3_error *err)

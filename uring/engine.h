@@ -62,6 +62,13 @@ bool l3_io_engine_host_fixed(l3_io_engine *engine);
 /* Take a context for this thread's batch, waiting while all are in use. */
 l3_io_ctx *l3_io_acquire(l3_io_engine *engine);
 
+/* l3_io_acquire for a thread that sleeps on eventfd `notify_fd`: a free
+ * context already signalling it is preferred (then l3_io_set_notify). */
+l3_io_ctx *l3_io_acquire_for(l3_io_engine *engine, int notify_fd);
+
+/* l3_io_acquire_for without waiting: NULL when all are in use. */
+l3_io_ctx *l3_io_try_acquire_for(l3_io_engine *engine, int notify_fd);
+
 /* Take a free context without waiting, or NULL when all are in use. */
 l3_io_ctx *l3_io_try_acquire(l3_io_engine *engine);
 
@@ -104,6 +111,28 @@ l3_status l3_io_start(l3_io_engine *engine, l3_io_ctx *ctx, l3_io_req *reqs, siz
  * reported before it). */
 l3_status l3_io_wait_some(l3_io_engine *engine, l3_io_ctx *ctx, size_t *done, size_t max, size_t *ndone,
                           bool *retired, l3_error *err);
+
+/* l3_io_wait_some without sleeping, for a thread that drives several
+ * batches: it submits what waits, takes what has finished (up to `max`
+ * into done[0..*ndone), possibly none) and judges the deadline. Returns
+ * the batch's outcome as l3_io_wait_some does; whether the batch goes on
+ * is l3_io_batch_open. A thread that sleeps between polls sleeps on the
+ * context's eventfd (l3_io_set_notify) until l3_io_wake_by at the latest.
+ * An io_uring context's completions reach the thread that submitted its
+ * requests: poll a batch from the thread that started it. */
+l3_status l3_io_poll_some(l3_io_engine *engine, l3_io_ctx *ctx, size_t *done, size_t max, size_t *ndone,
+                          bool *retired, l3_error *err);
+
+/* Whether the context's batch has not yet ended. */
+bool l3_io_batch_open(const l3_io_ctx *ctx);
+
+/* When the open batch must be polled again at the latest (monotonic
+ * seconds): a held-back request's time, else its deadline; 0 once ended. */
+double l3_io_wake_by(const l3_io_ctx *ctx);
+
+/* Have the context signal eventfd `fd` on every completion from its next
+ * submission on (-1: none). The context keeps it until it is set again. */
+l3_status l3_io_set_notify(l3_io_engine *engine, l3_io_ctx *ctx, int fd, l3_error *err);
 
 /* End the batch: wait for the rest of its requests without reporting
  * them, and return its outcome (at once for a batch that has ended). */

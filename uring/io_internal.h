@@ -40,6 +40,8 @@ typedef struct l3_io_batch {
     bool wait_all;        /* the caller reports nothing until the end (l3_io_finish): a wait
                              sleeps until every request in flight has finished, one wake-up
                              for the lot, not one per completion */
+    bool nowait;          /* this step never sleeps (l3_io_poll_some): it submits, takes what
+                             has finished, judges the deadline and returns */
     l3_error err;         /* the message of a status other than L3_OK */
 } l3_io_batch;
 
@@ -48,6 +50,7 @@ struct l3_io_ctx {
     void *bounce;
     size_t bounce_len;
     uint32_t gen; /* batch generation, in each SQE's user_data */
+    int notify_fd; /* an eventfd its completions signal (l3_io_set_notify), or -1 */
     /* io_uring */
     struct io_uring ring;
     bool ring_ready;

@@ -75,6 +75,8 @@ static unsigned prep_iocbs(l3_io_engine *e, l3_io_ctx *c, struct iocb **ptrs)
         else
             io_prep_pread(cb, e->fds[dev], buf, len, (long long)off);
         cb->data = (void *)(uintptr_t)((uint64_t)c->gen << 32 | i);
+        if (c->notify_fd >= 0)
+            io_set_eventfd(cb, c->notify_fd);
         /* The slot is cb - iocbs: the kernel writes aio_key itself. */
         ptrs[batch++] = cb;
     }
@@ -144,6 +146,19 @@ static int wait_events(l3_io_engine *e, l3_io_ctx *c, unsigned depth, double unt
     }
 }
 
+/* The events that have finished, without sleeping (l3_io_poll_some); 0
+ * when none, or -errno. */
+static int peek_events(l3_io_engine *e, l3_io_ctx *c, unsigned depth)
+{
+    if (!c->batch.inflight)
+        return 0;
+    struct timespec zero = { 0, 0 };
+    int got = io_getevents(c->aio, 0, (long)depth, c->events, &zero);
+    if (got >= 0 && l3_io_fault_wait_check(e))
+        got = -EIO;
+    return got == -EINTR ? 0 : got;
+}
+
 /* Account `got` events: this batch's finish (or go back to pending). */
 static void reap_events(l3_io_engine *e, l3_io_ctx *c, int got)
 {
@@ -188,7 +203,9 @@ l3_status l3_aio_step(l3_io_engine *e, l3_io_ctx *c)
         if (b->failed == L3_OK && b->inflight == 0 && (b->npending || !b->stalled) && !b->delay_until)
             continue; /* more to submit, or (faults completed them all) done */
         double until = l3_io_wait_until(b);
-        int got = wait_events(e, c, e->depth, until);
+        int got = b->nowait ? peek_events(e, c, e->depth) : wait_events(e, c, e->depth, until);
+        if (got == 0 && b->nowait && l3_monotonic_seconds() < b->deadline)
+            return L3_OK; /* nothing yet: the caller comes back */
         if (got == 0 && until < b->deadline)
             continue; /* a held-back request's time has come */
         if (got <= 0) {

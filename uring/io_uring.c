@@ -14,9 +14,18 @@ l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
 {
     struct io_uring_params p;
     memset(&p, 0, sizeof p);
-    p.flags = IORING_SETUP_CQSIZE;
+    /* Completions' task work runs when this thread next enters the kernel
+     * (a submission, a wait, or a poll that sees IORING_SQ_TASKRUN), not
+     * by an interrupt of the thread in the middle of a checksum. */
+    p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
     p.cq_entries = e->depth * 2;
     int rc = io_uring_queue_init_params(e->depth, &c->ring, &p);
+    if (rc == -EINVAL) { /* (a kernel before 5.19) */
+        memset(&p, 0, sizeof p);
+        p.flags = IORING_SETUP_CQSIZE;
+        p.cq_entries = e->depth * 2;
+        rc = io_uring_queue_init_params(e->depth, &c->ring, &p);
+    }
     if (rc < 0)
         return l3_fail(err, rc == -ENOMEM ? L3_ENOMEM : L3_EUNSUPPORTED,
                        "io_uring_setup(%u entries): %s", e->depth, strerror(-rc));
@@ -309,6 +318,27 @@ l3_status l3_uring_begin(l3_io_engine *e, l3_io_ctx *c)
     return push(e, c);
 }
 
+l3_status l3_uring_set_notify(l3_io_ctx *c, int fd, l3_error *err)
+{
+    if (c->notify_fd >= 0)
+        io_uring_unregister_eventfd(&c->ring);
+    c->notify_fd = -1;
+    int rc = fd >= 0 ? io_uring_register_eventfd(&c->ring, fd) : 0;
+    return rc < 0 ? l3_fail(err, L3_EIO, "io_uring_register_eventfd: %s", strerror(-rc)) : L3_OK;
+}
+
+/* A step that does not sleep (l3_io_poll_some): what has finished, or
+ * -ETIME with nothing yet, or -EIO when a wait is to fail (fault.h). */
+static int peek_cqe(l3_io_engine *e, l3_io_ctx *c)
+{
+    if (l3_io_fault_wait_check(e))
+        return -EIO;
+    if (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN)
+        io_uring_get_events(&c->ring); /* completions wait for this thread to post them */
+    reap(e, c);
+    return c->batch.head != c->batch.tail ? 0 : -ETIME;
+}
+
 l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c)
 {
     l3_io_batch *b = &c->batch;
@@ -320,7 +350,11 @@ l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c)
             return st;
         double until = l3_io_wait_until(b);
         unsigned nr = l3_io_wait_count(b);
-        int rc = wait_cqe(e, &c->ring, nr, until);
+        int rc = b->nowait ? peek_cqe(e, c) : wait_cqe(e, &c->ring, nr, until);
+        if (rc == 0 && b->nowait)
+            break; /* (reaped) */
+        if (rc == -ETIME && b->nowait && l3_monotonic_seconds() < b->deadline)
+            return L3_OK; /* nothing yet: the caller comes back */
         if (rc == -ETIME && nr > 1)
             reap(e, c); /* what did finish by then */
         if (rc == -ETIME && (until < b->deadline || b->head != b->tail))

@@ -139,6 +139,11 @@ l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_b
                       const l3_range *ranges, l3_io_result *res, l3_error *err);
 l3_status l3_slab_get_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                         const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err);
+l3_status l3_slab_get_begin(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                            const l3_range *ranges, l3_io_result *res, int notify_fd, l3_store_job **job,
+                            l3_error *err);
+bool l3_slab_get_poll(l3_store_job *job, double *wake_by);
+l3_status l3_slab_get_end(l3_store_job *job, l3_error *err);
 bool l3_slab_remove(l3_store *st, const char *prefix);
 l3_status l3_slab_delete(l3_store *st, const char *const *keys, size_t n, bool *deleted, l3_error *err);
 

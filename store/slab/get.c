@@ -222,76 +222,280 @@ static void settle_key(l3_slabstore *s, get_wave *w, size_t kk, const char *cons
         atomic_fetch_add(&s->get_checked_early, 1);
 }
 
-/* Read the wave's `r` requests and judge each key as soon as its own
- * reads have finished, while the others' are still in flight: its crc32c
- * is computed as the device works on the rest. Returns the batch's
- * outcome (l3_io_finish). */
-static l3_status read_and_judge(l3_slabstore *s, get_wave *w, l3_io_ctx *ctx, size_t r, const char *const *keys,
-                                l3_io_result *res, get_io *io, bool *retired, l3_error *err)
+/* A get batch from its start to its end (struct l3_store_job, l3_store.h):
+ * the batch's arguments, its wave's scratch, the wave's context and reads,
+ * and how the batch goes so far. The synchronous get runs one the same way,
+ * sleeping on its reads instead of polling them. */
+struct l3_store_job {
+    l3_slabstore *s;
+    const char *const *keys;
+    size_t n;
+    const l3_range *ranges;
+    l3_io_result *res;
+    get_wave w;
+    get_io io;
+    int notify_fd;        /* the eventfd its contexts signal, or -1 */
+    l3_io_ctx *ctx;       /* the open wave's context, or NULL */
+    size_t base, m;       /* the open wave's keys [base, base + m) */
+    size_t r, seen;       /* its requests, and those reported finished */
+    size_t ok, failed;    /* io's counts before the wave (restored when it fails) */
+    int error;
+    bool retired;         /* the open wave's reads so far */
+    bool gated;           /* counted a read by the gate */
+    bool checked;         /* the batch passed its checks: its result arrays are its own */
+    bool started;         /* the open wave's reads were started */
+    l3_status rc;         /* the batch's status so far */
+    l3_error err;
+};
+
+/* Start the next wave, [base, base + m), on context `ctx`: look its keys
+ * up, plan and submit its reads, judge the keys with none. */
+static void wave_begin(l3_store_job *j, l3_io_ctx *ctx)
 {
-    count_reads(w);
-    l3_status rc = l3_io_start(s->engine, ctx, w->reqs, r, s->opt.io_timeout, retired, err);
-    for (size_t kk = 0; kk < w->nk && rc == L3_OK; kk++) {
-        if (w->left[kk] == 0)
-            settle_key(s, w, kk, keys, res, io, false); /* (no read to wait for) */
+    l3_slabstore *s = j->s;
+    get_wave *w = &j->w;
+    size_t m = j->n - j->base < s->wave_keys ? j->n - j->base : s->wave_keys;
+    j->m = m;
+    for (size_t i = 0; i < m; i++)
+        w->keys[i].id = l3_key_identity(j->keys[j->base + i], strlen(j->keys[j->base + i]));
+    j->ctx = ctx;
+    if (j->notify_fd >= 0)
+        j->rc = l3_io_set_notify(s->engine, j->ctx, j->notify_fd, &j->err);
+    plan_wave(s, w, j->base, m, j->ranges, l3_io_bounce(j->ctx, NULL), j->res);
+    int r = build_reads(s, w);
+    j->retired = true;
+    j->ok = j->io.ok;
+    j->failed = j->io.failed;
+    j->error = j->io.error;
+    j->r = r < 0 ? 0 : (size_t)r;
+    j->seen = 0;
+    j->started = false;
+    if (j->rc == L3_OK && r < 0)
+        j->rc = l3_fail(&j->err, L3_ENOMEM, "allocating a bounce buffer");
+    if (j->rc == L3_OK) {
+        count_reads(w);
+        j->started = true;
+        j->rc = l3_io_start(s->engine, j->ctx, w->reqs, j->r, s->opt.io_timeout, &j->retired, &j->err);
     }
-    size_t done[64], got = 0, seen = 0;
-    while (rc == L3_OK) {
-        rc = l3_io_wait_some(s->engine, ctx, done, sizeof done / sizeof done[0], &got, retired, err);
-        if (rc != L3_OK || got == 0)
+    for (size_t kk = 0; kk < w->nk && j->rc == L3_OK; kk++) {
+        if (w->left[kk] == 0)
+            settle_key(s, w, kk, j->keys, j->res, &j->io, false); /* (no read to wait for) */
+    }
+}
+
+/* Judge each of the wave's keys whose reads have all finished, while the
+ * others' are still in flight: its crc32c is computed as the device works
+ * on the rest. Sleeps for them when `block`. Returns whether the wave's
+ * reads have ended. */
+static bool wave_pump(l3_store_job *j, bool block)
+{
+    l3_slabstore *s = j->s;
+    get_wave *w = &j->w;
+    size_t done[64], got = 0;
+    if (!j->started)
+        return true;
+    while (j->rc == L3_OK && l3_io_batch_open(j->ctx)) {
+        j->rc = block ? l3_io_wait_some(s->engine, j->ctx, done, 64, &got, &j->retired, &j->err)
+                      : l3_io_poll_some(s->engine, j->ctx, done, 64, &got, &j->retired, &j->err);
+        if (got == 0 && !block)
             break;
-        seen += got;
+        j->seen += got;
         for (size_t d = 0; d < got; d++) {
             uint32_t kk = w->req_key[done[d]];
             L3_ASSERT(kk < w->nk && w->left[kk] > 0);
             if (--w->left[kk] == 0)
-                settle_key(s, w, kk, keys, res, io, seen < r);
+                settle_key(s, w, kk, j->keys, j->res, &j->io, j->seen < j->r);
         }
     }
-    return l3_io_finish(s->engine, ctx, retired, err);
+    return j->rc != L3_OK || !l3_io_batch_open(j->ctx);
 }
 
-/* Run one wave of keys [base, base + m). */
-static l3_status get_wave_run(l3_slabstore *s, get_wave *w, const char *const *keys, size_t base,
-                              size_t m, const l3_range *ranges, l3_io_result *res, get_io *io,
-                              l3_error *err)
+/* End the open wave: its outcome (l3_io_finish), its keys unserved when it
+ * failed, the store refusing more when its reads did not retire. */
+static void wave_end(l3_store_job *j)
 {
-    for (size_t i = 0; i < m; i++)
-        w->keys[i].id = l3_key_identity(keys[base + i], strlen(keys[base + i]));
-    l3_io_ctx *ctx = l3_io_acquire(s->engine);
-    plan_wave(s, w, base, m, ranges, l3_io_bounce(ctx, NULL), res);
-    int r = build_reads(s, w);
-    bool retired = true;
-    size_t ok = io->ok, failed = io->failed;
-    int error = io->error;
-    l3_status rc = r < 0 ? l3_fail(err, L3_ENOMEM, "allocating a bounce buffer")
-                         : read_and_judge(s, w, ctx, (size_t)r, keys, res, io, &retired, err);
-    if (r > 0 && rc == L3_OK && retired) {
-        l3_meta_note_io(s, w->reqs, (size_t)r);
+    l3_slabstore *s = j->s;
+    get_wave *w = &j->w;
+    l3_status rc = j->started ? l3_io_finish(s->engine, j->ctx, &j->retired, j->rc == L3_OK ? &j->err : NULL)
+                              : L3_OK;
+    if (j->rc == L3_OK)
+        j->rc = rc;
+    if (j->r > 0 && j->rc == L3_OK && j->retired) {
+        l3_meta_note_io(s, w->reqs, j->r);
         if (l3_alloc_sweep_due(s)) {
             l3_slab_lock(s);
             l3_alloc_sweep_failed(s);
             l3_slab_unlock(s);
         }
     }
-    if (rc != L3_OK || !retired) {
+    if (j->rc != L3_OK || !j->retired) {
         /* The wave failed: none of its keys is served, though some were
          * judged as their reads finished, and none is lost. */
         for (size_t k = 0; k < w->nk; k++)
-            res->success[w->keys[k].pos] = false;
-        io->ok = ok;
-        io->failed = failed;
-        io->error = error;
+            j->res->success[w->keys[k].pos] = false;
+        j->io.ok = j->ok;
+        j->io.failed = j->failed;
+        j->io.error = j->error;
     }
-    if (!retired) {
+    if (!j->retired) {
         /* Some reads may still land in the pool: say so, refuse more. */
         atomic_store(&s->fatal, true);
-        res->retired = false;
-        rc = L3_OK;
+        j->res->retired = false;
+        j->rc = L3_OK;
     }
-    l3_io_release(s->engine, ctx);
+    l3_io_release(s->engine, j->ctx);
+    j->ctx = NULL;
     l3_plan_free(w->plans, w->nk * w->k);
+    j->base += j->m;
+}
+
+/* Whether another wave is to start: keys are left and all went well. */
+static bool waves_left(const l3_store_job *j)
+{
+    return j->base < j->n && j->rc == L3_OK && j->res->retired;
+}
+
+/* Start the next wave, if any, waiting for a context. */
+static void next_wave(l3_store_job *j)
+{
+    if (waves_left(j))
+        wave_begin(j, l3_io_acquire(j->s->engine));
+}
+
+/* Start the next wave if a context is free (a driver never waits for
+ * one: its own gets may hold them all); false when none is. */
+static bool try_next_wave(l3_store_job *j)
+{
+    l3_io_ctx *ctx = l3_io_try_acquire_for(j->s->engine, j->notify_fd);
+    if (ctx)
+        wave_begin(j, ctx);
+    return ctx != NULL;
+}
+
+/* Make a job for a get of n keys of k ranges each: its batch checked, its
+ * scratch allocated, its result cleared; NULL when it cannot be had. */
+static l3_store_job *job_new(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
+                             const l3_range *ranges, size_t k, l3_io_result *res, int notify_fd)
+{
+    l3_store_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    *j = (l3_store_job){ .s = s, .keys = keys, .n = n, .ranges = ranges, .res = res, .notify_fd = notify_fd };
+    l3_error_clear(&j->err);
+    j->rc = l3_batch_check_io(s, keys, n, host, ranges, k, res, &j->err);
+    if (j->rc != L3_OK || !res)
+        return j; /* (no result arrays: an empty batch) */
+    j->checked = true;
+    atomic_fetch_add(&s->gets, 1);
+    l3_batch_result_clear(res, n);
+    size_t wk = s->wave_keys;
+    get_wave *w = &j->w;
+    *w = (get_wave){ .keys = calloc(wk, sizeof(get_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
+                     .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)),
+                     .req_key = calloc(wk * (1 + 2 * k), sizeof(uint32_t)), .left = calloc(wk, sizeof(uint32_t)),
+                     .order = calloc(wk, sizeof(dev_order)), .k = k, .base = host.base };
+    j->io.lost = calloc(n ? n : 1, sizeof(get_key));
+    if (!w->keys || !w->plans || !w->reqs || !w->req_key || !w->left || !w->order || !j->io.lost)
+        j->rc = l3_fail(&j->err, L3_ENOMEM, "allocating a get batch");
+    if (j->rc == L3_OK) {
+        l3_gate_read_begin(&s->sh->gate, s->shm.me);
+        j->gated = true;
+    }
+    return j;
+}
+
+/* End a job whose last wave has ended: the failed reads told, the batch's
+ * outcome into *err, the job freed. */
+static l3_status job_end(l3_store_job *j, l3_error *err)
+{
+    l3_slabstore *s = j->s;
+    l3_io_result *res = j->res;
+    get_io *io = &j->io;
+    l3_status rc = j->rc;
+    size_t n = j->n;
+    L3_ASSERT(!j->ctx);
+    if (j->gated)
+        l3_gate_read_end(&s->sh->gate, s->shm.me);
+    free(j->w.keys);
+    free(j->w.plans);
+    free(j->w.reqs);
+    free(j->w.req_key);
+    free(j->w.left);
+    free(j->w.order);
+    if (!j->checked) {
+        if (rc != L3_OK && err)
+            *err = j->err;
+        free(j);
+        return rc;
+    }
+    if (!res->retired)
+        memset(res->object_failures, 0, n * sizeof *res->object_failures);
+    if (io->failed)
+        l3_log("error", "reading %s: %zu of %zu objects failed (%s)%s", s->path, io->failed, io->failed + io->ok,
+               strerror(io->error), io->ok ? ": object failures" : "");
+    if (rc == L3_OK && io->failed && !io->ok && res->retired)
+        rc = l3_fail(&j->err, L3_EIO, "reading %s: %s", s->path, strerror(io->error));
+    else if (rc == L3_OK && io->failed && res->retired)
+        drop_failed(s, io, res);
+    free(io->lost);
+    if (rc != L3_OK)
+        for (size_t i = 0; i < n; i++)
+            res->success[i] = res->object_failures[i] = false;
+    if (rc != L3_OK && err)
+        *err = j->err;
+    free(j);
     return rc;
+}
+
+l3_status l3_slab_get_begin(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                            const l3_range *ranges, l3_io_result *res, int notify_fd, l3_store_job **job,
+                            l3_error *err)
+{
+    l3_store_job *j = job_new((l3_slabstore *)st, keys, n, host, ranges, 1, res, notify_fd);
+    *job = j;
+    if (!j)
+        return l3_fail(err, L3_ENOMEM, "allocating a get batch");
+    return L3_OK;
+}
+
+/* How long a wave waits for a free context before it looks again. */
+#define CONTEXT_RETRY 0.001
+
+bool l3_slab_get_poll(l3_store_job *j, double *wake_by)
+{
+    *wake_by = 0;
+    for (;;) {
+        if (!j->ctx && (!j->checked || !waves_left(j)))
+            return true;
+        if (!j->ctx && !try_next_wave(j)) {
+            *wake_by = l3_monotonic_seconds() + CONTEXT_RETRY;
+            return false;
+        }
+        if (!wave_pump(j, false)) {
+            *wake_by = l3_io_wake_by(j->ctx);
+            return false;
+        }
+        wave_end(j);
+    }
+}
+
+/* Run the job's waves left to their end, sleeping on their reads. */
+static void run_waves(l3_store_job *j)
+{
+    if (!j->checked)
+        return;
+    if (!j->ctx)
+        next_wave(j);
+    for (; j->ctx; next_wave(j)) {
+        (void)wave_pump(j, true);
+        wave_end(j);
+    }
+}
+
+l3_status l3_slab_get_end(l3_store_job *j, l3_error *err)
+{
+    run_waves(j);
+    return job_end(j, err);
 }
 
 l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
@@ -303,42 +507,9 @@ l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_b
 l3_status l3_slab_get_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                         const l3_range *ranges, size_t k, l3_io_result *res, l3_error *err)
 {
-    l3_slabstore *s = (l3_slabstore *)st;
-    l3_status rc = l3_batch_check_io(s, keys, n, host, ranges, k, res, err);
-    if (rc != L3_OK || !res)
-        return rc; /* (no result arrays: an empty batch) */
-    atomic_fetch_add(&s->gets, 1);
-    l3_batch_result_clear(res, n);
-    size_t wk = s->wave_keys;
-    get_wave w = { .keys = calloc(wk, sizeof(get_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
-                   .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)),
-                   .req_key = calloc(wk * (1 + 2 * k), sizeof(uint32_t)), .left = calloc(wk, sizeof(uint32_t)),
-                   .order = calloc(wk, sizeof(dev_order)), .k = k, .base = host.base };
-    get_io io = { .lost = calloc(n ? n : 1, sizeof(get_key)) };
-    if (!w.keys || !w.plans || !w.reqs || !w.req_key || !w.left || !w.order || !io.lost)
-        rc = l3_fail(err, L3_ENOMEM, "allocating a get batch");
-    l3_gate_read_begin(&s->sh->gate, s->shm.me);
-    for (size_t base = 0; base < n && rc == L3_OK && res->retired; base += wk)
-        rc = get_wave_run(s, &w, keys, base, n - base < wk ? n - base : wk, ranges, res, &io, err);
-    l3_gate_read_end(&s->sh->gate, s->shm.me);
-    free(w.keys);
-    free(w.plans);
-    free(w.reqs);
-    free(w.req_key);
-    free(w.left);
-    free(w.order);
-    if (!res->retired)
-        memset(res->object_failures, 0, n * sizeof *res->object_failures);
-    if (io.failed)
-        l3_log("error", "reading %s: %zu of %zu objects failed (%s)%s", s->path, io.failed, io.failed + io.ok,
-               strerror(io.error), io.ok ? ": object failures" : "");
-    if (rc == L3_OK && io.failed && !io.ok && res->retired)
-        rc = l3_fail(err, L3_EIO, "reading %s: %s", s->path, strerror(io.error));
-    else if (rc == L3_OK && io.failed && res->retired)
-        drop_failed(s, &io, res);
-    free(io.lost);
-    if (rc != L3_OK)
-        for (size_t i = 0; i < n; i++)
-            res->success[i] = res->object_failures[i] = false;
-    return rc;
+    l3_store_job *j = job_new((l3_slabstore *)st, keys, n, host, ranges, k, res, -1);
+    if (!j)
+        return l3_fail(err, L3_ENOMEM, "allocating a get batch");
+    run_waves(j);
+    return job_end(j, err);
 }

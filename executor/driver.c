@@ -1,0 +1,157 @@
+/* The get driver (driver.h): queued gets begun on the store, polled
+ * without sleeping, finished as they end; between rounds that find nothing
+ * to do, one sleep on the eventfd. */
+#include "driver.h"
+#include "completion.h"
+#include "invariant.h"
+#include "jobs.h"
+#include "run.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+
+/* A get the driver runs: its id, its job, its call, and whether it ended.
+ * It stays in its slot from take to finish: the store's job points into
+ * its run_state (the result it fills). */
+typedef struct active {
+    bool used;
+    uint64_t op_id;
+    const job *j;
+    run_state rs;
+    bool fresh;  /* taken this round, not yet begun */
+    bool begun;  /* the store call under way (false: rs.out is final) */
+    bool done;
+} active;
+
+typedef struct driver {
+    l3_executor *e;
+    active *a;      /* cap slots */
+    size_t n, cap;  /* slots used, of cap */
+    double wake_by; /* the earliest time a get must be polled again, or 0 */
+} driver;
+
+/* Take queued gets into free slots (the state lock held); how many. */
+static size_t take_gets(driver *d)
+{
+    size_t taken = 0;
+    for (size_t i = 0; i < d->cap && d->n < d->cap; i++) {
+        uint64_t op_id;
+        const job *j;
+        if (d->a[i].used)
+            continue;
+        if (!(j = l3_exec_take(d->e, KIND_GET, &op_id)))
+            break;
+        d->a[i] = (active){ .used = true, .op_id = op_id, .j = j, .fresh = true };
+        d->n++;
+        taken++;
+    }
+    return taken;
+}
+
+/* Begin the gets taken this round on the store (outside the lock). */
+static void begin_gets(driver *d)
+{
+    for (size_t i = 0; i < d->cap; i++) {
+        active *g = &d->a[i];
+        if (!g->used || !g->fresh)
+            continue;
+        g->fresh = false;
+        g->begun = l3_exec_run_get_begin(d->e, g->j, &g->rs, d->e->drive_fd);
+        g->done = !g->begun;
+    }
+}
+
+/* Poll every get (outside the lock), ending the store calls of those
+ * done; how many are done. */
+static size_t poll_gets(driver *d)
+{
+    size_t done = 0;
+    d->wake_by = 0;
+    for (size_t i = 0; i < d->cap; i++) {
+        active *g = &d->a[i];
+        double wake = 0;
+        if (!g->used)
+            continue;
+        if (!g->done)
+            g->done = l3_exec_run_get_poll(d->e, &g->rs, &wake);
+        if (!g->done && wake > 0 && (d->wake_by == 0 || wake < d->wake_by))
+            d->wake_by = wake;
+        if (g->done && g->begun) {
+            g->rs.out = l3_exec_run_get_end(d->e, g->j, &g->rs); /* (outside the lock: it logs) */
+            g->begun = false;
+        }
+        done += g->done;
+    }
+    return done;
+}
+
+/* Finish the done gets (the state lock held), freeing their slots. */
+static void finish_gets(driver *d)
+{
+    for (size_t i = 0; i < d->cap; i++) {
+        active *g = &d->a[i];
+        if (!g->used || !g->done)
+            continue;
+        if (!g->rs.out.success)
+            l3_log("error", "out of memory finishing L3 operation %llu", (unsigned long long)g->op_id);
+        else
+            l3_exec_finish(d->e, g->op_id, g->rs.out);
+        g->used = false;
+        d->n--;
+    }
+    l3_exec_wake_outside(d->e);
+}
+
+/* Sleep on the eventfd until a read finishes, a get is queued, shutdown
+ * begins, or a get's wake-up time comes (the state lock released). */
+static void sleep_on_events(driver *d)
+{
+    int ms = -1;
+    if (d->wake_by > 0) {
+        double left = d->wake_by - l3_monotonic_seconds();
+        ms = left <= 0 ? 0 : (int)ceil(left * 1e3);
+    }
+    struct pollfd p = { .fd = d->e->drive_fd, .events = POLLIN };
+    if (ms != 0)
+        (void)poll(&p, 1, ms); /* (EINTR: a round, then back) */
+}
+
+/* Drain the eventfd's count: the round that follows looks at everything. */
+static void drain(int fd)
+{
+    eventfd_t v;
+    (void)eventfd_read(fd, &v);
+}
+
+void *l3_exec_driver(void *arg)
+{
+    l3_executor *e = ((worker_arg *)arg)->executor;
+    driver d = { .e = e, .cap = e->config.read_workers };
+    d.a = calloc(d.cap, sizeof *d.a);
+    L3_ASSERT(d.a != NULL); /* (the executor's start checked it could) */
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        size_t taken = take_gets(&d);
+        if (d.n == 0 && e->stopping) {
+            free(d.a);
+            l3_exec_worker_exit(e);
+            return NULL;
+        }
+        bool queued = e->queues[KIND_GET].len > 0;
+        atomic_store(&e->driver_asleep, !taken && !queued);
+        pthread_mutex_unlock(&e->mu);
+        begin_gets(&d);
+        size_t done = poll_gets(&d);
+        if (!taken && !done && !(queued && d.n < d.cap))
+            sleep_on_events(&d);
+        drain(e->drive_fd);
+        pthread_mutex_lock(&e->mu);
+        atomic_store(&e->driver_asleep, false);
+        if (done)
+            finish_gets(&d);
+    }
+}
