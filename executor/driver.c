@@ -131,13 +131,17 @@ void *l3_exec_driver(void *arg)
 {
     l3_executor *e = ((worker_arg *)arg)->executor;
     driver d = { .e = e, .cap = e->config.read_workers };
-    d.a = calloc(d.cap, sizeof *d.a);
-    L3_ASSERT(d.a != NULL); /* (the executor's start checked it could) */
+    if (!(d.a = calloc(d.cap, sizeof *d.a))) {
+        l3_log("warning", "out of memory for the get driver's slots: gets run one at a time on its thread");
+        return l3_exec_worker(arg);
+    }
     pthread_mutex_lock(&e->mu);
     for (;;) {
         size_t taken = take_gets(&d);
         if (d.n == 0 && e->stopping) {
             free(d.a);
+            if (e->store->ops->get_forget)
+                e->store->ops->get_forget(e->store, e->drive_fd); /* (the lock held: a store call that does no I/O) */
             l3_exec_worker_exit(e);
             return NULL;
         }

@@ -88,6 +88,28 @@ static void stop_and_join(l3_executor *e)
     e->num_threads = 0;
 }
 
+/* Start counts[k] threads of each kind (the get driver alone for gets
+ * where it drives them), named; 0, or the error that stopped it. */
+static int spawn(l3_executor *e, const size_t counts[NUM_KINDS])
+{
+    for (int k = 0; k < NUM_KINDS; k++) {
+        for (size_t i = 0; i < counts[k]; i++) {
+            worker_arg *arg = &e->args[e->num_threads];
+            *arg = (worker_arg){ .executor = e, .kind = k };
+            bool drives = k == KIND_GET && e->drive_fd >= 0;
+            pthread_t *t = &e->threads[e->num_threads];
+            int rc = drives ? pthread_create(t, NULL, l3_exec_driver, arg) : pthread_create(t, NULL, l3_exec_worker, arg);
+            if (rc != 0)
+                return rc;
+            char name[16];
+            snprintf(name, sizeof name, "l3-%s-%u", drives ? "drive" : l3_exec_kind_names[k], (unsigned)(i % 1000));
+            pthread_setname_np(*t, name);
+            e->num_threads++;
+        }
+    }
+    return 0;
+}
+
 /* Check the Host regions against the layout, and their span into *span. */
 static l3_status check_regions(const l3_host_buffer *regions, size_t n, const l3_host_layout *layout,
                                l3_host_buffer *span, l3_error *err)
@@ -172,6 +194,8 @@ l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regio
      * unless the config asks for a thread per get. */
     bool driven = store->ops->get_begin && store->ops->get_poll && store->ops->get_end && !config->gets_on_workers;
     e->drive_fd = driven ? eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
+    if (driven && e->drive_fd < 0)
+        l3_log("warning", "eventfd for the get driver: %s; gets run on read_workers threads", strerror(errno));
     size_t readers = e->drive_fd >= 0 ? 1 : config->read_workers;
     size_t workers = config->query_workers + readers + config->write_workers;
     bool ok = true;
@@ -192,27 +216,14 @@ l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regio
     }
     const size_t counts[NUM_KINDS] = { config->query_workers, readers, config->write_workers };
     e->running_workers = workers;
-    for (int k = 0; k < NUM_KINDS; k++) {
-        for (size_t i = 0; i < counts[k]; i++) {
-            worker_arg *arg = &e->args[e->num_threads];
-            *arg = (worker_arg){ .executor = e, .kind = k };
-            bool drives = k == KIND_GET && e->drive_fd >= 0;
-            pthread_t *t = &e->threads[e->num_threads];
-            int rc = drives ? pthread_create(t, NULL, l3_exec_driver, arg) : pthread_create(t, NULL, l3_exec_worker, arg);
-            if (rc != 0) {
-                pthread_mutex_lock(&e->mu);
-                e->running_workers = e->num_threads;
-                pthread_mutex_unlock(&e->mu);
-                stop_and_join(e);
-                executor_free_parts(e);
-                return l3_fail(err, L3_ENOMEM, "spawning an L3 worker: %s", strerror(rc));
-            }
-            char name[16];
-            snprintf(name, sizeof name, "l3-%s-%u", drives ? "drive" : l3_exec_kind_names[k],
-                     (unsigned)(i % 1000));
-            pthread_setname_np(e->threads[e->num_threads], name);
-            e->num_threads++;
-        }
+    int rc = spawn(e, counts);
+    if (rc != 0) {
+        pthread_mutex_lock(&e->mu);
+        e->running_workers = e->num_threads;
+        pthread_mutex_unlock(&e->mu);
+        stop_and_join(e);
+        executor_free_parts(e);
+        return l3_fail(err, L3_ENOMEM, "spawning an L3 worker: %s", strerror(rc));
     }
     l3_error rerr;
     if (l3_store_register_hosts(store, regions, n, &rerr) != L3_OK)

@@ -124,20 +124,23 @@ typedef struct l3_store_ops {
                                   l3_io_result *result, l3_error *err);
     /* Optional (all three, or none): batch_get_into in three calls, for
      * one thread that drives many batches from submission to verified
-     * completion. get_begin checks the batch, looks its keys up and
-     * submits their reads, with eventfd `notify_fd` (or -1) signalled as
-     * they finish; its arguments stay put until get_end. It fails only
-     * when it cannot make the job (nothing then to end). get_poll never
-     * sleeps: it takes the reads that finished, verifies their keys and
-     * submits the next; true once the batch is done, else *wake_by is the
-     * latest time (monotonic seconds) to poll again. get_end waits out
-     * what is left, frees the job and returns what batch_get_into would
-     * have. A job is polled and ended on the thread that began it. */
+     * completion. get_begin checks the batch and makes its job, whose
+     * reads signal eventfd `notify_fd` (or -1) as they finish; its
+     * arguments stay put until get_end. It fails only when it cannot make
+     * the job (nothing then to end). get_poll never sleeps: it looks keys
+     * up and submits their reads, takes the reads that finished, verifies
+     * their keys; true once the batch is done, else *wake_by is the latest
+     * time (monotonic seconds) to poll again. get_end waits out what is
+     * left, frees the job and returns what batch_get_into would have. A
+     * job is polled and ended on the thread that began it. get_forget:
+     * the caller no longer sleeps on `notify_fd` (it may close it), so
+     * nothing of the store signals it any more. */
     l3_status (*get_begin)(l3_store *store, const char *const *keys, size_t n, l3_host_buffer host,
                            const l3_range *ranges, l3_io_result *result, int notify_fd, l3_store_job **job,
                            l3_error *err);
     bool (*get_poll)(l3_store_job *job, double *wake_by);
     l3_status (*get_end)(l3_store_job *job, l3_error *err);
+    void (*get_forget)(l3_store *store, int notify_fd);
 } l3_store_ops;
 
 /* The most ranges one object may have. The slab store's on-disk segment

@@ -314,6 +314,12 @@ static l3_status b_get_begin(l3_store *s, const char *const *keys, size_t n, l3_
     return in->ops->get_begin(in, keys, n, host, ranges, r, notify_fd, job, err);
 }
 
+static void b_get_forget(l3_store *s, int notify_fd)
+{
+    l3_store *in = ((borrowed *)s)->inner;
+    in->ops->get_forget(in, notify_fd);
+}
+
 static const l3_store_ops borrowed_ops = {
     .batch_exists = b_exists, .batch_get_into = b_get, .batch_put_from = b_put,
     .remove_by_prefix = b_remove, .close = b_close, .failures_retire = b_retire,
@@ -328,6 +334,7 @@ l3_store *borrowed_store(l3_store *inner)
         b->ops.get_begin = b_get_begin;
         b->ops.get_poll = inner->ops->get_poll; /* (a job is its store's own) */
         b->ops.get_end = inner->ops->get_end;
+        b->ops.get_forget = b_get_forget;
     }
     b->base.ops = &b->ops;
     b->inner = inner;

@@ -4,7 +4,10 @@
  * later ones keeps its own result while new gets take the freed places;
  * many gets in flight, read in any order, each get their own bytes; the
  * driver and the thread-per-get workers serve the same bytes. */
+#include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
+#include <sys/eventfd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 
 #include "harness.h"
 #include "l3_slabstore.h"
+#include "engine.h"
 #include "slabstore.h"
 #include "store_util.h"
 
@@ -61,7 +65,7 @@ static void stop(env *v)
     free(v);
 }
 
-static char hashes[PAGES][16];
+static char hashes[PAGES][32];
 
 /* Put page p (its block p + 1, stamped with p) under hash "page-p". */
 static void put_pages(env *v, size_t n)
@@ -209,6 +213,111 @@ static void many_gets_in_flight_each_get_their_own_bytes(l3_engine_kind kind, bo
     stop(v);
 }
 
+/* A read that comes back short is sent again for the rest at once, not
+ * at the I/O timeout: the driver's poll that reaps it also resubmits it.
+ * (One that did not left the get waiting 30 s, then unretired.) */
+static void a_short_read_is_resent_at_once(l3_engine_kind kind)
+{
+    env *v = start(kind, false);
+    put_pages(v, 2);
+    l3_io_fault f = { .kind = L3_FAULT_SHORT, .ops = 1, .count = 2 };
+    l3_slabstore_set_fault(v->store, &f);
+    double t0 = l3_monotonic_seconds();
+    SUBMIT(v->h, GET(100, hashes[0], 11));
+    l3_completion c;
+    collect(v, &c, 1);
+    assert_true(c.retired && c.success[0]);
+    assert_true(l3_monotonic_seconds() - t0 < 2.0);
+    assert_true(holds(v, 11, 0));
+    release(&c, 1);
+    stop(v);
+}
+
+/* Two executors one after the other over one store: the second's driver
+ * is woken by its own reads, though its eventfd may reuse the number of
+ * the first's, closed (the store's contexts forget a driver's eventfd when
+ * it stops; one that kept it kept signalling the closed one, and the get
+ * waited for its I/O timeout). */
+static void a_second_executor_s_driver_is_woken_by_its_reads(l3_engine_kind kind)
+{
+    env *v = start(kind, false);
+    put_pages(v, 2);
+    l3_store *st = l3_slabstore_store(v->store);
+    l3_executor_config c = CONFIG;
+    c.read_workers = 4;
+    for (int round = 0; round < 2; round++) {
+        harness *h = harness_start_raw(borrowed_store(st), c, pages_layout(), l3_monotonic_clock());
+        double t0 = l3_monotonic_seconds();
+        SUBMIT(h, GET(100, hashes[round], 11));
+        assert_true(harness_wait(h, 1)[0].success[0]);
+        assert_true(l3_monotonic_seconds() - t0 < 2.0);
+        harness_free(h);
+    }
+    stop(v);
+}
+
+/* The engine's poll without sleeping, as a driver uses it: whenever a poll
+ * returns with nothing finished, every unfinished request is in flight, so
+ * the context's eventfd is signalled when one finishes. A read reaped
+ * short is sent again for the rest by the poll that reaped it. */
+static void a_poll_leaves_nothing_unsent_behind_it(l3_engine_kind kind)
+{
+    enum { LEN = 65536 };
+    char path[512];
+    temp_store_path(path, sizeof path, "poll");
+    int fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
+    assert_true(fd >= 0);
+    l3_io_options o = { .kind = kind, .contexts = 1, .depth = 8, .alignment = 4096 };
+    l3_io_engine *e;
+    l3_error err;
+    assert_int_equal(l3_io_engine_open(&o, &fd, 1, &e, &err), L3_OK);
+    uint8_t *buf = aligned_pool(LEN);
+    fill_pattern(buf, LEN, 9);
+    l3_io_req req = { .write = true, .offset = 0, .buf = buf, .len = LEN };
+    l3_io_ctx *ctx = l3_io_acquire(e);
+    bool retired = false;
+    assert_int_equal(l3_io_run(e, ctx, &req, 1, 10, &retired, &err), L3_OK);
+    memset(buf, 0, LEN);
+    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    assert_int_equal(l3_io_set_notify(e, ctx, efd, &err), L3_OK);
+    l3_io_engine_set_fault(e, &(l3_io_fault){ .kind = L3_FAULT_SHORT, .ops = 1, .count = 1 });
+    req = (l3_io_req){ .offset = 0, .buf = buf, .len = LEN };
+    assert_int_equal(l3_io_start(e, ctx, &req, 1, 10, &retired, &err), L3_OK);
+    size_t done, got = 0, sleeps = 0;
+    while (got == 0) {
+        assert_int_equal(l3_io_poll_some(e, ctx, &done, 1, &got, &retired, &err), L3_OK);
+        if (got)
+            break;
+        struct pollfd p = { .fd = efd, .events = POLLIN };
+        assert_int_equal(poll(&p, 1, 2000), 1); /* signalled: something was in flight */
+        eventfd_t v;
+        (void)eventfd_read(efd, &v);
+        assert_true(++sleeps < 10);
+    }
+    assert_int_equal(req.res, LEN);
+    assert_int_equal(l3_io_engine_faults(e), 1); /* (it was short once) */
+    assert_int_equal(l3_io_finish(e, ctx, &retired, &err), L3_OK);
+    assert_true(retired);
+    uint8_t *want = aligned_pool(LEN);
+    fill_pattern(want, LEN, 9);
+    assert_memory_equal(buf, want, LEN);
+    l3_io_release(e, ctx);
+    l3_io_engine_close(e);
+    close(efd);
+    close(fd);
+    unlink(path);
+    free(buf);
+    free(want);
+}
+
+static void poll_uring(void **s) { (void)s; a_poll_leaves_nothing_unsent_behind_it(L3_ENGINE_IO_URING); }
+static void poll_aio(void **s) { (void)s; a_poll_leaves_nothing_unsent_behind_it(L3_ENGINE_LIBAIO); }
+
+static void short_uring(void **s) { (void)s; a_short_read_is_resent_at_once(L3_ENGINE_IO_URING); }
+static void short_aio(void **s) { (void)s; a_short_read_is_resent_at_once(L3_ENGINE_LIBAIO); }
+static void second_uring(void **s) { (void)s; a_second_executor_s_driver_is_woken_by_its_reads(L3_ENGINE_IO_URING); }
+static void second_aio(void **s) { (void)s; a_second_executor_s_driver_is_woken_by_its_reads(L3_ENGINE_LIBAIO); }
+
 static void late_get_uring(void **s) { (void)s; a_late_get_keeps_its_result_while_new_gets_take_freed_places(L3_ENGINE_IO_URING); }
 static void late_get_aio(void **s) { (void)s; a_late_get_keeps_its_result_while_new_gets_take_freed_places(L3_ENGINE_LIBAIO); }
 static void many_uring(void **s) { (void)s; many_gets_in_flight_each_get_their_own_bytes(L3_ENGINE_IO_URING, false); }
@@ -223,6 +332,12 @@ int main(void)
         cmocka_unit_test(many_uring),
         cmocka_unit_test(many_aio),
         cmocka_unit_test(many_workers),
+        cmocka_unit_test(poll_uring),
+        cmocka_unit_test(poll_aio),
+        cmocka_unit_test(short_uring),
+        cmocka_unit_test(short_aio),
+        cmocka_unit_test(second_uring),
+        cmocka_unit_test(second_aio),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -190,9 +190,28 @@ l3_io_ctx *l3_io_acquire_for(l3_io_engine *e, int notify_fd)
     return got;
 }
 
-l3_io_ctx *l3_io_acquire(l3_io_engine *e) { return l3_io_acquire_for(e, -1); }
+/* A context a thread that sleeps on no eventfd took: it signals none. */
+static l3_io_ctx *untagged(l3_io_engine *e, l3_io_ctx *c)
+{
+    if (c && c->notify_fd >= 0 && l3_io_set_notify(e, c, -1, NULL) != L3_OK)
+        l3_log("warning", "io_uring: unregistering a context's eventfd failed: a driver may wake for nothing");
+    return c;
+}
 
-l3_io_ctx *l3_io_try_acquire(l3_io_engine *e) { return l3_io_try_acquire_for(e, -1); }
+l3_io_ctx *l3_io_acquire(l3_io_engine *e) { return untagged(e, l3_io_acquire_for(e, -1)); }
+
+l3_io_ctx *l3_io_try_acquire(l3_io_engine *e) { return untagged(e, l3_io_try_acquire_for(e, -1)); }
+
+void l3_io_forget_notify(l3_io_engine *e, int fd)
+{
+    pthread_mutex_lock(&e->mu);
+    for (unsigned i = 0; i < e->num_ctxs; i++) {
+        l3_io_ctx *c = &e->ctxs[i];
+        if (c->notify_fd == fd && fd >= 0 && !c->in_use)
+            (void)l3_io_set_notify(e, c, -1, NULL);
+    }
+    pthread_mutex_unlock(&e->mu);
+}
 
 l3_io_ctx *l3_io_try_acquire_for(l3_io_engine *e, int notify_fd)
 {
@@ -341,6 +360,8 @@ l3_status l3_io_poll_some(l3_io_engine *e, l3_io_ctx *c, size_t *done, size_t ma
         batch_step(e, c);
         b->nowait = false;
     }
+    if (!b->open || b->failed != L3_OK)
+        return batch_outcome(c, retired, err); /* (as l3_io_wait_some: nothing more once it failed) */
     while (*ndone < max && b->head < b->tail)
         done[(*ndone)++] = c->done[b->head++];
     return batch_outcome(c, retired, err);

@@ -134,6 +134,10 @@ double l3_io_wake_by(const l3_io_ctx *ctx);
  * submission on (-1: none). The context keeps it until it is set again. */
 l3_status l3_io_set_notify(l3_io_engine *engine, l3_io_ctx *ctx, int fd, l3_error *err);
 
+/* No free context signals eventfd `fd` any more (its thread is done with
+ * it: the descriptor may be closed and its number reused). */
+void l3_io_forget_notify(l3_io_engine *engine, int fd);
+
 /* End the batch: wait for the rest of its requests without reporting
  * them, and return its outcome (at once for a batch that has ended). */
 l3_status l3_io_finish(l3_io_engine *engine, l3_io_ctx *ctx, bool *retired, l3_error *err);

@@ -354,7 +354,7 @@ l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c)
         if (rc == 0 && b->nowait)
             break; /* (reaped) */
         if (rc == -ETIME && b->nowait && l3_monotonic_seconds() < b->deadline)
-            return L3_OK; /* nothing yet: the caller comes back */
+            return b->npending ? push(e, c) : L3_OK; /* nothing yet (a short read reaped goes out again at once) */
         if (rc == -ETIME && nr > 1)
             reap(e, c); /* what did finish by then */
         if (rc == -ETIME && (until < b->deadline || b->head != b->tail))

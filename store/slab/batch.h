@@ -144,6 +144,7 @@ l3_status l3_slab_get_begin(l3_store *st, const char *const *keys, size_t n, l3_
                             l3_error *err);
 bool l3_slab_get_poll(l3_store_job *job, double *wake_by);
 l3_status l3_slab_get_end(l3_store_job *job, l3_error *err);
+void l3_slab_get_forget(l3_store *st, int notify_fd);
 bool l3_slab_remove(l3_store *st, const char *prefix);
 l3_status l3_slab_delete(l3_store *st, const char *const *keys, size_t n, bool *deleted, l3_error *err);
 

@@ -498,6 +498,11 @@ l3_status l3_slab_get_end(l3_store_job *j, l3_error *err)
     return job_end(j, err);
 }
 
+void l3_slab_get_forget(l3_store *st, int notify_fd)
+{
+    l3_io_forget_notify(((l3_slabstore *)st)->engine, notify_fd);
+}
+
 l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                       const l3_range *ranges, l3_io_result *res, l3_error *err)
 {

@@ -205,6 +205,7 @@ static const l3_store_ops slab_ops = {
     .get_begin = l3_slab_get_begin,
     .get_poll = l3_slab_get_poll,
     .get_end = l3_slab_get_end,
+    .get_forget = l3_slab_get_forget,
     .batch_put_from_v = slab_put_v,
     .batch_lease = l3_slab_lease,
     .batch_put_hinted = slab_put_hinted,
