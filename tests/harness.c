@@ -241,6 +241,16 @@ l3_host_layout test_layout(uint32_t shard_count, uint32_t owner_rank, uint32_t t
     return l;
 }
 
+l3_host_layout page_layout(uint32_t page, uint32_t blocks)
+{
+    l3_host_layout l = { 0 };
+    l.groups[0] = (l3_group_layout){ .packing = 1, .block_bytes = page, .shard_count = 1 };
+    l.num_groups = 1;
+    l.lcm_block_bytes = page;
+    l.num_lcm_blocks = blocks;
+    return l;
+}
+
 harness *harness_start_raw(l3_store *store, l3_executor_config config, l3_host_layout layout,
                            l3_clock clock)
 {

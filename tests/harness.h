@@ -72,6 +72,9 @@ extern const l3_executor_config CONFIG;
  * with `shard_count` owners of group 0, this is owner `owner_rank`. */
 l3_host_layout test_layout(uint32_t shard_count, uint32_t owner_rank, uint32_t tp_rank);
 
+/* One group of `blocks` pages of `page` bytes, one owner. */
+l3_host_layout page_layout(uint32_t page, uint32_t blocks);
+
 /* An executor over its own Host pool. */
 typedef struct harness {
     l3_executor *executor;

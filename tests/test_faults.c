@@ -31,15 +31,7 @@ typedef struct env {
     l3_engine_kind kind;
 } env;
 
-static l3_host_layout pages_layout(void)
-{
-    l3_host_layout l = { 0 };
-    l.groups[0] = (l3_group_layout){ .packing = 1, .block_bytes = PAGE, .shard_count = 1 };
-    l.num_groups = 1;
-    l.lcm_block_bytes = PAGE;
-    l.num_lcm_blocks = PAGES;
-    return l;
-}
+static l3_host_layout pages_layout(void) { return page_layout(PAGE, PAGES); }
 
 static env *start(l3_engine_kind kind, double io_timeout)
 {
