@@ -36,7 +36,7 @@ static void run_free(run_state *rs)
 
 /* Gather the job's keys with native work here; false when there are none
  * or no memory (rs->out is then final, or its arrays NULL). */
-static bool gather(l3_executor *e, const job *j, run_state *rs)
+static bool gather(const job *j, run_state *rs)
 {
     size_t n = j->num_keys, num_local = 0;
     if (!l3_exec_facts_alloc(&rs->out, n, true)) {
@@ -58,7 +58,6 @@ static bool gather(l3_executor *e, const job *j, run_state *rs)
         memset(rs->out.success, 0, n);
         return false;
     }
-    (void)e;
     for (size_t i = 0, k = 0; i < n; i++) {
         if (!l3_exec_is_local(j, i))
             continue;
@@ -76,7 +75,7 @@ bool l3_exec_run_prepare(l3_executor *e, const job *j, run_state *rs)
 {
     memset(rs, 0, sizeof *rs);
     l3_error_clear(&rs->err);
-    if (!gather(e, j, rs))
+    if (!gather(j, rs))
         return false;
     rs->r = (l3_io_result){ .success = rs->success, .object_failures = rs->failures, .retired = true };
     if (!l3_health_begin(&e->health, &rs->token)) {
@@ -158,9 +157,7 @@ bool l3_exec_run_get_begin(l3_executor *e, const job *j, run_state *rs, int noti
     L3_ASSERT(j->kind == KIND_GET);
     if (!l3_exec_run_prepare(e, j, rs))
         return false;
-    rs->job = NULL;
-    rs->st = L3_OK;
-    if (rs->called)
+    if (rs->called) /* (rs->job NULL and rs->st L3_OK from prepare otherwise) */
         rs->st = e->store->ops->get_begin(e->store, rs->keys, rs->num_local, e->host, rs->ranges, &rs->r,
                                           notify_fd, &rs->job, &rs->err);
     return true;

@@ -334,37 +334,37 @@ l3_status l3_io_start(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, 
     return batch_outcome(c, retired, err);
 }
 
-l3_status l3_io_wait_some(l3_io_engine *e, l3_io_ctx *c, size_t *done, size_t max, size_t *ndone, bool *retired,
-                          l3_error *err)
+/* l3_io_wait_some, or with `nowait` l3_io_poll_some: a step of the batch
+ * when nothing finished is left to report, then what there is to report
+ * (nothing once the batch ended or a submission failed). */
+static l3_status take_some(l3_io_engine *e, l3_io_ctx *c, size_t *done, size_t max, size_t *ndone, bool *retired,
+                           l3_error *err, bool nowait)
 {
     l3_io_batch *b = &c->batch;
     L3_ASSERT(max > 0);
     *ndone = 0;
-    if (b->open && b->head == b->tail)
+    if (b->open && b->head == b->tail) {
+        b->nowait = nowait;
         batch_step(e, c);
-    if (!b->open)
+        b->nowait = false;
+    }
+    if (!b->open || b->failed != L3_OK)
         return batch_outcome(c, retired, err);
     while (*ndone < max && b->head < b->tail)
         done[(*ndone)++] = c->done[b->head++];
     return batch_outcome(c, retired, err);
 }
 
+l3_status l3_io_wait_some(l3_io_engine *e, l3_io_ctx *c, size_t *done, size_t max, size_t *ndone, bool *retired,
+                          l3_error *err)
+{
+    return take_some(e, c, done, max, ndone, retired, err, false);
+}
+
 l3_status l3_io_poll_some(l3_io_engine *e, l3_io_ctx *c, size_t *done, size_t max, size_t *ndone, bool *retired,
                           l3_error *err)
 {
-    l3_io_batch *b = &c->batch;
-    L3_ASSERT(max > 0);
-    *ndone = 0;
-    if (b->open && b->head == b->tail) {
-        b->nowait = true;
-        batch_step(e, c);
-        b->nowait = false;
-    }
-    if (!b->open || b->failed != L3_OK)
-        return batch_outcome(c, retired, err); /* (as l3_io_wait_some: nothing more once it failed) */
-    while (*ndone < max && b->head < b->tail)
-        done[(*ndone)++] = c->done[b->head++];
-    return batch_outcome(c, retired, err);
+    return take_some(e, c, done, max, ndone, retired, err, true);
 }
 
 bool l3_io_batch_open(const l3_io_ctx *c) { return c->batch.open; }

@@ -10,22 +10,24 @@
 #include "backend.h"
 #include "l3_clock.h"
 
-l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
+/* Set the context's ring up with `flags` beside CQSIZE (twice its depth). */
+static int ring_init(l3_io_engine *e, l3_io_ctx *c, unsigned flags)
 {
     struct io_uring_params p;
     memset(&p, 0, sizeof p);
+    p.flags = IORING_SETUP_CQSIZE | flags;
+    p.cq_entries = e->depth * 2;
+    return io_uring_queue_init_params(e->depth, &c->ring, &p);
+}
+
+l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
+{
     /* Completions' task work runs when this thread next enters the kernel
      * (a submission, a wait, or a poll that sees IORING_SQ_TASKRUN), not
      * by an interrupt of the thread in the middle of a checksum. */
-    p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
-    p.cq_entries = e->depth * 2;
-    int rc = io_uring_queue_init_params(e->depth, &c->ring, &p);
-    if (rc == -EINVAL) { /* (a kernel before 5.19) */
-        memset(&p, 0, sizeof p);
-        p.flags = IORING_SETUP_CQSIZE;
-        p.cq_entries = e->depth * 2;
-        rc = io_uring_queue_init_params(e->depth, &c->ring, &p);
-    }
+    int rc = ring_init(e, c, IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
+    if (rc == -EINVAL)
+        rc = ring_init(e, c, 0); /* (a kernel before 5.19) */
     if (rc < 0)
         return l3_fail(err, rc == -ENOMEM ? L3_ENOMEM : L3_EUNSUPPORTED,
                        "io_uring_setup(%u entries): %s", e->depth, strerror(-rc));

@@ -404,32 +404,17 @@ static l3_store_job *job_new(l3_slabstore *s, const char *const *keys, size_t n,
     return j;
 }
 
-/* End a job whose last wave has ended: the failed reads told, the batch's
- * outcome into *err, the job freed. */
-static l3_status job_end(l3_store_job *j, l3_error *err)
+/* A checked batch's outcome, its waves over: a result that did not retire
+ * names no object failure, the failed reads are told (an error of the
+ * whole batch when every read failed, else object failures dropped from
+ * the index), and a failed batch serves nothing. */
+static l3_status get_outcome(l3_store_job *j, l3_status rc)
 {
     l3_slabstore *s = j->s;
     l3_io_result *res = j->res;
     get_io *io = &j->io;
-    l3_status rc = j->rc;
-    size_t n = j->n;
-    L3_ASSERT(!j->ctx);
-    if (j->gated)
-        l3_gate_read_end(&s->sh->gate, s->shm.me);
-    free(j->w.keys);
-    free(j->w.plans);
-    free(j->w.reqs);
-    free(j->w.req_key);
-    free(j->w.left);
-    free(j->w.order);
-    if (!j->checked) {
-        if (rc != L3_OK && err)
-            *err = j->err;
-        free(j);
-        return rc;
-    }
     if (!res->retired)
-        memset(res->object_failures, 0, n * sizeof *res->object_failures);
+        memset(res->object_failures, 0, j->n * sizeof *res->object_failures);
     if (io->failed)
         l3_log("error", "reading %s: %zu of %zu objects failed (%s)%s", s->path, io->failed, io->failed + io->ok,
                strerror(io->error), io->ok ? ": object failures" : "");
@@ -437,10 +422,27 @@ static l3_status job_end(l3_store_job *j, l3_error *err)
         rc = l3_fail(&j->err, L3_EIO, "reading %s: %s", s->path, strerror(io->error));
     else if (rc == L3_OK && io->failed && res->retired)
         drop_failed(s, io, res);
-    free(io->lost);
     if (rc != L3_OK)
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < j->n; i++)
             res->success[i] = res->object_failures[i] = false;
+    return rc;
+}
+
+/* End a job whose last wave has ended: the batch's outcome (of a checked
+ * one, get_outcome) into *err, the job freed. */
+static l3_status job_end(l3_store_job *j, l3_error *err)
+{
+    L3_ASSERT(!j->ctx);
+    if (j->gated)
+        l3_gate_read_end(&j->s->sh->gate, j->s->shm.me);
+    free(j->w.keys);
+    free(j->w.plans);
+    free(j->w.reqs);
+    free(j->w.req_key);
+    free(j->w.left);
+    free(j->w.order);
+    l3_status rc = j->checked ? get_outcome(j, j->rc) : j->rc;
+    free(j->io.lost);
     if (rc != L3_OK && err)
         *err = j->err;
     free(j);
