@@ -205,9 +205,11 @@ static void wait_for(_Atomic uint32_t *count, uint32_t want)
     assert_true(atomic_load(count) >= want);
 }
 
-/* A get whose read the device holds back 60 ms is in flight; a put wave
+/* A get whose read the device holds back 300 ms is in flight; a put wave
  * whose first write is held back too is writing; a second put wave waits
- * at the gate until one of them ends, and then writes. Every key is
+ * at the gate until one of them ends or its longest wait (100 ms) has
+ * passed, and then writes. (Held back 60 ms, the get could end before the
+ * second wave reached the gate under a loaded TSan run.) Every key is
  * served with its bytes. (Without the gate both waves write at once.) */
 static void a_put_wave_waits_while_a_get_is_in_flight(void **state)
 {
@@ -221,7 +223,7 @@ static void a_put_wave_waits_while_a_get_is_in_flight(void **state)
     batch_start(&first, s, "held", false);
     batch_join(&first);
     l3_gate *g = &s->sh->gate;
-    l3_slabstore_set_fault(s, &(l3_io_fault){ .kind = L3_FAULT_DELAY, .count = 2, .shift = 60000 });
+    l3_slabstore_set_fault(s, &(l3_io_fault){ .kind = L3_FAULT_DELAY, .count = 2, .shift = 300000 });
     batch_start(&c, s, "held", true); /* its first read: the first fault */
     wait_for(&g->reads, 1);
     nap_ms(5);
