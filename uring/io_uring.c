@@ -344,6 +344,13 @@ static int peek_cqe(l3_io_engine *e, l3_io_ctx *c)
 l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c)
 {
     l3_io_batch *b = &c->batch;
+    if (b->nowait) {
+        /* What finished is taken before what waits is sent, so that it is
+         * reported before newer requests can finish beside it. */
+        if (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN)
+            io_uring_get_events(&c->ring);
+        reap(e, c);
+    }
     while (b->head == b->tail) {
         if (!b->npending && !b->inflight && !b->nops)
             return L3_OK;
