@@ -152,13 +152,14 @@ static int run_here(const l3_compare_options *asked)
         return 1;
     cmp_run cx;
     cmp_set_flush(o->flush ? o->flush : "interval");
-    cmp_set_gets(o->gets ? o->gets : "driver");
+    const char *gets = o->gets ? o->gets : "driver", *puts = o->puts ? o->puts : "driver";
+    cmp_set_modes(gets, puts);
     cmp_run_init(&cx, o);
     if (!o->json)
         printf("l3cache vs fio vs file-per-key: %llu MiB per run, %zu keys per operation, %zu in flight "
-               "(fio iodepth %zu), crc32c on %s, store.flush %s, executor.gets %s\n",
+               "(fio iodepth %zu), crc32c on %s, store.flush %s, executor.gets %s, puts %s\n",
                (unsigned long long)(o->total >> 20), o->keys, o->qd, cx.depth, l3_crc32c_engine(),
-               o->flush ? o->flush : "interval", o->gets ? o->gets : "driver");
+               o->flush ? o->flush : "interval", gets, puts);
     print_space(asked, &space, o->json ? stderr : stdout);
     if (!o->json && cx.ndirs > 1)
         printf("%zu directories: l3cache's store over a file in each (store.paths), fio over the same files "

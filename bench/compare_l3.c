@@ -14,10 +14,14 @@
 
 static const char *flush_mode = "interval"; /* store.flush of every store this run opens */
 
-static const char *gets_mode = "driver"; /* executor.gets of every executor this run starts */
+static const char *gets_mode = "driver", *puts_mode = "driver"; /* executor.gets and .puts of every executor */
 
 void cmp_set_flush(const char *mode) { flush_mode = mode; }
-void cmp_set_gets(const char *mode) { gets_mode = mode; }
+void cmp_set_modes(const char *gets, const char *puts)
+{
+    gets_mode = gets;
+    puts_mode = puts;
+}
 
 void cmp_config_text(char *out, size_t len, const char *paths, uint64_t capacity, size_t keys, size_t qd,
                      bool verify, uint64_t max_objects, uint32_t block)
@@ -27,10 +31,12 @@ void cmp_config_text(char *out, size_t len, const char *paths, uint64_t capacity
              "{\"store\": {\"paths\": [%s], \"capacity\": %llu, \"verify_checksums\": %s,"
              " \"max_objects\": %llu, \"block_size\": %u, \"slab_size\": \"64MiB\", \"flush\": \"%s\"},"
              " \"executor\": {\"max_operations\": %zu, \"max_keys_per_operation\": %zu,"
-             " \"query_workers\": 2, \"read_workers\": %zu, \"write_workers\": %zu, \"gets\": \"%s\"},"
+             " \"query_workers\": 2, \"read_workers\": %zu, \"write_workers\": %zu, \"gets\": \"%s\","
+             " \"puts\": \"%s\"},"
              " \"namespace\": {\"deployment_id\": \"l3bench-compare\"}}",
              paths, (unsigned long long)capacity, verify ? "true" : "false",
-             (unsigned long long)max_objects, block, flush_mode, qd, keys, workers, workers, gets_mode);
+             (unsigned long long)max_objects, block, flush_mode, qd, keys, workers, workers, gets_mode,
+             puts_mode);
 }
 
 cmp_result cmp_of_phase(const wl_phase *p)

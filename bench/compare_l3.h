@@ -29,8 +29,9 @@ typedef struct cmp_l3 {
  * default, unless set). */
 void cmp_set_flush(const char *mode);
 
-/* executor.gets of every executor this run starts: "driver" or "workers". */
-void cmp_set_gets(const char *mode);
+/* executor.gets and executor.puts of every executor this run starts:
+ * "driver" or "workers". */
+void cmp_set_modes(const char *gets, const char *puts);
 
 /* A store and executor config: `qd` operations of `keys` keys in flight,
  * with a worker per operation up to the executor's 64; `paths` the store's

@@ -27,6 +27,7 @@ typedef struct l3_compare_options {
     bool no_mixed;          /* skip the mixed phase (gets under a put stream) */
     const char *flush;      /* store.flush of l3cache's stores: "interval" (default) or "batch" */
     const char *gets;       /* executor.gets of l3cache's executors: "driver" (default) or "workers" */
+    const char *puts;       /* executor.puts, as gets */
     uint64_t ram_device;    /* --ram-device: the run on a RAM-backed device of this many bytes (0: not) */
     bool on_ram;            /* the run is on that device (its directory the device's mount) */
     bool json;

@@ -63,7 +63,8 @@ static int usage(void)
             "               [--no-verify] [--json]\n"
             "       l3bench --compare [--dir DIR [--dir DIR...]] [--total SIZE] [--sizes 64K,256K,1M,4M]\n"
             "               [--keys K] [--qd N] [--repeat N] [--recovery-objects N] [--plot FILE]\n"
-            "               [--flush interval|batch] [--gets driver|workers] [--ram-device SIZE] [--json]\n"
+            "               [--flush interval|batch] [--gets driver|workers] [--puts driver|workers]\n"
+            "               [--ram-device SIZE] [--json]\n"
             "               (--ram-device, as root:\n"
             "               on ext4 over a loop device over a file of SIZE in a tmpfs, made for the run and\n"
             "               taken down after it)\n"
@@ -273,7 +274,8 @@ static bool parse_args(args *a, int argc, char **argv)
         { "sim", no_argument, 0, 'M' }, { "sim-all", no_argument, 0, 'a' }, { "ranks", required_argument, 0, 'N' },
         { "pools", no_argument, 0, 'O' }, { "budget", required_argument, 0, 'B' },
         { "targets", required_argument, 0, 'G' }, { "target-g", required_argument, 0, 'g' },
-        { "capacities", no_argument, 0, 'Q' }, { "gets", required_argument, 0, 'H' }, { 0, 0, 0, 0 },
+        { "capacities", no_argument, 0, 'Q' }, { "gets", required_argument, 0, 'H' },
+        { "puts", required_argument, 0, 'I' }, { 0, 0, 0, 0 },
     };
     bool ok = true;
     for (int c; ok && (c = getopt_long(argc, argv, "h", longs, NULL)) != -1;) {
@@ -313,6 +315,7 @@ static bool parse_args(args *a, int argc, char **argv)
         case 'R': a->co.recovery_objects = strtoul(optarg, NULL, 10); break;
         case 'F': a->co.flush = optarg; break;
         case 'H': a->co.gets = optarg; ok = ok && (!strcmp(optarg, "driver") || !strcmp(optarg, "workers")); break;
+        case 'I': a->co.puts = optarg; ok = ok && (!strcmp(optarg, "driver") || !strcmp(optarg, "workers")); break;
         case 'Y': ok = size_arg("ram-device", optarg, 1ull << 30, &a->co.ram_device); break;
         case 'P': a->co.plot = a->tr.plot = optarg[0] ? optarg : NULL; break;
         case 'r': ok = repeat_arg(a, optarg); break;

@@ -261,7 +261,7 @@ static l3_status parse_executor(const json_t *o, l3_config *c, l3_error *err)
 {
     static const char *const known[] = { "max_operations", "max_keys_per_operation", "query_workers",
                                          "read_workers", "write_workers", "failure_threshold",
-                                         "recovery_interval", "gets", NULL };
+                                         "recovery_interval", "gets", "puts", NULL };
     l3_status st = l3_json_section(o, "$.executor", known, err);
     if (st != L3_OK)
         return st;
@@ -292,6 +292,9 @@ static l3_status parse_executor(const json_t *o, l3_config *c, l3_error *err)
     }
     if ((v = json_object_get(o, "gets")) &&
         (st = parse_either(v, "$.executor.gets", "driver", "workers", &c->executor.gets_on_workers, err)) != L3_OK)
+        return st;
+    if ((v = json_object_get(o, "puts")) &&
+        (st = parse_either(v, "$.executor.puts", "driver", "workers", &c->executor.puts_on_workers, err)) != L3_OK)
         return st;
     if ((v = json_object_get(o, "recovery_interval")) &&
         (st = l3_json_seconds(v, "$.executor.recovery_interval", 0, 86400, false,
@@ -521,6 +524,7 @@ char *l3_config_to_json(const l3_config *c)
     json_object_set_new(x, "failure_threshold", json_integer(c->executor.failure_threshold));
     json_object_set_new(x, "recovery_interval", json_real(c->executor.recovery_interval));
     json_object_set_new(x, "gets", json_string(c->executor.gets_on_workers ? "workers" : "driver"));
+    json_object_set_new(x, "puts", json_string(c->executor.puts_on_workers ? "workers" : "driver"));
     json_object_set_new(n, "deployment_id", json_string(c->deployment_id));
     json_object_set_new(n, "weight_version", json_string(c->weight_version));
     json_object_set_new(n, "has_draft", json_boolean(c->has_draft));

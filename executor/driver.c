@@ -1,6 +1,6 @@
-/* The get driver (driver.h): queued gets begun on the store, polled
- * without sleeping, finished as they end; between rounds that find nothing
- * to do, one sleep on the eventfd. */
+/* The drivers (driver.h): a kind's queued operations begun on the store,
+ * polled without sleeping, finished as they end; between rounds that find
+ * nothing to do, one sleep on the kind's eventfd. */
 #include "driver.h"
 #include "completion.h"
 #include "invariant.h"
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <sys/eventfd.h>
 
-/* A get the driver runs: its id, its job, its call, and whether it ended.
- * It stays in its slot from take to finish: the store's job points into
- * its run_state (the result it fills). */
+/* An operation the driver runs: its id, its job, its call, and whether
+ * it ended. It stays in its slot from take to finish: the store's job
+ * points into its run_state (the result it fills). */
 typedef struct active {
     bool used;
     uint64_t op_id;
@@ -29,13 +29,15 @@ typedef struct active {
 
 typedef struct driver {
     l3_executor *e;
+    int kind;       /* KIND_GET or KIND_PUT */
+    int fd;         /* its eventfd */
     active *a;      /* cap slots */
     size_t n, cap;  /* slots used, of cap */
-    double wake_by; /* the earliest time a get must be polled again, or 0 */
+    double wake_by; /* the earliest time an operation must be polled again, or 0 */
 } driver;
 
-/* Take queued gets into free slots (the state lock held); how many. */
-static size_t take_gets(driver *d)
+/* Take queued operations into free slots (the state lock held); how many. */
+static size_t take_ops(driver *d)
 {
     size_t taken = 0;
     for (size_t i = 0; i < d->cap && d->n < d->cap; i++) {
@@ -43,7 +45,7 @@ static size_t take_gets(driver *d)
         const job *j;
         if (d->a[i].used)
             continue;
-        if (!(j = l3_exec_take(d->e, KIND_GET, &op_id)))
+        if (!(j = l3_exec_take(d->e, d->kind, &op_id)))
             break;
         d->a[i] = (active){ .used = true, .op_id = op_id, .j = j, .fresh = true };
         d->n++;
@@ -52,22 +54,22 @@ static size_t take_gets(driver *d)
     return taken;
 }
 
-/* Begin the gets taken this round on the store (outside the lock). */
-static void begin_gets(driver *d)
+/* Begin the operations taken this round on the store (outside the lock). */
+static void begin_ops(driver *d)
 {
     for (size_t i = 0; i < d->cap; i++) {
         active *g = &d->a[i];
         if (!g->used || !g->fresh)
             continue;
         g->fresh = false;
-        g->begun = l3_exec_run_get_begin(d->e, g->j, &g->rs, d->e->drive_fd);
+        g->begun = l3_exec_run_begin(d->e, g->j, &g->rs, d->fd);
         g->done = !g->begun;
     }
 }
 
-/* Poll every get (outside the lock), ending the store calls of those
- * done; how many are done. */
-static size_t poll_gets(driver *d)
+/* Poll every operation (outside the lock), ending the store calls of
+ * those done; how many are done. */
+static size_t poll_ops(driver *d)
 {
     size_t done = 0;
     d->wake_by = 0;
@@ -77,11 +79,11 @@ static size_t poll_gets(driver *d)
         if (!g->used)
             continue;
         if (!g->done)
-            g->done = l3_exec_run_get_poll(d->e, &g->rs, &wake);
+            g->done = l3_exec_run_poll(d->e, &g->rs, &wake);
         if (!g->done && wake > 0 && (d->wake_by == 0 || wake < d->wake_by))
             d->wake_by = wake;
         if (g->done && g->begun) {
-            g->rs.out = l3_exec_run_get_end(d->e, g->j, &g->rs); /* (outside the lock: it logs) */
+            g->rs.out = l3_exec_run_end(d->e, g->j, &g->rs); /* (outside the lock: it logs) */
             g->begun = false;
         }
         done += g->done;
@@ -89,8 +91,8 @@ static size_t poll_gets(driver *d)
     return done;
 }
 
-/* Finish the done gets (the state lock held), freeing their slots. */
-static void finish_gets(driver *d)
+/* Finish the done operations (the state lock held), freeing their slots. */
+static void finish_ops(driver *d)
 {
     for (size_t i = 0; i < d->cap; i++) {
         active *g = &d->a[i];
@@ -106,8 +108,9 @@ static void finish_gets(driver *d)
     l3_exec_wake_outside(d->e);
 }
 
-/* Sleep on the eventfd until a read finishes, a get is queued, shutdown
- * begins, or a get's wake-up time comes (the state lock released). */
+/* Sleep on the eventfd until an I/O finishes, an operation is queued,
+ * shutdown begins, or an operation's wake-up time comes (the state lock
+ * released). */
 static void sleep_on_events(driver *d)
 {
     int ms = -1;
@@ -115,7 +118,7 @@ static void sleep_on_events(driver *d)
         double left = d->wake_by - l3_monotonic_seconds();
         ms = left <= 0 ? 0 : (int)ceil(left * 1e3);
     }
-    struct pollfd p = { .fd = d->e->drive_fd, .events = POLLIN };
+    struct pollfd p = { .fd = d->fd, .events = POLLIN };
     if (ms != 0)
         (void)poll(&p, 1, ms); /* (EINTR: a round, then back) */
 }
@@ -130,32 +133,35 @@ static void drain(int fd)
 void *l3_exec_driver(void *arg)
 {
     l3_executor *e = ((worker_arg *)arg)->executor;
-    driver d = { .e = e, .cap = e->config.read_workers };
+    int kind = ((worker_arg *)arg)->kind;
+    driver d = { .e = e, .kind = kind, .fd = e->drive_fd[kind],
+                 .cap = kind == KIND_GET ? e->config.read_workers : e->config.write_workers };
     if (!(d.a = calloc(d.cap, sizeof *d.a))) {
-        l3_log("warning", "out of memory for the get driver's slots: gets run one at a time on its thread");
+        l3_log("warning", "out of memory for the %s driver's slots: they run one at a time on its thread",
+               l3_exec_kind_names[kind]);
         return l3_exec_worker(arg);
     }
     pthread_mutex_lock(&e->mu);
     for (;;) {
-        size_t taken = take_gets(&d);
+        size_t taken = take_ops(&d);
         if (d.n == 0 && e->stopping) {
             free(d.a);
-            if (e->store->ops->get_forget)
-                e->store->ops->get_forget(e->store, e->drive_fd); /* (the lock held: a store call that does no I/O) */
+            if (e->store->ops->forget_notify)
+                e->store->ops->forget_notify(e->store, d.fd); /* (the lock held: a store call that does no I/O) */
             l3_exec_worker_exit(e);
             return NULL;
         }
-        bool queued = e->queues[KIND_GET].len > 0;
-        atomic_store(&e->driver_asleep, !taken && !queued);
+        bool queued = e->queues[kind].len > 0;
+        atomic_store(&e->driver_asleep[kind], !taken && !queued);
         pthread_mutex_unlock(&e->mu);
-        begin_gets(&d);
-        size_t done = poll_gets(&d);
+        begin_ops(&d);
+        size_t done = poll_ops(&d);
         if (!taken && !done && !(queued && d.n < d.cap))
             sleep_on_events(&d);
-        drain(e->drive_fd);
+        drain(d.fd);
         pthread_mutex_lock(&e->mu);
-        atomic_store(&e->driver_asleep, false);
+        atomic_store(&e->driver_asleep[kind], false);
         if (done)
-            finish_gets(&d);
+            finish_ops(&d);
     }
 }

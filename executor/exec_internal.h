@@ -80,8 +80,8 @@ struct l3_executor {
 
     pthread_mutex_t mu;
     pthread_cond_t work[NUM_KINDS]; /* per kind: a job was queued, or shutdown began */
-    int drive_fd;                   /* the get driver's eventfd (driver.h), or -1: gets run on workers */
-    atomic_bool driver_asleep;      /* the driver sleeps on drive_fd: a queued get, or shutdown, writes it */
+    int drive_fd[NUM_KINDS];        /* per kind: its driver's eventfd (driver.h), or -1: it runs on workers */
+    atomic_bool driver_asleep[NUM_KINDS]; /* that driver sleeps on its eventfd: a queued job, or shutdown, writes it */
     pthread_cond_t exited;          /* a worker exited */
     pthread_cond_t finished;        /* a completion was queued for poll */
     size_t waiters;                 /* threads in l3_executor_wait */

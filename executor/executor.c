@@ -66,8 +66,9 @@ static void executor_free_parts(l3_executor *e)
     free(e->threads);
     free(e->args);
     free(e->deployment_id);
-    if (e->drive_fd >= 0)
-        close(e->drive_fd);
+    for (int k = 0; k < NUM_KINDS; k++)
+        if (e->drive_fd[k] >= 0)
+            close(e->drive_fd[k]);
     pthread_cond_destroy(&e->exited);
     pthread_cond_destroy(&e->finished);
     pthread_mutex_destroy(&e->mu);
@@ -88,26 +89,37 @@ static void stop_and_join(l3_executor *e)
     e->num_threads = 0;
 }
 
-/* Start counts[k] threads of each kind (the get driver alone for gets
- * where it drives them), named; 0, or the error that stopped it. */
+/* Start counts[k] threads of each kind (a kind's driver alone where it
+ * drives them), named; 0, or the error that stopped it. */
 static int spawn(l3_executor *e, const size_t counts[NUM_KINDS])
 {
     for (int k = 0; k < NUM_KINDS; k++) {
         for (size_t i = 0; i < counts[k]; i++) {
             worker_arg *arg = &e->args[e->num_threads];
             *arg = (worker_arg){ .executor = e, .kind = k };
-            bool drives = k == KIND_GET && e->drive_fd >= 0;
+            bool drives = e->drive_fd[k] >= 0;
             pthread_t *t = &e->threads[e->num_threads];
             int rc = drives ? pthread_create(t, NULL, l3_exec_driver, arg) : pthread_create(t, NULL, l3_exec_worker, arg);
             if (rc != 0)
                 return rc;
             char name[16];
-            snprintf(name, sizeof name, "l3-%s-%u", drives ? "drive" : l3_exec_kind_names[k], (unsigned)(i % 1000));
+            snprintf(name, sizeof name, "l3-%s%s-%u", drives ? "drive-" : "", l3_exec_kind_names[k],
+                     (unsigned)(i % 1000));
             pthread_setname_np(*t, name);
             e->num_threads++;
         }
     }
     return 0;
+}
+
+/* A driver for `kind` where `driven` (the store runs it in three calls,
+ * and the config does not ask for a thread per operation): its eventfd. */
+static void open_driver(l3_executor *e, int kind, bool driven)
+{
+    e->drive_fd[kind] = driven ? eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
+    if (driven && e->drive_fd[kind] < 0)
+        l3_log("warning", "eventfd for the %s driver: %s; %ss run on a thread each", l3_exec_kind_names[kind],
+               strerror(errno), l3_exec_kind_names[kind]);
 }
 
 /* Check the Host regions against the layout, and their span into *span. */
@@ -171,7 +183,8 @@ l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regio
     l3_executor *e = calloc(1, sizeof *e);
     if (!e)
         return l3_fail(err, L3_ENOMEM, "allocating the executor");
-    e->drive_fd = -1;
+    for (int k = 0; k < NUM_KINDS; k++)
+        e->drive_fd[k] = -1;
     e->store = store;
     e->host = host;
     memcpy(e->regions, regions, n * sizeof *regions);
@@ -190,14 +203,12 @@ l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regio
     pthread_cond_init(&e->exited, &attr);
     pthread_cond_init(&e->finished, &attr);
     pthread_condattr_destroy(&attr);
-    /* Gets on one driver thread where the store runs them in three calls,
-     * unless the config asks for a thread per get. */
-    bool driven = store->ops->get_begin && store->ops->get_poll && store->ops->get_end && !config->gets_on_workers;
-    e->drive_fd = driven ? eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
-    if (driven && e->drive_fd < 0)
-        l3_log("warning", "eventfd for the get driver: %s; gets run on read_workers threads", strerror(errno));
-    size_t readers = e->drive_fd >= 0 ? 1 : config->read_workers;
-    size_t workers = config->query_workers + readers + config->write_workers;
+    const l3_store_ops *ops = store->ops;
+    open_driver(e, KIND_GET, ops->get_begin && ops->get_poll && ops->get_end && !config->gets_on_workers);
+    open_driver(e, KIND_PUT, ops->put_begin && ops->put_poll && ops->put_end && !config->puts_on_workers);
+    size_t readers = e->drive_fd[KIND_GET] >= 0 ? 1 : config->read_workers;
+    size_t writers = e->drive_fd[KIND_PUT] >= 0 ? 1 : config->write_workers;
+    size_t workers = config->query_workers + readers + writers;
     bool ok = true;
     for (int k = 0; k < NUM_KINDS; k++) {
         pthread_cond_init(&e->work[k], NULL);
@@ -214,7 +225,7 @@ l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regio
         executor_free_parts(e);
         return l3_fail(err, L3_ENOMEM, "allocating the executor");
     }
-    const size_t counts[NUM_KINDS] = { config->query_workers, readers, config->write_workers };
+    const size_t counts[NUM_KINDS] = { config->query_workers, readers, writers };
     e->running_workers = workers;
     int rc = spawn(e, counts);
     if (rc != 0) {

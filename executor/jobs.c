@@ -49,6 +49,6 @@ void l3_exec_kick(l3_executor *e, int kind, bool all)
         pthread_cond_broadcast(&e->work[kind]);
     else
         pthread_cond_signal(&e->work[kind]);
-    if (kind == KIND_GET && e->drive_fd >= 0 && atomic_load(&e->driver_asleep))
-        (void)eventfd_write(e->drive_fd, 1); /* (a full counter wakes it as well) */
+    if (e->drive_fd[kind] >= 0 && atomic_load(&e->driver_asleep[kind]))
+        (void)eventfd_write(e->drive_fd[kind], 1); /* (a full counter wakes it as well) */
 }

@@ -29,7 +29,9 @@ typedef struct l3_executor_config {
     size_t read_workers;           /* gets run at once: by one driver thread, or one thread each */
     bool gets_on_workers;          /* gets on read_workers threads, one each, not on one driver thread
                                       (which a store that runs gets in three calls allows) */
-    size_t write_workers;          /* threads running puts */
+    size_t write_workers;          /* puts run at once: by one driver thread, or one thread each */
+    bool puts_on_workers;          /* puts on write_workers threads, one each, not on one driver thread
+                                      (which a store that runs puts in three calls allows) */
     uint32_t failure_threshold;    /* failed backend calls that open the backend */
     double recovery_interval;      /* seconds an open backend refuses calls before one probe */
 } l3_executor_config;

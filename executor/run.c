@@ -1,6 +1,6 @@
 /* One operation's I/O (run.h): the store's batch call for this rank's
  * keys, through the circuit breaker, its result checked and its time
- * counted; a get in three calls for the driver (l3_exec_run_get_*). */
+ * counted; a get or a put in three calls for the driver (l3_exec_run_begin). */
 #include "run.h"
 #include "invariant.h"
 #include "jobs.h"
@@ -152,27 +152,36 @@ facts l3_exec_run(l3_executor *e, const job *j)
     return l3_exec_run_settle(e, j, &rs, st);
 }
 
-bool l3_exec_run_get_begin(l3_executor *e, const job *j, run_state *rs, int notify_fd)
+bool l3_exec_run_begin(l3_executor *e, const job *j, run_state *rs, int notify_fd)
 {
-    L3_ASSERT(j->kind == KIND_GET);
+    L3_ASSERT(j->kind == KIND_GET || j->kind == KIND_PUT);
     if (!l3_exec_run_prepare(e, j, rs))
         return false;
-    if (rs->called) /* (rs->job NULL and rs->st L3_OK from prepare otherwise) */
-        rs->st = e->store->ops->get_begin(e->store, rs->keys, rs->num_local, e->host, rs->ranges, &rs->r,
-                                          notify_fd, &rs->job, &rs->err);
+    l3_store *st = e->store;
+    if (rs->called && j->kind == KIND_GET) /* (no job, and rs->st L3_OK from prepare otherwise) */
+        rs->st = st->ops->get_begin(st, rs->keys, rs->num_local, e->host, rs->ranges, &rs->r, notify_fd, &rs->job,
+                                    &rs->err);
+    else if (rs->called)
+        rs->st = st->ops->put_begin(st, rs->keys, rs->num_local, e->host, rs->ranges, &rs->r, notify_fd,
+                                    &rs->put_job, &rs->err);
     return true;
 }
 
-bool l3_exec_run_get_poll(l3_executor *e, run_state *rs, double *wake_by)
+bool l3_exec_run_poll(l3_executor *e, run_state *rs, double *wake_by)
 {
     *wake_by = 0;
-    return !rs->job || e->store->ops->get_poll(rs->job, wake_by);
+    if (rs->job)
+        return e->store->ops->get_poll(rs->job, wake_by);
+    return !rs->put_job || e->store->ops->put_poll(rs->put_job, wake_by);
 }
 
-facts l3_exec_run_get_end(l3_executor *e, const job *j, run_state *rs)
+facts l3_exec_run_end(l3_executor *e, const job *j, run_state *rs)
 {
     if (rs->job)
         rs->st = e->store->ops->get_end(rs->job, &rs->err);
+    if (rs->put_job)
+        rs->st = e->store->ops->put_end(rs->put_job, &rs->err);
     rs->job = NULL;
+    rs->put_job = NULL;
     return l3_exec_run_settle(e, j, rs, rs->st);
 }

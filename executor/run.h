@@ -1,7 +1,8 @@
 /* l3cache: one operation's I/O (internal; not installed): a job's keys
  * with native work on this rank, run as one batch call of the store
  * through the executor's circuit breaker, outside the state lock; a get
- * also as three calls, for the driver that runs many at once (driver.h). */
+ * or a put also as three calls, for the driver that runs many at once
+ * (driver.h). */
 #ifndef L3_EXEC_RUN_H
 #define L3_EXEC_RUN_H
 
@@ -21,7 +22,8 @@ typedef struct run_state {
     l3_health_token token;
     bool called;           /* the breaker let the call through */
     double started;
-    l3_store_job *job;     /* a get begun (l3_exec_run_get_begin), or NULL */
+    l3_store_job *job;     /* a get begun (l3_exec_run_begin), or NULL */
+    l3_store_put_job *put_job; /* a put begun, or NULL */
     l3_status st;
     l3_error err;
 } run_state;
@@ -42,15 +44,16 @@ bool l3_exec_run_prepare(l3_executor *e, const job *j, run_state *rs);
  * breaker told, the result checked, its time counted, rs's arrays freed. */
 facts l3_exec_run_settle(l3_executor *e, const job *j, run_state *rs, l3_status st);
 
-/* A get job begun on the store (get_begin), its reads signalling eventfd
- * `notify_fd`; false when rs->out is already final (as prepare). */
-bool l3_exec_run_get_begin(l3_executor *e, const job *j, run_state *rs, int notify_fd);
+/* A get or put job begun on the store (get_begin, put_begin), its I/O
+ * signalling eventfd `notify_fd`; false when rs->out is already final
+ * (as prepare). */
+bool l3_exec_run_begin(l3_executor *e, const job *j, run_state *rs, int notify_fd);
 
-/* Poll a begun get without sleeping: true once it is done, else *wake_by
+/* Poll a begun job without sleeping: true once it is done, else *wake_by
  * is the latest time (monotonic seconds) to poll it again. */
-bool l3_exec_run_get_poll(l3_executor *e, run_state *rs, double *wake_by);
+bool l3_exec_run_poll(l3_executor *e, run_state *rs, double *wake_by);
 
-/* The facts of a done get (its store job ended). */
-facts l3_exec_run_get_end(l3_executor *e, const job *j, run_state *rs);
+/* The facts of a done job (its store job ended). */
+facts l3_exec_run_end(l3_executor *e, const job *j, run_state *rs);
 
 #endif

@@ -36,6 +36,9 @@ typedef struct l3_store l3_store;
 /* A get batch under way (l3_store_ops.get_begin), private to its store. */
 typedef struct l3_store_job l3_store_job;
 
+/* A put batch under way (l3_store_ops.put_begin), private to its store. */
+typedef struct l3_store_put_job l3_store_put_job;
+
 /* What an engine knows about a put batch that a cache can use
  * (docs/admission.md). Zero: nothing known. */
 typedef struct l3_put_hints {
@@ -132,15 +135,25 @@ typedef struct l3_store_ops {
      * their keys; true once the batch is done, else *wake_by is the latest
      * time (monotonic seconds) to poll again. get_end waits out what is
      * left, frees the job and returns what batch_get_into would have. A
-     * job is polled and ended on the thread that began it. get_forget:
-     * the caller no longer sleeps on `notify_fd` (it may close it), so
-     * nothing of the store signals it any more. */
+     * job is polled and ended on the thread that began it. */
     l3_status (*get_begin)(l3_store *store, const char *const *keys, size_t n, l3_host_buffer host,
                            const l3_range *ranges, l3_io_result *result, int notify_fd, l3_store_job **job,
                            l3_error *err);
     bool (*get_poll)(l3_store_job *job, double *wake_by);
     l3_status (*get_end)(l3_store_job *job, l3_error *err);
-    void (*get_forget)(l3_store *store, int notify_fd);
+    /* Optional (all three, or none): batch_put_from in three calls, as
+     * get_begin, get_poll and get_end for gets. put_poll never sleeps: it
+     * makes room, reserves, submits the writes, takes those that finished
+     * and publishes what was written; some of its steps (room made by
+     * moving objects, a slab's record or summary) do synchronous I/O. */
+    l3_status (*put_begin)(l3_store *store, const char *const *keys, size_t n, l3_host_buffer host,
+                           const l3_range *ranges, l3_io_result *result, int notify_fd, l3_store_put_job **job,
+                           l3_error *err);
+    bool (*put_poll)(l3_store_put_job *job, double *wake_by);
+    l3_status (*put_end)(l3_store_put_job *job, l3_error *err);
+    /* Optional: the caller no longer sleeps on `notify_fd` (it may close
+     * it), so nothing of the store signals it any more. */
+    void (*forget_notify)(l3_store *store, int notify_fd);
 } l3_store_ops;
 
 /* The most ranges one object may have. The slab store's on-disk segment

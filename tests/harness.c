@@ -324,10 +324,18 @@ static l3_status b_get_begin(l3_store *s, const char *const *keys, size_t n, l3_
     return in->ops->get_begin(in, keys, n, host, ranges, r, notify_fd, job, err);
 }
 
-static void b_get_forget(l3_store *s, int notify_fd)
+static l3_status b_put_begin(l3_store *s, const char *const *keys, size_t n, l3_host_buffer host,
+                             const l3_range *ranges, l3_io_result *r, int notify_fd, l3_store_put_job **job,
+                             l3_error *err)
 {
     l3_store *in = ((borrowed *)s)->inner;
-    in->ops->get_forget(in, notify_fd);
+    return in->ops->put_begin(in, keys, n, host, ranges, r, notify_fd, job, err);
+}
+
+static void b_forget_notify(l3_store *s, int notify_fd)
+{
+    l3_store *in = ((borrowed *)s)->inner;
+    in->ops->forget_notify(in, notify_fd);
 }
 
 static const l3_store_ops borrowed_ops = {
@@ -344,8 +352,14 @@ l3_store *borrowed_store(l3_store *inner)
         b->ops.get_begin = b_get_begin;
         b->ops.get_poll = inner->ops->get_poll; /* (a job is its store's own) */
         b->ops.get_end = inner->ops->get_end;
-        b->ops.get_forget = b_get_forget;
     }
+    if (inner->ops->put_begin) {
+        b->ops.put_begin = b_put_begin;
+        b->ops.put_poll = inner->ops->put_poll;
+        b->ops.put_end = inner->ops->put_end;
+    }
+    if (inner->ops->forget_notify)
+        b->ops.forget_notify = b_forget_notify;
     b->base.ops = &b->ops;
     b->inner = inner;
     return &b->base;

@@ -21,11 +21,20 @@ static void a_path_alone_takes_every_default(void **state)
     assert_string_equal(c.store.path, "x.store");
     assert_int_equal(c.store.capacity, 1ull << 30);
     assert_false(c.executor.gets_on_workers); /* gets on the driver */
+    assert_false(c.executor.puts_on_workers); /* puts too */
     l3_config w;
     assert_int_equal(l3_config_parse("{\"store\": {\"path\": \"x.store\"}, \"executor\": {\"gets\": \"workers\"}}",
                                      &w, NULL), L3_OK);
     assert_true(w.executor.gets_on_workers);
+    assert_false(w.executor.puts_on_workers);
     l3_config_free(&w);
+    assert_int_equal(l3_config_parse("{\"store\": {\"path\": \"x.store\"}, \"executor\": {\"puts\": \"workers\"}}",
+                                     &w, NULL), L3_OK);
+    assert_true(w.executor.puts_on_workers);
+    assert_false(w.executor.gets_on_workers);
+    l3_config_free(&w);
+    assert_int_not_equal(l3_config_parse("{\"store\": {\"path\": \"x.store\"}, \"executor\": {\"puts\": \"thread\"}}",
+                                         &w, NULL), L3_OK);
     assert_int_equal(c.store.slab_size, 0); /* by the capacity: 16 MiB for 1 GiB */
     assert_int_equal(l3_default_slab_size(c.store.capacity, 0), 16ull << 20);
     assert_int_equal(l3_default_slab_size(1ull << 40, 0), 64ull << 20);

@@ -90,6 +90,40 @@ static void beside_a_get_one_wave_writes_at_a_time(void **state)
     free(g);
 }
 
+/* The try that never sleeps (a driver's): false while the gate is closed,
+ * counting the wave's wait once; true once the wave ahead leaves (open);
+ * true, forced, once its deadline has passed. */
+static void a_try_at_the_gate_comes_back_until_it_opens_or_its_wait_runs_out(void **state)
+{
+    (void)state;
+    l3_gate *g = calloc(1, sizeof *g);
+    l3_gate_read_begin(g, 1);
+    assert_true(l3_gate_write_begin(g, 0));
+    uint64_t until = 0;
+    bool open = true;
+    assert_false(l3_gate_write_try(g, 2, &until, &open));
+    assert_true(until > 0);
+    assert_false(l3_gate_write_try(g, 2, &until, &open));
+    assert_int_equal(atomic_load(&g->waits), 1); /* one wave: one wait */
+    assert_int_equal(atomic_load(&g->writes), 1);
+    l3_gate_write_end(g, 0);
+    assert_true(l3_gate_write_try(g, 2, &until, &open));
+    assert_true(open);
+    assert_int_equal(atomic_load(&g->writes), 1);
+    uint64_t late = 0;
+    assert_false(l3_gate_write_try(g, 3, &late, &open)); /* wave 2 writes beside the get */
+    late = 1; /* its deadline long past */
+    assert_true(l3_gate_write_try(g, 3, &late, &open));
+    assert_false(open);
+    assert_int_equal(atomic_load(&g->forced), 1);
+    assert_int_equal(atomic_load(&g->writes), 2);
+    assert_int_equal(atomic_load(&g->proc_writes[3]), 1);
+    l3_gate_write_end(g, 2);
+    l3_gate_write_end(g, 3);
+    l3_gate_read_end(g, 1);
+    free(g);
+}
+
 static void the_last_get_ending_opens_the_gate(void **state)
 {
     (void)state;
@@ -258,6 +292,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(without_gets_every_wave_passes),
         cmocka_unit_test(beside_a_get_one_wave_writes_at_a_time),
+        cmocka_unit_test(a_try_at_the_gate_comes_back_until_it_opens_or_its_wait_runs_out),
         cmocka_unit_test(the_last_get_ending_opens_the_gate),
         cmocka_unit_test(beside_a_get_a_wave_submits_a_few_requests_at_a_time),
         cmocka_unit_test(a_dead_process_holds_the_gate_no_longer_than_the_longest_wait),

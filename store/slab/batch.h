@@ -87,47 +87,34 @@ typedef struct l3_move {
     bool early; /* an early keep (policy.h: L3_KEEP_EARLY) */
 } l3_move;
 
-/* A put batch (put.c), run in waves of the store's batch_keys keys: each
- * wave reserves slots, writes its headers and payloads and publishes what
- * was written. Open it, take wave after wave (the caller may make room
- * before each: l3_put_next says how many bytes the next may take), then
- * close it. With `moves` (one per key) the keys are reinsertions
- * (reinsert.c) rather than create-only puts. */
-struct put_wave;
-typedef struct l3_put_batch {
-    const char *const *keys;
-    size_t n;
-    l3_host_buffer host;
-    const l3_range *ranges;
-    size_t k;                /* ranges per key */
-    const l3_move *moves;
-    l3_io_result *res;
-    uint64_t *disk_len;      /* each key's on-disk payload length, computed once */
-    size_t next;             /* the next wave's first key */
-    int io_error;            /* the first write error */
-    struct put_wave *w;      /* a wave's scratch */
-} l3_put_batch;
+/* A put batch (put.c) as a job, run in waves of the store's batch_keys
+ * keys: each wave reserves slots, writes its headers and payloads and
+ * publishes what was written. With `moves` (one per key) the keys are
+ * reinsertions (reinsert.c) rather than create-only puts, and the batch
+ * is not checked. `hints` (NULL: none) must outlive the job; its writes
+ * signal eventfd `notify_fd` (or -1). NULL when even the job cannot be
+ * had. */
+l3_store_put_job *l3_put_job_new(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
+                                 const l3_range *ranges, size_t k, const l3_move *moves, const l3_put_hints *hints,
+                                 l3_io_result *res, int notify_fd);
 
-/* Open a put batch of n keys (its result cleared), with what the engine
- * said of it (`hints`, NULL: nothing; it must outlive the batch);
- * L3_ENOMEM when its scratch cannot be had (close it all the same). */
-l3_status l3_put_open(l3_slabstore *s, l3_put_batch *b, const char *const *keys, size_t n, l3_host_buffer host,
-                      const l3_range *ranges, size_t k, const l3_move *moves, const l3_put_hints *hints,
-                      l3_io_result *res, l3_error *err);
+/* Take a job as far as it goes: true once it is done. When `block`, it
+ * sleeps on what it waits for; else it comes back when it must wait,
+ * *wake_by the latest time to call again (0: its eventfd says when).
+ * Before each wave of a put (not a move) it comes back with *room, the
+ * bytes to make room for (l3_reinsert_make_room: put.c does not call
+ * reinsert.c, which calls it), and goes on when called again. */
+bool l3_put_job_step(l3_store_put_job *j, bool block, double *wake_by, uint64_t *room);
 
-/* Whether a wave is left to run (and the batch still retired): the device
- * bytes it may take into *bytes. */
-bool l3_put_next(const l3_slabstore *s, const l3_put_batch *b, uint64_t *bytes);
+/* The store a job writes to. */
+l3_slabstore *l3_put_job_store(const l3_store_put_job *j);
 
-/* Run the next wave. */
-l3_status l3_put_wave(l3_slabstore *s, l3_put_batch *b, l3_error *err);
+/* End a job that l3_put_job_step found done, and free it: the batch's
+ * status (one device's write error fails the batch,
+ * several devices' fail their keys alone). */
+l3_status l3_put_job_end(l3_store_put_job *j, l3_error *err);
 
-/* Free the batch's scratch and settle its status from `rc` and the
- * write errors its waves met: one device's error fails the batch, several
- * devices' fail their keys alone. */
-l3_status l3_put_close(l3_slabstore *s, l3_put_batch *b, l3_status rc, l3_error *err);
-
-/* A whole put batch, wave after wave, making no room (reinsertion's moves). */
+/* A whole batch of moves, wave after wave, making no room (reinsert.c). */
 l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
                      const l3_range *ranges, size_t k, const l3_move *moves, l3_io_result *res, l3_error *err);
 
@@ -144,7 +131,7 @@ l3_status l3_slab_get_begin(l3_store *st, const char *const *keys, size_t n, l3_
                             l3_error *err);
 bool l3_slab_get_poll(l3_store_job *job, double *wake_by);
 l3_status l3_slab_get_end(l3_store_job *job, l3_error *err);
-void l3_slab_get_forget(l3_store *st, int notify_fd);
+void l3_slab_forget_notify(l3_store *st, int notify_fd);
 bool l3_slab_remove(l3_store *st, const char *prefix);
 l3_status l3_slab_delete(l3_store *st, const char *const *keys, size_t n, bool *deleted, l3_error *err);
 

@@ -86,6 +86,25 @@ bool l3_gate_write_begin(l3_gate *g, int me)
     return open;
 }
 
+bool l3_gate_write_try(l3_gate *g, int me, uint64_t *until, bool *open)
+{
+    L3_ASSERT(me >= 0 && me < L3_MAX_PROCS);
+    *open = try_enter(g);
+    if (!*open) {
+        uint64_t now = l3_now_ns() / 1000000u;
+        if (*until == 0) {
+            atomic_fetch_add(&g->waits, 1);
+            *until = now + L3_GATE_WAIT_MS;
+        }
+        if (now < *until)
+            return false;
+        atomic_fetch_add(&g->forced, 1);
+        atomic_fetch_add(&g->writes, 1);
+    }
+    atomic_fetch_add(&g->proc_writes[me], 1);
+    return true;
+}
+
 void l3_gate_write_end(l3_gate *g, int me)
 {
     L3_ASSERT(me >= 0 && me < L3_MAX_PROCS && atomic_load(&g->proc_writes[me]) > 0);

@@ -48,6 +48,11 @@ static inline size_t l3_gate_write_step(l3_gate *g, size_t n)
  * reaps dead processes). */
 bool l3_gate_write_begin(l3_gate *g, int me);
 
+/* l3_gate_write_begin for a thread that never sleeps here: true once the
+ * wave is counted in (*open: without waiting it out), false while it must
+ * come back. *until is the wave's deadline (ms), 0 before its first try. */
+bool l3_gate_write_try(l3_gate *g, int me, uint64_t *until, bool *open);
+
 /* That put wave's I/O has ended: wakes a writer waiting for its turn. */
 void l3_gate_write_end(l3_gate *g, int me);
 

@@ -500,7 +500,7 @@ l3_status l3_slab_get_end(l3_store_job *j, l3_error *err)
     return job_end(j, err);
 }
 
-void l3_slab_get_forget(l3_store *st, int notify_fd)
+void l3_slab_forget_notify(l3_store *st, int notify_fd)
 {
     l3_io_forget_notify(((l3_slabstore *)st)->engine, notify_fd);
 }

@@ -337,46 +337,25 @@ static l3_status ensure_records(l3_slabstore *s, put_wave *w, l3_error *err)
     return L3_OK;
 }
 
-/* Write the wave's reserved keys: slab records first, then every header
- * and payload in one engine batch. */
-static l3_status write_wave(l3_slabstore *s, put_wave *w, const char *const *keys, l3_host_buffer host,
-                            const l3_range *ranges, bool *retired, l3_error *err)
+/* Plan the wave's writes: every reserved key's header sealed into the
+ * context's bounce blocks, its header and payload requests at w->reqs, a
+ * device's together, in slot order (a request merges only with the one
+ * submitted before it to the same queue). The count, or -1 when a
+ * temporary buffer cannot be had. */
+static int plan_writes(l3_slabstore *s, put_wave *w, const char *const *keys, l3_host_buffer host,
+                       const l3_range *ranges, uint8_t *bounce)
 {
-    bool open = l3_gate_write_begin(&s->sh->gate, s->shm.me); /* gets first */
-    l3_status rc = ensure_records(s, w, err);
-    l3_io_ctx *ctx = l3_io_acquire(s->engine);
-    uint8_t *bounce = l3_io_bounce(ctx, NULL);
-    uint32_t slot_scratch = s->geo.header_bytes + s->geo.block_size;
+    uint32_t slot_scratch = s->geo.header_bytes + s->geo.block_size, nd = s->geo.num_devices;
     int r = 0;
     w->np = 0;
-    /* A device's writes together, in slot order: a request merges only
-     * with the one submitted before it to the same queue. */
-    uint32_t nd = s->geo.num_devices;
-    for (uint32_t d = 0; d < nd && rc == L3_OK; d++)
-        for (size_t i = 0; i < w->m && rc == L3_OK; i++) {
+    for (uint32_t d = 0; d < nd && r >= 0; d++)
+        for (size_t i = 0; i < w->m && r >= 0; i++) {
             put_key *p = &w->keys[i];
             if (p->state != PUT_WRITE || (nd > 1 && l3_slab_device(&s->geo, p->slab) != d))
                 continue;
             r = plan_write(s, w, p, keys[p->pos], host, &ranges[p->pos * w->k], bounce + w->np * slot_scratch, r);
-            if (r < 0)
-                rc = l3_fail(err, L3_ENOMEM, "allocating a bounce buffer");
         }
-    /* While gets are in flight, a few requests at a time: a read waits
-     * behind no more than those in the device's queue. */
-    for (size_t i = 0, step; rc == L3_OK && *retired && i < (size_t)r; i += step) {
-        step = l3_gate_write_step(&s->sh->gate, (size_t)r - i);
-        rc = l3_io_run(s->engine, ctx, w->reqs + i, step, s->opt.io_timeout, retired, err);
-    }
-    l3_gate_write_end(&s->sh->gate, s->shm.me);
-    if (rc == L3_OK && *retired)
-        l3_meta_note_io(s, w->reqs, (size_t)r);
-    l3_io_release(s->engine, ctx);
-    if (!open) { /* it waited the longest: a dead process's count may hold the gate */
-        l3_slab_lock(s);
-        l3_alloc_reap_dead(s);
-        l3_slab_unlock(s);
-    }
-    return rc;
+    return r;
 }
 
 /* The devices the wave wrote objects to (a bit each), now dirty: written
@@ -478,50 +457,232 @@ static void number_page(put_wave *w, const uint64_t *groups, put_key *p)
     p->tail = w->hints && w->hints->last_is_partial && i >= w->tail_from;
 }
 
-/* Run one wave of keys [base, base + m). */
-static l3_status put_wave_run(l3_slabstore *s, put_wave *w, const char *const *keys, size_t base,
-                              l3_host_buffer host, const l3_range *ranges, l3_io_result *res,
-                              int *io_error, l3_error *err)
+/* Where a put job's open wave is: not open, waiting for room (made by
+ * its caller), at the read-first gate, at the engine for a context,
+ * writing, or written (to be published). */
+enum { STEP_NONE, STEP_ROOM, STEP_GATE, STEP_CONTEXT, STEP_WRITE, STEP_CLOSE };
+
+/* A put batch from its start to its end (l3_store_put_job, l3_store.h):
+ * the batch's arguments, its wave's scratch, and the open wave's place.
+ * Each wave: room made (puts, not moves), keys decided and slots reserved,
+ * the gate entered, slab records landed, a context taken, the writes sent
+ * a gate's step at a time and reaped, then what was written published.
+ * The synchronous put runs one the same way, sleeping where a driven one
+ * comes back later. */
+struct l3_store_put_job {
+    l3_slabstore *s;
+    const char *const *keys;
+    size_t n, k;              /* keys, and ranges per key */
+    l3_host_buffer host;
+    const l3_range *ranges;
+    const l3_move *moves;     /* reinsertions (reinsert.c), or NULL: create-only puts */
+    l3_io_result *res;
+    uint64_t *disk_len;       /* each key's on-disk payload length, computed once */
+    put_wave *w;
+    bool room;                /* room is made before each wave (a put's, not a move's) */
+    int notify_fd;            /* the eventfd its contexts signal, or -1 */
+    size_t next;              /* the next wave's first key */
+    int io_error;             /* the first write error */
+    int step;                 /* STEP_*: the open wave's place */
+    bool gate_open;           /* the open wave entered the gate without waiting it out */
+    uint64_t gate_until;      /* a driven wave's deadline at the gate (ms), 0 before it waits */
+    l3_io_ctx *ctx;           /* the open wave's context, or NULL */
+    size_t r, sent;           /* its requests, and those sent so far */
+    bool retired;             /* its writes so far */
+    bool checked;             /* the batch passed its checks: its result arrays are its own */
+    l3_status rc;
+    l3_error err;
+};
+
+/* The next wave's keys: [next, next + wave_keys) at most. */
+static size_t wave_len(const l3_store_put_job *j)
 {
+    return j->n - j->next < j->s->wave_keys ? j->n - j->next : j->s->wave_keys;
+}
+
+/* Open the next wave, its keys [next, next + m), room made for it: its
+ * keys decided, slots reserved, its sequence numbers leased. */
+static void wave_open(l3_store_put_job *j)
+{
+    l3_slabstore *s = j->s;
+    put_wave *w = j->w;
+    size_t base = j->next, m = wave_len(j);
+    w->m = m;
     const uint64_t *groups = batch_groups(w->hints, w->moves);
-    for (size_t i = 0; i < w->m; i++) {
+    for (size_t i = 0; i < m; i++) {
         w->keys[i] = (put_key){ .pos = base + i, .move = w->moves ? &w->moves[base + i] : NULL,
-                                .id = l3_key_identity(keys[base + i], strlen(keys[base + i])), .plan = SIZE_MAX,
+                                .id = l3_key_identity(j->keys[base + i], strlen(j->keys[base + i])),
+                                .plan = SIZE_MAX,
                                 .group = groups && groups[base + i] ? l3_group_tag(groups[base + i]) : 0 };
         number_page(w, groups, &w->keys[i]);
         w->ids[i] = w->keys[i].id;
     }
-    l3_status lease = l3_meta_seq_lease(s, w->m, err);
-    if (lease != L3_OK)
-        return lease;
-    reserve_wave(s, w, keys, base, res);
-    if (!w->moves && w->m) {
-        uint32_t b = s->geo.block_size, pb = (uint32_t)((w->disk_len[base] + b - 1) / b);
-        l3_admit_put_seen(s, w->ids, w->m, l3_slot_bytes(&s->geo, pb), w->hints);
+    j->rc = l3_meta_seq_lease(s, m, &j->err);
+    if (j->rc != L3_OK)
+        return; /* (nothing reserved: no wave to close) */
+    reserve_wave(s, w, j->keys, base, j->res);
+    if (!w->moves && m) {
+        uint32_t b = s->geo.block_size, pb = (uint32_t)((j->disk_len[base] + b - 1) / b);
+        l3_admit_put_seen(s, w->ids, m, l3_slot_bytes(&s->geo, pb), w->hints);
     }
-    bool retired = true;
-    l3_status rc = write_wave(s, w, keys, host, ranges, &retired, err);
-    if (rc == L3_OK && retired)
-        rc = wave_written(s, w, err);
-    if (!retired) {
+    j->step = STEP_GATE;
+}
+
+/* How long a driven wave waits before it looks again at a closed gate or
+ * for a free context. */
+#define PUT_RETRY 0.001
+
+/* Enter the gate (gets first), then land the wave's slab records; false
+ * when a driven wave finds the gate closed (it comes back). */
+static bool wave_gate(l3_store_put_job *j, bool block)
+{
+    l3_slabstore *s = j->s;
+    if (block)
+        j->gate_open = l3_gate_write_begin(&s->sh->gate, s->shm.me);
+    else if (!l3_gate_write_try(&s->sh->gate, s->shm.me, &j->gate_until, &j->gate_open))
+        return false;
+    j->rc = ensure_records(j->s, j->w, &j->err);
+    j->step = j->rc == L3_OK ? STEP_CONTEXT : STEP_CLOSE;
+    return true;
+}
+
+/* Send the next step of the wave's writes: while gets are in flight, a
+ * few requests at a time, so that a read waits behind no more than those
+ * in the device's queue. */
+static void send_step(l3_store_put_job *j)
+{
+    l3_slabstore *s = j->s;
+    size_t step = l3_gate_write_step(&s->sh->gate, j->r - j->sent);
+    j->rc = l3_io_start(s->engine, j->ctx, j->w->reqs + j->sent, step, s->opt.io_timeout, &j->retired, &j->err);
+    j->sent += step;
+}
+
+/* Take a context (a driven wave never waits for one: false when none is
+ * free), plan the wave's writes into its bounce blocks and send the first
+ * step. */
+static bool wave_context(l3_store_put_job *j, bool block)
+{
+    l3_slabstore *s = j->s;
+    j->ctx = block ? l3_io_acquire(s->engine) : l3_io_try_acquire_for(s->engine, j->notify_fd);
+    if (!j->ctx)
+        return false;
+    if (j->notify_fd >= 0)
+        j->rc = l3_io_set_notify(s->engine, j->ctx, j->notify_fd, &j->err);
+    int r = plan_writes(s, j->w, j->keys, j->host, j->ranges, l3_io_bounce(j->ctx, NULL));
+    j->r = r < 0 ? 0 : (size_t)r;
+    j->sent = 0;
+    j->retired = true;
+    if (j->rc == L3_OK && r < 0)
+        j->rc = l3_fail(&j->err, L3_ENOMEM, "allocating a bounce buffer");
+    j->step = j->rc == L3_OK ? STEP_WRITE : STEP_CLOSE;
+    if (j->rc == L3_OK)
+        send_step(j);
+    return true;
+}
+
+/* Reap the wave's writes, step after step, sleeping on them when `block`;
+ * whether they have all ended (or one step failed). */
+static bool wave_pump(l3_store_put_job *j, bool block)
+{
+    l3_slabstore *s = j->s;
+    for (;;) {
+        size_t done[64], got;
+        while (!block && j->rc == L3_OK && l3_io_batch_open(j->ctx)) {
+            j->rc = l3_io_poll_some(s->engine, j->ctx, done, 64, &got, &j->retired, &j->err);
+            if (got == 0 && l3_io_batch_open(j->ctx))
+                return false;
+        }
+        l3_status rc = l3_io_finish(s->engine, j->ctx, &j->retired, j->rc == L3_OK ? &j->err : NULL);
+        if (j->rc == L3_OK)
+            j->rc = rc;
+        if (j->rc != L3_OK || !j->retired || j->sent == j->r)
+            break;
+        send_step(j);
+    }
+    j->step = STEP_CLOSE;
+    return true;
+}
+
+/* Close the open wave: out of the gate, its context given back, its
+ * devices dirty (flushed with store.flush "batch"), what was written
+ * published, the summaries of slabs it filled and its standby slabs'
+ * records written. Writes that did not retire fail the store. */
+static void wave_close(l3_store_put_job *j)
+{
+    l3_slabstore *s = j->s;
+    put_wave *w = j->w;
+    L3_ASSERT(j->step == STEP_CLOSE); /* (the gate entered) */
+    l3_gate_write_end(&s->sh->gate, s->shm.me);
+    if (!j->gate_open) { /* it waited the longest: a dead process's count may hold the gate */
+        l3_slab_lock(s);
+        l3_alloc_reap_dead(s);
+        l3_slab_unlock(s);
+    }
+    if (j->rc == L3_OK && j->retired)
+        l3_meta_note_io(s, w->reqs, j->r);
+    if (j->ctx)
+        l3_io_release(s->engine, j->ctx);
+    j->ctx = NULL;
+    if (j->rc == L3_OK && j->retired)
+        j->rc = wave_written(s, w, &j->err);
+    if (!j->retired) {
         atomic_store(&s->fatal, true);
-        res->retired = false;
-        rc = L3_OK;
+        j->res->retired = false;
+        j->rc = L3_OK;
     }
-    publish_wave(s, w, rc == L3_OK && retired, res, io_error);
-    for (size_t k = 0; k < w->num_slabs && retired; k++)
+    publish_wave(s, w, j->rc == L3_OK && j->retired, j->res, &j->io_error);
+    for (size_t k = 0; k < w->num_slabs && j->retired; k++)
         if (w->due[k])
             l3_summary_settle(s, w->slabs[k]); /* a slab this wave filled */
     l3_plan_free(w->plans, w->np * w->k);
     zero_orphans(s, w);
-    for (uint32_t k = 0; k < w->num_standby && rc == L3_OK && retired; k++) {
+    for (uint32_t k = 0; k < w->num_standby && j->rc == L3_OK && j->retired; k++) {
         /* After this wave's keys are published: its put need not wait. */
         l3_error e;
         if (l3_meta_ensure_record(s, (uint32_t)w->standby[k], w->standby_gen[k], &e) != L3_OK)
             l3_log("warning", "writing standby slab %d's record: %s (its first writer writes it)",
                    w->standby[k], e.msg);
     }
-    return rc;
+    j->next += w->m;
+    j->step = STEP_NONE;
+}
+
+/* Whether another wave is to open: keys are left and all went well. */
+static bool waves_left(const l3_store_put_job *j)
+{
+    return j->checked && j->next < j->n && j->rc == L3_OK && j->res->retired;
+}
+
+bool l3_put_job_step(l3_store_put_job *j, bool block, double *wake_by, uint64_t *room)
+{
+    *wake_by = 0;
+    *room = 0;
+    for (;;) {
+        if (j->step == STEP_NONE && !waves_left(j))
+            return true;
+        if (j->step == STEP_NONE && j->room) {
+            j->step = STEP_ROOM;
+            *room = span_bytes(j->s, j->disk_len, j->next, j->next + wave_len(j));
+            return false; /* (made by the caller, which calls again) */
+        }
+        if (j->step == STEP_NONE || j->step == STEP_ROOM)
+            wave_open(j);
+        if (j->step == STEP_NONE)
+            continue; /* (the lease failed: nothing to close) */
+        if (j->step == STEP_GATE && !wave_gate(j, block)) {
+            *wake_by = l3_monotonic_seconds() + PUT_RETRY;
+            return false;
+        }
+        if (j->step == STEP_CONTEXT && !wave_context(j, block)) {
+            *wake_by = l3_monotonic_seconds() + PUT_RETRY;
+            return false;
+        }
+        if (j->step == STEP_WRITE && !wave_pump(j, block)) {
+            *wake_by = l3_io_wake_by(j->ctx);
+            return false;
+        }
+        wave_close(j);
+    }
 }
 
 static void free_wave(put_wave *w)
@@ -538,84 +699,97 @@ static void free_wave(put_wave *w)
     free(w);
 }
 
-l3_status l3_put_open(l3_slabstore *s, l3_put_batch *b, const char *const *keys, size_t n, l3_host_buffer host,
-                      const l3_range *ranges, size_t k, const l3_move *moves, const l3_put_hints *hints,
-                      l3_io_result *res, l3_error *err)
+/* The batch's scratch: its wave's, and each key's on-disk length; false
+ * when it cannot be had. */
+static bool scratch_new(l3_store_put_job *j, const l3_put_hints *hints)
 {
-    *b = (l3_put_batch){ .keys = keys, .n = n, .host = host, .ranges = ranges, .k = k, .moves = moves, .res = res };
-    l3_batch_result_clear(res, n);
-    size_t wk = s->wave_keys;
-    put_wave *w = calloc(1, sizeof *w);
-    b->disk_len = calloc(n ? n : 1, sizeof *b->disk_len);
-    if (w)
-        *w = (put_wave){ .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
-                         .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)),
-                         .due = calloc(wk, sizeof(bool)), .orphans = moves ? calloc(wk, sizeof(uint64_t)) : NULL,
-                         .ids = calloc(wk, sizeof(l3_key_id)), .hints = hints, .batch_n = n,
-                         .k = k, .moves = moves, .disk_len = b->disk_len };
-    b->w = w;
-    if (!w || !b->disk_len || !w->keys || !w->plans || !w->reqs || !w->slabs || !w->due || !w->ids ||
-        (moves && !w->orphans))
-        return l3_fail(err, L3_ENOMEM, "allocating a put batch");
+    l3_slabstore *s = j->s;
+    size_t wk = s->wave_keys, k = j->k, n = j->n;
+    put_wave *w = j->w = calloc(1, sizeof *w);
+    j->disk_len = calloc(n ? n : 1, sizeof *j->disk_len);
+    if (!w || !j->disk_len)
+        return false;
+    *w = (put_wave){ .keys = calloc(wk, sizeof(put_key)), .plans = calloc(wk * k, sizeof(l3_plan)),
+                     .reqs = calloc(wk * (1 + 2 * k), sizeof(l3_io_req)), .slabs = calloc(wk, sizeof(uint32_t)),
+                     .due = calloc(wk, sizeof(bool)), .orphans = j->moves ? calloc(wk, sizeof(uint64_t)) : NULL,
+                     .ids = calloc(wk, sizeof(l3_key_id)), .hints = hints, .batch_n = n, .k = k,
+                     .moves = j->moves, .disk_len = j->disk_len };
+    if (!w->keys || !w->plans || !w->reqs || !w->slabs || !w->due || !w->ids || (j->moves && !w->orphans))
+        return false;
     for (size_t i = 0; i < n; i++) /* once a key: every room of the put reads it from here */
-        b->disk_len[i] = l3_ranges_disk_len(&ranges[i * k], k, s->geo.block_size);
-    const uint64_t *groups = batch_groups(hints, moves);
+        j->disk_len[i] = l3_ranges_disk_len(&j->ranges[i * k], k, s->geo.block_size);
+    const uint64_t *groups = batch_groups(hints, j->moves);
     for (size_t i = 1; i < n; i++)
         if (starts_page(groups, i)) {
             w->last_page++;
             w->tail_from = i;
         }
-    return L3_OK;
-}
-
-bool l3_put_next(const l3_slabstore *s, const l3_put_batch *b, uint64_t *bytes)
-{
-    if (b->next >= b->n || !b->res->retired)
-        return false;
-    size_t end = b->n - b->next < s->wave_keys ? b->n : b->next + s->wave_keys;
-    *bytes = span_bytes(s, b->disk_len, b->next, end);
     return true;
 }
 
-l3_status l3_put_wave(l3_slabstore *s, l3_put_batch *b, l3_error *err)
+l3_store_put_job *l3_put_job_new(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
+                                 const l3_range *ranges, size_t k, const l3_move *moves, const l3_put_hints *hints,
+                                 l3_io_result *res, int notify_fd)
 {
-    size_t m = b->n - b->next < s->wave_keys ? b->n - b->next : s->wave_keys;
-    b->w->m = m;
-    l3_status rc = put_wave_run(s, b->w, b->keys, b->next, b->host, b->ranges, b->res, &b->io_error, err);
-    b->next += m;
-    return rc;
+    l3_store_put_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    *j = (l3_store_put_job){ .s = s, .keys = keys, .n = n, .k = k, .host = host, .ranges = ranges, .moves = moves,
+                             .res = res, .room = !moves, .notify_fd = notify_fd, .retired = true };
+    l3_error_clear(&j->err);
+    if (!moves) {
+        j->rc = l3_batch_check_io(s, keys, n, host, ranges, k, res, &j->err);
+        if (j->rc != L3_OK || !res)
+            return j; /* (no result arrays: an empty batch) */
+        if (s->opt.read_only) {
+            j->rc = l3_fail(&j->err, L3_ECLOSED, "the store is open read-only");
+            return j;
+        }
+        atomic_fetch_add(&s->puts, 1);
+    }
+    j->checked = true;
+    l3_batch_result_clear(res, n);
+    if (!scratch_new(j, hints))
+        j->rc = l3_fail(&j->err, L3_ENOMEM, "allocating a put batch");
+    return j;
 }
 
-l3_status l3_put_close(l3_slabstore *s, l3_put_batch *b, l3_status rc, l3_error *err)
+l3_slabstore *l3_put_job_store(const l3_store_put_job *j) { return j->s; }
+
+l3_status l3_put_job_end(l3_store_put_job *j, l3_error *err)
 {
-    free_wave(b->w);
-    free(b->disk_len);
-    b->w = NULL;
-    b->disk_len = NULL;
-    l3_io_result *res = b->res;
-    size_t n = b->n, written = 0;
-    for (size_t i = 0; i < n && s->ndev > 1; i++)
+    L3_ASSERT(!j->ctx && j->step == STEP_NONE);
+    l3_slabstore *s = j->s;
+    l3_io_result *res = j->res;
+    l3_status rc = j->rc;
+    free_wave(j->w);
+    free(j->disk_len);
+    size_t n = j->n, written = 0;
+    for (size_t i = 0; j->checked && i < n && s->ndev > 1; i++)
         written += res->success[i];
-    /* One device: a write error is the batch's. Several: the keys that
-     * went to a failing device are its failures, the rest stand. */
-    if (rc == L3_OK && b->io_error && res->retired && !written)
-        rc = l3_fail(err, L3_EIO, "writing %s: %s", s->path, strerror(b->io_error));
-    else if (rc == L3_OK && b->io_error && res->retired)
+    if (rc == L3_OK && j->checked && j->io_error && res->retired && !written)
+        rc = l3_fail(&j->err, L3_EIO, "writing %s: %s", s->path, strerror(j->io_error));
+    else if (rc == L3_OK && j->checked && j->io_error && res->retired)
         l3_log("error", "writing %s: %zu of %zu keys failed on a device (%s)", s->path, n - written, n,
-               strerror(b->io_error));
-    if (rc != L3_OK)
+               strerror(j->io_error));
+    if (rc != L3_OK && j->checked)
         for (size_t i = 0; i < n; i++)
             res->success[i] = false;
+    if (rc != L3_OK && err)
+        *err = j->err;
+    free(j);
     return rc;
 }
 
 l3_status l3_put_run(l3_slabstore *s, const char *const *keys, size_t n, l3_host_buffer host,
                      const l3_range *ranges, size_t k, const l3_move *moves, l3_io_result *res, l3_error *err)
 {
-    l3_put_batch b;
-    uint64_t bytes;
-    l3_status rc = l3_put_open(s, &b, keys, n, host, ranges, k, moves, NULL, res, err);
-    while (rc == L3_OK && l3_put_next(s, &b, &bytes))
-        rc = l3_put_wave(s, &b, err);
-    return l3_put_close(s, &b, rc, err);
+    L3_ASSERT(moves);
+    l3_store_put_job *j = l3_put_job_new(s, keys, n, host, ranges, k, moves, NULL, res, -1);
+    if (!j)
+        return l3_fail(err, L3_ENOMEM, "allocating a put batch");
+    double wake_by;
+    uint64_t room;
+    (void)l3_put_job_step(j, true, &wake_by, &room); /* (moves make no room) */
+    return l3_put_job_end(j, err);
 }

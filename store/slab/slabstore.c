@@ -156,27 +156,45 @@ static l3_status slab_register_hosts(l3_store *st, const l3_host_buffer *regions
     return L3_OK;
 }
 
+/* Take a put job as far as it goes (l3_put_job_step), making room for
+ * each wave as it asks (reinsert.c: the victims' kept objects moved, then
+ * freed); whether it is done. */
+static bool put_drive(l3_store_put_job *j, bool block, double *wake_by)
+{
+    uint64_t room;
+    bool done;
+    while (!(done = l3_put_job_step(j, block, wake_by, &room)) && room)
+        l3_reinsert_make_room(l3_put_job_store(j), room); /* keeps what the policy keeps */
+    return done;
+}
+
+static bool slab_put_poll(l3_store_put_job *j, double *wake_by) { return put_drive(j, false, wake_by); }
+
+/* End a put job, running what is left of it first. */
+static l3_status slab_put_end(l3_store_put_job *j, l3_error *err)
+{
+    double wake_by;
+    (void)put_drive(j, true, &wake_by);
+    return l3_put_job_end(j, err);
+}
+
 /* A put: checked, then run wave after wave, each after the policy made
- * room for it (reinsert.c: the victims' kept objects moved, then freed). */
+ * room for it. */
 static l3_status slab_put_hinted(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
                                  const l3_range *ranges, size_t k, const l3_put_hints *hints, l3_io_result *res,
                                  l3_error *err)
 {
-    l3_slabstore *s = (l3_slabstore *)st;
-    l3_status rc = l3_batch_check_io(s, keys, n, host, ranges, k, res, err);
-    if (rc != L3_OK || !res)
-        return rc; /* (no result arrays: an empty batch) */
-    if (s->opt.read_only)
-        return l3_fail(err, L3_ECLOSED, "the store is open read-only");
-    atomic_fetch_add(&s->puts, 1);
-    l3_put_batch b;
-    uint64_t bytes;
-    rc = l3_put_open(s, &b, keys, n, host, ranges, k, NULL, hints, res, err);
-    while (rc == L3_OK && l3_put_next(s, &b, &bytes)) {
-        l3_reinsert_make_room(s, bytes); /* keeps what the policy keeps */
-        rc = l3_put_wave(s, &b, err);
-    }
-    return l3_put_close(s, &b, rc, err);
+    l3_store_put_job *j = l3_put_job_new((l3_slabstore *)st, keys, n, host, ranges, k, NULL, hints, res, -1);
+    return j ? slab_put_end(j, err) : l3_fail(err, L3_ENOMEM, "allocating a put batch");
+}
+
+/* A put in three calls (l3_store_ops.put_begin). */
+static l3_status slab_put_begin(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
+                                const l3_range *ranges, l3_io_result *res, int notify_fd, l3_store_put_job **job,
+                                l3_error *err)
+{
+    *job = l3_put_job_new((l3_slabstore *)st, keys, n, host, ranges, 1, NULL, NULL, res, notify_fd);
+    return *job ? L3_OK : l3_fail(err, L3_ENOMEM, "allocating a put batch");
 }
 
 static l3_status slab_put_v(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,
@@ -205,7 +223,10 @@ static const l3_store_ops slab_ops = {
     .get_begin = l3_slab_get_begin,
     .get_poll = l3_slab_get_poll,
     .get_end = l3_slab_get_end,
-    .get_forget = l3_slab_get_forget,
+    .forget_notify = l3_slab_forget_notify,
+    .put_begin = slab_put_begin,
+    .put_poll = slab_put_poll,
+    .put_end = slab_put_end,
     .batch_put_from_v = slab_put_v,
     .batch_lease = l3_slab_lease,
     .batch_put_hinted = slab_put_hinted,
