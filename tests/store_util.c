@@ -201,3 +201,40 @@ void forge_checkpoint_version(const char *path, uint32_t version)
     h.header_crc = l3_crc32c(0, &h, sizeof h);
     poke_file(path, sb.checkpoint_off, &h, sizeof h);
 }
+
+/* The store's geometry, from its superblock. */
+l3_geometry geometry_of(const char *path)
+{
+    l3_superblock sb;
+    peek_file(path, 0, &sb, sizeof sb);
+    l3_geometry g;
+    char why[256];
+    assert_true(l3_geometry_from_sb(&sb, 0, &g, why, sizeof why));
+    assert_true(g.summaries);
+    return g;
+}
+
+/* Slab i's record, as the store file at `path` (geometry g) has it. */
+l3_slab_record record_of(const char *path, const l3_geometry *g, uint32_t i)
+{
+    l3_slab_record r;
+    peek_file(path, g->slab_table_off + (uint64_t)i * sizeof r, &r, sizeof r);
+    return r;
+}
+
+/* The slabs with a summary head for their record, and their class. */
+uint32_t summarized_slabs(const char *path, uint32_t *slabs)
+{
+    l3_geometry g = geometry_of(path);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g.num_slabs; i++) {
+        l3_slab_record r = record_of(path, &g, i);
+        l3_summary_head h;
+        if (!l3_slab_record_valid(&r, i) || r.state != L3_SLAB_USED)
+            continue;
+        peek_file(path, l3_summary_offset(&g, i, r.payload_blocks), &h, sizeof h);
+        if (l3_summary_head_valid(&h, i, &r))
+            slabs[n++] = i;
+    }
+    return n;
+}

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
 #include "l3_slabstore.h"
 
 /* A fresh path for a store file under $L3_TEST_DIR (default: the build's
@@ -52,6 +53,16 @@ bool exists_key(l3_store *s, const char *key);
 /* Overwrite `len` bytes at `off` of the file at `path` (no O_DIRECT). */
 void poke_file(const char *path, uint64_t off, const void *bytes, size_t len);
 void peek_file(const char *path, uint64_t off, void *bytes, size_t len);
+
+/* The store file's geometry, from its superblock (it has summaries). */
+l3_geometry geometry_of(const char *path);
+
+/* Slab i's record, as the store file at `path` (geometry g) has it. */
+l3_slab_record record_of(const char *path, const l3_geometry *g, uint32_t i);
+
+/* The slabs of the store file at `path` with a summary head for their
+ * record, into slabs[]; how many. */
+uint32_t summarized_slabs(const char *path, uint32_t *slabs);
 
 /* Make a superblock claim 2^31 slabs, its areas laid out consistently for
  * them (as a crafted image would): only the image's size shows it is

@@ -99,43 +99,6 @@ static void expect_batch_prefix(l3_slabstore *s, batch *b, size_t n)
 
 static void expect_batch(l3_slabstore *s, batch *b) { expect_batch_prefix(s, b, NKEYS); }
 
-/* The store's geometry, from its superblock. */
-static l3_geometry geometry_of(const char *path)
-{
-    l3_superblock sb;
-    peek_file(path, 0, &sb, sizeof sb);
-    l3_geometry g;
-    char why[256];
-    assert_true(l3_geometry_from_sb(&sb, 0, &g, why, sizeof why));
-    assert_true(g.summaries);
-    return g;
-}
-
-/* Slab i's record, as the store file at `path` (geometry g) has it. */
-static l3_slab_record record_of(const char *path, const l3_geometry *g, uint32_t i)
-{
-    l3_slab_record r;
-    peek_file(path, g->slab_table_off + (uint64_t)i * sizeof r, &r, sizeof r);
-    return r;
-}
-
-/* The slabs with a summary head for their record, and their class. */
-static uint32_t summarized_slabs(const char *path, uint32_t *slabs)
-{
-    l3_geometry g = geometry_of(path);
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < g.num_slabs; i++) {
-        l3_slab_record r = record_of(path, &g, i);
-        l3_summary_head h;
-        if (!l3_slab_record_valid(&r, i) || r.state != L3_SLAB_USED)
-            continue;
-        peek_file(path, l3_summary_offset(&g, i, r.payload_blocks), &h, sizeof h);
-        if (l3_summary_head_valid(&h, i, &r))
-            slabs[n++] = i;
-    }
-    return n;
-}
-
 /* Open the store of `o` after a crash: its scan indexed `summaries` slabs
  * from their summaries and restored `objects`, and every key is as `b`
  * expects (expect_batch). */

@@ -7,6 +7,7 @@
 #include "admit.h"
 #include "alloc.h"
 #include "batch.h"
+#include "background.h"
 #include "budget.h"
 #include "gate.h"
 #include "l3_crc32c.h"
@@ -631,15 +632,23 @@ static void wave_close(l3_store_put_job *j)
         j->rc = L3_OK;
     }
     publish_wave(s, w, j->rc == L3_OK && j->retired, j->res, &j->io_error);
+    /* A driven put leaves the metadata writes after it to the background
+     * thread: queued behind the device's data writes, they would hold up
+     * every operation of its driver. */
+    bool defer = j->notify_fd >= 0;
     for (size_t k = 0; k < w->num_slabs && j->retired; k++)
-        if (w->due[k])
+        if (w->due[k] && defer)
+            l3_background_defer(s, w->slabs[k], 0, false);
+        else if (w->due[k])
             l3_summary_settle(s, w->slabs[k]); /* a slab this wave filled */
     l3_plan_free(w->plans, w->np * w->k);
     zero_orphans(s, w);
     for (uint32_t k = 0; k < w->num_standby && j->rc == L3_OK && j->retired; k++) {
         /* After this wave's keys are published: its put need not wait. */
         l3_error e;
-        if (l3_meta_ensure_record(s, (uint32_t)w->standby[k], w->standby_gen[k], &e) != L3_OK)
+        if (defer)
+            l3_background_defer(s, (uint32_t)w->standby[k], w->standby_gen[k], true);
+        else if (l3_meta_ensure_record(s, (uint32_t)w->standby[k], w->standby_gen[k], &e) != L3_OK)
             l3_log("warning", "writing standby slab %d's record: %s (its first writer writes it)",
                    w->standby[k], e.msg);
     }

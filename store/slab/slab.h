@@ -23,6 +23,17 @@ typedef struct l3_device {
     uint64_t sb_sequence;    /* its newest valid superblock's sequence (0: none) */
 } l3_device;
 
+/* A metadata write a driven put deferred to the background thread
+ * (background.h): a slab's summary, or its record of generation `gen`. */
+typedef struct l3_deferred {
+    uint32_t slab;
+    uint64_t gen;
+    bool record;
+} l3_deferred;
+
+/* The deferred writes queued at once; more are written by their caller. */
+#define L3_DEFERRED_MAX 64u
+
 struct l3_slabstore {
     l3_store base;
     l3_slab_options opt;
@@ -59,11 +70,13 @@ struct l3_slabstore {
     atomic_bool fatal;       /* this process refuses I/O: unreaped I/O or a failed metadata write */
     atomic_uint dirty;       /* devices this process wrote objects to since their last flush */
     atomic_ulong flushes;    /* device flushes (fdatasync) this process made */
-    pthread_t flusher;       /* store.flush "interval": flushes dirty devices every flush_interval */
+    pthread_t flusher;       /* the background thread (background.h): flushes, deferred metadata */
     bool flusher_running;
     bool flusher_stop;
-    pthread_mutex_t flusher_mu;
+    pthread_mutex_t flusher_mu; /* the thread's stop flag and queue */
     pthread_cond_t flusher_cv;
+    l3_deferred deferred[L3_DEFERRED_MAX]; /* metadata writes deferred to it */
+    uint32_t num_deferred;
     bool closed;
     bool formatted;          /* this open formatted the store */
     bool engine_leaked;

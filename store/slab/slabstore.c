@@ -12,6 +12,7 @@
 
 #include "admit.h"
 #include "alloc.h"
+#include "background.h"
 #include "devices.h"
 #include "batch.h"
 #include "l3_clock.h"
@@ -540,63 +541,6 @@ static l3_status open_locked(l3_slabstore *s, l3_error *err)
 
 
 
-/* store.flush "interval": every flush_interval seconds, flush the devices
- * this process wrote objects to since their last flush, so that a put is
- * durable within that bound of its confirmation. */
-static void *flusher_main(void *arg)
-{
-    l3_slabstore *s = arg;
-    pthread_mutex_lock(&s->flusher_mu);
-    while (!s->flusher_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        double at = (double)until.tv_sec + (double)until.tv_nsec / 1e9 + s->opt.flush_interval;
-        until.tv_sec = (time_t)at;
-        until.tv_nsec = (long)((at - (double)until.tv_sec) * 1e9);
-        if (pthread_cond_timedwait(&s->flusher_cv, &s->flusher_mu, &until) != ETIMEDOUT || s->flusher_stop)
-            continue;
-        pthread_mutex_unlock(&s->flusher_mu);
-        if (!atomic_load(&s->fatal))
-            l3_meta_flush_dirty(s, "the device cache");
-        pthread_mutex_lock(&s->flusher_mu);
-    }
-    pthread_mutex_unlock(&s->flusher_mu);
-    return NULL;
-}
-
-/* Start the interval flusher (not for a read-only store, nor "batch"). */
-static l3_status flusher_start(l3_slabstore *s, l3_error *err)
-{
-    if (s->opt.read_only || s->opt.flush != L3_FLUSH_INTERVAL)
-        return L3_OK;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_mutex_init(&s->flusher_mu, NULL);
-    pthread_cond_init(&s->flusher_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    s->flusher_running = pthread_create(&s->flusher, NULL, flusher_main, s) == 0;
-    return s->flusher_running ? L3_OK : l3_fail(err, L3_ENOMEM, "starting the flush thread");
-}
-
-/* Stop the interval flusher; what this process wrote since the last
- * flush is flushed as it leaves. */
-static void flusher_stop(l3_slabstore *s)
-{
-    if (s->flusher_running) {
-        pthread_mutex_lock(&s->flusher_mu);
-        s->flusher_stop = true;
-        pthread_cond_signal(&s->flusher_cv);
-        pthread_mutex_unlock(&s->flusher_mu);
-        pthread_join(s->flusher, NULL);
-        pthread_mutex_destroy(&s->flusher_mu);
-        pthread_cond_destroy(&s->flusher_cv);
-        s->flusher_running = false;
-    }
-    if (!atomic_load(&s->fatal))
-        l3_meta_flush_dirty(s, "the device cache at close");
-}
-
 static void free_store(l3_slabstore *s)
 {
     for (uint32_t d = 0; d < s->ndev; d++)
@@ -633,7 +577,7 @@ l3_status l3_slabstore_open(const l3_slab_options *o, l3_slabstore **out, l3_err
         }
     if (st == L3_OK)
         st = open_locked(s, err);
-    if (st == L3_OK && (st = flusher_start(s, err)) != L3_OK)
+    if (st == L3_OK && (st = l3_background_start(s, err)) != L3_OK)
         detach(s, false, NULL);
     if (st != L3_OK) {
         l3_shm_open_unlock(&s->shm, true);
@@ -655,7 +599,7 @@ l3_status l3_slabstore_close(l3_slabstore *s, l3_error *err)
     if (s->closed)
         return L3_OK;
     s->closed = true;
-    flusher_stop(s);
+    l3_background_stop(s);
     if (atomic_load(&s->fatal) || l3_io_engine_broken(s->engine)) {
         /* Some I/O may still be in flight: keep the engine (and its
          * registration of the pool) and stay attached, so that the store

@@ -1,0 +1,25 @@
+/* l3cache: the slab store's background thread (internal; not installed):
+ * with store.flush "interval" it flushes the devices this process wrote
+ * objects to every flush_interval; in every mode it writes the metadata a
+ * driven put wave defers (a filled slab's summary, a standby slab's
+ * record), so that a driver never sleeps on a metadata write queued
+ * behind the device's data writes. */
+#ifndef L3_SLAB_BACKGROUND_H
+#define L3_SLAB_BACKGROUND_H
+
+#include "slab.h"
+
+/* Start the thread (not for a read-only store). */
+l3_status l3_background_start(l3_slabstore *s, l3_error *err);
+
+/* Stop it: what was deferred is written, and what this process wrote
+ * since the last flush is flushed, as it leaves. */
+void l3_background_stop(l3_slabstore *s);
+
+/* Have slab `slab`'s summary written (l3_summary_settle), or its record
+ * of generation `gen` (l3_meta_ensure_record) when `record`, by the
+ * thread; written here and now when the thread is not running or its
+ * queue is full. Either checks again, when it runs, that it is due. */
+void l3_background_defer(l3_slabstore *s, uint32_t slab, uint64_t gen, bool record);
+
+#endif
