@@ -142,10 +142,12 @@ typedef struct l3_store_ops {
     bool (*get_poll)(l3_store_job *job, double *wake_by);
     l3_status (*get_end)(l3_store_job *job, l3_error *err);
     /* Optional (all three, or none): batch_put_from in three calls, as
-     * get_begin, get_poll and get_end for gets. put_poll never sleeps: it
+     * get_begin, get_poll and get_end for gets. put_poll never sleeps on
+     * the batch's own writes, on the read-first gate or for a context: it
      * makes room, reserves, submits the writes, takes those that finished
-     * and publishes what was written; some of its steps (room made by
-     * moving objects, a slab's record or summary) do synchronous I/O. */
+     * and publishes what was written. Some steps still do synchronous I/O
+     * or wait on locks: room made by moving objects, a slab's record, the
+     * flush of store.flush "batch". */
     l3_status (*put_begin)(l3_store *store, const char *const *keys, size_t n, l3_host_buffer host,
                            const l3_range *ranges, l3_io_result *result, int notify_fd, l3_store_put_job **job,
                            l3_error *err);

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <sys/eventfd.h>
 #include <stdarg.h>
@@ -479,6 +480,54 @@ static void put_many_workers(void **s) { (void)s; many_puts_in_flight_each_land_
 static void gate_uring(void **s) { (void)s; a_put_at_the_gate_leaves_its_driver_free(L3_ENGINE_IO_URING); }
 static void gate_aio(void **s) { (void)s; a_put_at_the_gate_leaves_its_driver_free(L3_ENGINE_LIBAIO); }
 
+/* Hands a context back after 50 ms, on a thread of its own. */
+typedef struct giver {
+    l3_io_engine *e;
+    l3_io_ctx *c;
+} giver;
+
+static void *give_back(void *arg)
+{
+    giver *g = arg;
+    usleep(50000);
+    l3_io_release(g->e, g->c);
+    return NULL;
+}
+
+/* l3_io_acquire_within, as moves made on a driver's thread take their
+ * context: with every context held it comes back empty when its time runs
+ * out (rather than wait for ever for a driver that is itself waiting),
+ * and it takes one given back meanwhile. */
+static void a_wait_for_a_context_ends(l3_engine_kind kind)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "within");
+    int fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
+    assert_true(fd >= 0);
+    l3_io_options o = { .kind = kind, .contexts = 2, .depth = 8, .alignment = 4096 };
+    l3_io_engine *e;
+    l3_error err;
+    assert_int_equal(l3_io_engine_open(&o, &fd, 1, &e, &err), L3_OK);
+    l3_io_ctx *a = l3_io_acquire(e), *b = l3_io_acquire(e);
+    double t0 = l3_monotonic_seconds();
+    assert_null(l3_io_acquire_within(e, 0.05));
+    assert_true(l3_monotonic_seconds() - t0 >= 0.045);
+    giver g = { e, b };
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, give_back, &g), 0);
+    l3_io_ctx *c = l3_io_acquire_within(e, 5.0);
+    assert_ptr_equal(c, b);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    l3_io_release(e, a);
+    l3_io_release(e, c);
+    l3_io_engine_close(e);
+    close(fd);
+    unlink(path);
+}
+
+static void within_uring(void **s) { (void)s; a_wait_for_a_context_ends(L3_ENGINE_IO_URING); }
+static void within_aio(void **s) { (void)s; a_wait_for_a_context_ends(L3_ENGINE_LIBAIO); }
+
 static void poll_uring(void **s) { (void)s; a_poll_leaves_nothing_unsent_behind_it(L3_ENGINE_IO_URING); }
 static void poll_aio(void **s) { (void)s; a_poll_leaves_nothing_unsent_behind_it(L3_ENGINE_LIBAIO); }
 
@@ -514,6 +563,8 @@ int main(void)
         cmocka_unit_test(gate_aio),
         cmocka_unit_test(summaries_uring),
         cmocka_unit_test(summaries_aio),
+        cmocka_unit_test(within_uring),
+        cmocka_unit_test(within_aio),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

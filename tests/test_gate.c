@@ -286,6 +286,109 @@ static void a_put_wave_waits_while_a_get_is_in_flight(void **state)
     free(first.pool), free(a.pool), free(b.pool), free(c.pool), free(check.pool);
 }
 
+/* A put of two waves polled as a driver polls it, beside a get in flight
+ * (counted by hand) and a wave of another process holding the gate: its
+ * first wave waits out the longest wait and goes on, forced; its second,
+ * finding the gate held again, waits its own time rather than going on at
+ * once on its first wave's deadline (a job that kept that deadline forced
+ * every later wave beside gets). */
+static void each_wave_of_a_driven_put_waits_its_own_time(void **state)
+{
+    l3_engine_kind kind = *(l3_engine_kind *)*state;
+    char path[512];
+    temp_store_path(path, sizeof path, "gate-waves");
+    l3_slab_options o = test_options(path, 64ull << 20, kind);
+    o.admission = L3_ADMISSION_ALL;
+    o.batch_keys = WAVE;
+    l3_slabstore *s = open_test_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    l3_gate *g = &s->sh->gate;
+    enum { N = 2 * WAVE };
+    uint8_t *pool = aligned_pool(N * OBJ);
+    char names[N][32];
+    const char *keys[N];
+    l3_range ranges[N];
+    bool ok[N], failed[N];
+    for (size_t i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "wave-%zu", i);
+        keys[i] = names[i];
+        ranges[i] = (l3_range){ i * OBJ, OBJ };
+        fill_pattern(pool + i * OBJ, OBJ, (uint32_t)i + 70);
+    }
+    l3_gate_read_begin(g, 5);
+    assert_true(l3_gate_write_begin(g, 6)); /* another process's wave */
+    l3_io_result res = { .success = ok, .object_failures = failed };
+    l3_store_put_job *job;
+    l3_error err;
+    assert_int_equal(st->ops->put_begin(st, keys, N, (l3_host_buffer){ pool, N * OBJ }, ranges, &res, -1, &job, &err),
+                     L3_OK);
+    double wake;
+    assert_false(st->ops->put_poll(job, &wake)); /* the first wave at the gate */
+    nap_ms(L3_GATE_WAIT_MS + 20);
+    for (int i = 0; i < 2000 && atomic_load(&g->forced) == 0; i++) {
+        assert_false(st->ops->put_poll(job, &wake));
+        nap_ms(1);
+    }
+    assert_int_equal(atomic_load(&g->forced), 1); /* the first wave went on */
+    for (int i = 0; i < 5000 && atomic_load(&g->waits) < 2; i++) { /* its writes reaped, the second wave tries */
+        assert_false(st->ops->put_poll(job, &wake));
+        nap_ms(1);
+    }
+    assert_int_equal(atomic_load(&g->waits), 2);
+    assert_int_equal(atomic_load(&g->forced), 1); /* the second waits */
+    assert_int_equal(atomic_load(&g->writes), 1);
+    l3_gate_write_end(g, 6);
+    bool done = false;
+    for (int i = 0; i < 5000 && !done; i++) {
+        done = st->ops->put_poll(job, &wake);
+        if (!done)
+            nap_ms(1);
+    }
+    assert_true(done);
+    assert_int_equal(st->ops->put_end(job, &err), L3_OK);
+    for (size_t i = 0; i < N; i++)
+        assert_true(ok[i]);
+    assert_int_equal(atomic_load(&g->forced), 1);
+    assert_int_equal(atomic_load(&g->waits), 2);
+    l3_gate_read_end(g, 5);
+    l3_slabstore_free(s);
+    unlink(path);
+    free(pool);
+}
+
+/* A put whose sequence lease cannot be written (the superblock's write
+ * fails) fails, and leaves the gate as it found it: no wave of it entered,
+ * so none leaves. (A job that closed the wave it never opened took a
+ * write the gate had never counted, and its counts wrapped.) */
+static void a_put_whose_lease_fails_leaves_the_gate_as_it_was(void **state)
+{
+    l3_engine_kind kind = *(l3_engine_kind *)*state;
+    char path[512];
+    temp_store_path(path, sizeof path, "gate-lease");
+    l3_slab_options o = test_options(path, 64ull << 20, kind);
+    o.admission = L3_ADMISSION_ALL;
+    l3_slabstore *s = open_test_store(&o);
+    l3_gate *g = &s->sh->gate;
+    l3_store *st = l3_slabstore_store(s);
+    uint8_t *pool = aligned_pool(OBJ);
+    const char *keys[1] = { "lease" };
+    l3_range range = { 0, OBJ };
+    bool ok = true, failed = false;
+    l3_io_result res = { .success = &ok, .object_failures = &failed };
+    l3_error err;
+    atomic_store(&s->sh->seq, s->sh->sb.next_seq); /* the lease used up: the next put must write one */
+    l3_slabstore_set_fault(s, &(l3_io_fault){ .kind = L3_FAULT_EIO, .ops = 3 });
+    assert_int_not_equal(st->ops->batch_put_from(st, keys, 1, (l3_host_buffer){ pool, OBJ }, &range, &res, &err),
+                         L3_OK);
+    l3_slabstore_set_fault(s, NULL);
+    assert_false(ok);
+    assert_int_equal(atomic_load(&g->writes), 0);
+    assert_int_equal(atomic_load(&g->proc_writes[s->shm.me]), 0);
+    l3_slabstore_free(s);
+    unlink(path);
+    free(pool);
+}
+
 int main(void)
 {
     static l3_engine_kind uring = L3_ENGINE_IO_URING, aio = L3_ENGINE_LIBAIO;
@@ -298,6 +401,10 @@ int main(void)
         cmocka_unit_test(a_dead_process_holds_the_gate_no_longer_than_the_longest_wait),
         cmocka_unit_test_prestate(a_put_wave_waits_while_a_get_is_in_flight, &uring),
         cmocka_unit_test_prestate(a_put_wave_waits_while_a_get_is_in_flight, &aio),
+        cmocka_unit_test_prestate(each_wave_of_a_driven_put_waits_its_own_time, &uring),
+        cmocka_unit_test_prestate(each_wave_of_a_driven_put_waits_its_own_time, &aio),
+        cmocka_unit_test_prestate(a_put_whose_lease_fails_leaves_the_gate_as_it_was, &uring),
+        cmocka_unit_test_prestate(a_put_whose_lease_fails_leaves_the_gate_as_it_was, &aio),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,7 +43,8 @@ static l3_slab_options shared_options(const char *path)
     /* The tests fork workers from a process attached to the store: under
      * "interval" a flush thread runs there, and a fork while it is inside
      * the allocator (ASan's) leaves the child a lock nobody will release.
-     * "batch" runs no thread of its own. */
+     * "batch" runs no thread of its own until a driven put defers a
+     * summary to it (these puts are not driven). */
     o.flush = L3_FLUSH_BATCH;
     return o;
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aligned.h"
@@ -199,6 +200,23 @@ static l3_io_ctx *untagged(l3_io_engine *e, l3_io_ctx *c)
 }
 
 l3_io_ctx *l3_io_acquire(l3_io_engine *e) { return untagged(e, l3_io_acquire_for(e, -1)); }
+
+l3_io_ctx *l3_io_acquire_within(l3_io_engine *e, double seconds)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* (the condition variable's clock) */
+    double at = (double)until.tv_sec + (double)until.tv_nsec / 1e9 + seconds;
+    until.tv_sec = (time_t)at;
+    until.tv_nsec = (long)((at - (double)until.tv_sec) * 1e9);
+    pthread_mutex_lock(&e->mu);
+    l3_io_ctx *got;
+    while (!(got = take_free(e, -1)) && pthread_cond_timedwait(&e->freed, &e->mu, &until) != ETIMEDOUT)
+        ;
+    if (!got)
+        got = take_free(e, -1); /* (one freed as the wait ran out) */
+    pthread_mutex_unlock(&e->mu);
+    return untagged(e, got);
+}
 
 l3_io_ctx *l3_io_try_acquire(l3_io_engine *e) { return untagged(e, l3_io_try_acquire_for(e, -1)); }
 

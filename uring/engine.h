@@ -66,6 +66,9 @@ l3_io_ctx *l3_io_acquire(l3_io_engine *engine);
  * context already signalling it is preferred (then l3_io_set_notify). */
 l3_io_ctx *l3_io_acquire_for(l3_io_engine *engine, int notify_fd);
 
+/* l3_io_acquire, waiting `seconds` at most: NULL when none was freed. */
+l3_io_ctx *l3_io_acquire_within(l3_io_engine *engine, double seconds);
+
 /* l3_io_acquire_for without waiting: NULL when all are in use. */
 l3_io_ctx *l3_io_try_acquire_for(l3_io_engine *engine, int notify_fd);
 

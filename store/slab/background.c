@@ -78,6 +78,14 @@ static void *background_main(void *arg)
     return NULL;
 }
 
+/* Create the thread (the queue's lock held); whether it runs. */
+static bool spawn(l3_slabstore *s)
+{
+    if (!s->flusher_running && !s->flusher_stop)
+        s->flusher_running = pthread_create(&s->flusher, NULL, background_main, s) == 0;
+    return s->flusher_running;
+}
+
 l3_status l3_background_start(l3_slabstore *s, l3_error *err)
 {
     if (s->opt.read_only)
@@ -88,25 +96,28 @@ l3_status l3_background_start(l3_slabstore *s, l3_error *err)
     pthread_mutex_init(&s->flusher_mu, NULL);
     pthread_cond_init(&s->flusher_cv, &ca);
     pthread_condattr_destroy(&ca);
-    s->flusher_running = pthread_create(&s->flusher, NULL, background_main, s) == 0;
-    if (!s->flusher_running) {
-        pthread_mutex_destroy(&s->flusher_mu);
-        pthread_cond_destroy(&s->flusher_cv);
-    }
-    return s->flusher_running ? L3_OK : l3_fail(err, L3_ENOMEM, "starting the store's background thread");
+    s->flusher_ready = true;
+    if (s->opt.flush != L3_FLUSH_INTERVAL)
+        return L3_OK; /* (started by the first deferred write) */
+    pthread_mutex_lock(&s->flusher_mu);
+    bool running = spawn(s);
+    pthread_mutex_unlock(&s->flusher_mu);
+    return running ? L3_OK : l3_fail(err, L3_ENOMEM, "starting the store's background thread");
 }
 
 void l3_background_stop(l3_slabstore *s)
 {
-    if (s->flusher_running) {
+    if (s->flusher_ready) {
         pthread_mutex_lock(&s->flusher_mu);
         s->flusher_stop = true;
+        bool running = s->flusher_running;
         pthread_cond_signal(&s->flusher_cv);
         pthread_mutex_unlock(&s->flusher_mu);
-        pthread_join(s->flusher, NULL);
+        if (running)
+            pthread_join(s->flusher, NULL);
         pthread_mutex_destroy(&s->flusher_mu);
         pthread_cond_destroy(&s->flusher_cv);
-        s->flusher_running = false;
+        s->flusher_running = s->flusher_ready = false;
     }
     if (!atomic_load(&s->fatal))
         l3_meta_flush_dirty(s, "the device cache at close");
@@ -116,9 +127,9 @@ void l3_background_defer(l3_slabstore *s, uint32_t slab, uint64_t gen, bool reco
 {
     l3_deferred d = { .slab = slab, .gen = gen, .record = record };
     bool queued = false;
-    if (s->flusher_running) {
+    if (s->flusher_ready) {
         pthread_mutex_lock(&s->flusher_mu);
-        queued = !s->flusher_stop && s->num_deferred < L3_DEFERRED_MAX;
+        queued = s->num_deferred < L3_DEFERRED_MAX && spawn(s);
         if (queued) {
             s->deferred[s->num_deferred++] = d;
             pthread_cond_signal(&s->flusher_cv);

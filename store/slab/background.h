@@ -1,6 +1,6 @@
 /* l3cache: the slab store's background thread (internal; not installed):
  * with store.flush "interval" it flushes the devices this process wrote
- * objects to every flush_interval; in every mode it writes the metadata a
+ * objects to every flush_interval; in any mode it writes the metadata a
  * driven put wave defers (a filled slab's summary, a standby slab's
  * record), so that a driver never sleeps on a metadata write queued
  * behind the device's data writes. */
@@ -9,7 +9,8 @@
 
 #include "slab.h"
 
-/* Start the thread (not for a read-only store). */
+/* Set the thread up (not for a read-only store), and start it with
+ * store.flush "interval"; otherwise the first deferred write starts it. */
 l3_status l3_background_start(l3_slabstore *s, l3_error *err);
 
 /* Stop it: what was deferred is written, and what this process wrote
@@ -18,8 +19,9 @@ void l3_background_stop(l3_slabstore *s);
 
 /* Have slab `slab`'s summary written (l3_summary_settle), or its record
  * of generation `gen` (l3_meta_ensure_record) when `record`, by the
- * thread; written here and now when the thread is not running or its
- * queue is full. Either checks again, when it runs, that it is due. */
+ * thread (started if need be); written here and now when it cannot run or
+ * its queue is full. Either checks again, when it runs, that it is due.
+ * Not called once the store is closing (its executors are stopped). */
 void l3_background_defer(l3_slabstore *s, uint32_t slab, uint64_t gen, bool record);
 
 #endif

@@ -485,7 +485,8 @@ struct l3_store_put_job {
     size_t next;              /* the next wave's first key */
     int io_error;             /* the first write error */
     int step;                 /* STEP_*: the open wave's place */
-    bool gate_open;           /* the open wave entered the gate without waiting it out */
+    bool gated;               /* the open wave entered the gate */
+    bool gate_open;           /* without waiting it out */
     uint64_t gate_until;      /* a driven wave's deadline at the gate (ms), 0 before it waits */
     l3_io_ctx *ctx;           /* the open wave's context, or NULL */
     size_t r, sent;           /* its requests, and those sent so far */
@@ -518,15 +519,27 @@ static void wave_open(l3_store_put_job *j)
         number_page(w, groups, &w->keys[i]);
         w->ids[i] = w->keys[i].id;
     }
+    j->gate_until = 0; /* (a deadline per wave) */
+    j->gated = false;
     j->rc = l3_meta_seq_lease(s, m, &j->err);
-    if (j->rc != L3_OK)
-        return; /* (nothing reserved: no wave to close) */
+    if (j->rc != L3_OK) {
+        if (j->room) { /* the room made for it is not taken */
+            l3_slab_lock(s);
+            l3_alloc_room_taken(s, span_bytes(s, j->disk_len, base, base + m));
+            l3_slab_unlock(s);
+        }
+        j->step = STEP_NONE; /* nothing reserved: no wave to close */
+        return;
+    }
     reserve_wave(s, w, j->keys, base, j->res);
     if (!w->moves && m) {
         uint32_t b = s->geo.block_size, pb = (uint32_t)((j->disk_len[base] + b - 1) / b);
         l3_admit_put_seen(s, w->ids, m, l3_slot_bytes(&s->geo, pb), w->hints);
     }
-    j->step = STEP_GATE;
+    bool writes = false;
+    for (size_t i = 0; i < m && !writes; i++)
+        writes = w->keys[i].state == PUT_WRITE;
+    j->step = writes ? STEP_GATE : STEP_CLOSE; /* (nothing to write: no gate, no context) */
 }
 
 /* How long a driven wave waits before it looks again at a closed gate or
@@ -542,6 +555,7 @@ static bool wave_gate(l3_store_put_job *j, bool block)
         j->gate_open = l3_gate_write_begin(&s->sh->gate, s->shm.me);
     else if (!l3_gate_write_try(&s->sh->gate, s->shm.me, &j->gate_until, &j->gate_open))
         return false;
+    j->gated = true;
     j->rc = ensure_records(j->s, j->w, &j->err);
     j->step = j->rc == L3_OK ? STEP_CONTEXT : STEP_CLOSE;
     return true;
@@ -564,7 +578,17 @@ static void send_step(l3_store_put_job *j)
 static bool wave_context(l3_store_put_job *j, bool block)
 {
     l3_slabstore *s = j->s;
-    j->ctx = block ? l3_io_acquire(s->engine) : l3_io_try_acquire_for(s->engine, j->notify_fd);
+    if (!block)
+        j->ctx = l3_io_try_acquire_for(s->engine, j->notify_fd);
+    else if (!j->moves)
+        j->ctx = l3_io_acquire(s->engine);
+    else if (!(j->ctx = l3_io_acquire_within(s->engine, s->opt.io_timeout))) {
+        /* Moves made on a driver's thread, whose own puts may hold every
+         * context until it polls them again: fail, do not wait for ever. */
+        j->rc = l3_fail(&j->err, L3_ETIMEDOUT, "no I/O context free within the I/O timeout");
+        j->step = STEP_CLOSE;
+        return true;
+    }
     if (!j->ctx)
         return false;
     if (j->notify_fd >= 0)
@@ -612,9 +636,10 @@ static void wave_close(l3_store_put_job *j)
 {
     l3_slabstore *s = j->s;
     put_wave *w = j->w;
-    L3_ASSERT(j->step == STEP_CLOSE); /* (the gate entered) */
-    l3_gate_write_end(&s->sh->gate, s->shm.me);
-    if (!j->gate_open) { /* it waited the longest: a dead process's count may hold the gate */
+    L3_ASSERT(j->step == STEP_CLOSE);
+    if (j->gated)
+        l3_gate_write_end(&s->sh->gate, s->shm.me);
+    if (j->gated && !j->gate_open) { /* it waited the longest: a dead process's count may hold the gate */
         l3_slab_lock(s);
         l3_alloc_reap_dead(s);
         l3_slab_unlock(s);

@@ -106,9 +106,13 @@ static void read_images(l3_slabstore *s, evacuation *ev)
                                .buf = ev->buf + ev->off[i], .len = hb + (uint32_t)l3_round_up(ev->entries[i].size, b) };
     bool retired = true;
     l3_error err;
-    l3_io_ctx *ctx = l3_io_acquire(s->engine);
-    l3_status rc = l3_io_run(s->engine, ctx, reqs, ev->n, s->opt.io_timeout, &retired, &err);
-    l3_io_release(s->engine, ctx);
+    /* Within the I/O timeout: on a driver's thread (a driven put making
+     * room), its own puts may hold every context until it polls them. */
+    l3_io_ctx *ctx = l3_io_acquire_within(s->engine, s->opt.io_timeout);
+    l3_status rc = ctx ? l3_io_run(s->engine, ctx, reqs, ev->n, s->opt.io_timeout, &retired, &err)
+                       : l3_fail(&err, L3_ETIMEDOUT, "no I/O context free within the I/O timeout");
+    if (ctx)
+        l3_io_release(s->engine, ctx);
     if (!retired)
         atomic_store(&s->fatal, true); /* the buffer may still be written: keep it */
     for (size_t i = 0; i < ev->n; i++)

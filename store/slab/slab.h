@@ -71,6 +71,7 @@ struct l3_slabstore {
     atomic_uint dirty;       /* devices this process wrote objects to since their last flush */
     atomic_ulong flushes;    /* device flushes (fdatasync) this process made */
     pthread_t flusher;       /* the background thread (background.h): flushes, deferred metadata */
+    bool flusher_ready;      /* its lock and condition set up (not for a read-only store) */
     bool flusher_running;
     bool flusher_stop;
     pthread_mutex_t flusher_mu; /* the thread's stop flag and queue */
