@@ -256,6 +256,20 @@ static void a_second_executor_s_driver_is_woken_by_its_reads(l3_engine_kind kind
     stop(v);
 }
 
+/* An engine of `contexts` contexts over a fresh file (its path into
+ * path[512], its descriptor into *fd). */
+static l3_io_engine *engine_on_file(l3_engine_kind kind, const char *name, unsigned contexts, char *path, int *fd)
+{
+    temp_store_path(path, 512, name);
+    *fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
+    assert_true(*fd >= 0);
+    l3_io_options o = { .kind = kind, .contexts = contexts, .depth = 8, .alignment = 4096 };
+    l3_io_engine *e;
+    l3_error err;
+    assert_int_equal(l3_io_engine_open(&o, fd, 1, &e, &err), L3_OK);
+    return e;
+}
+
 /* The engine's poll without sleeping, as a driver uses it: whenever a poll
  * returns with nothing finished, every unfinished request is in flight, so
  * the context's eventfd is signalled when one finishes. A read reaped
@@ -264,13 +278,9 @@ static void a_poll_leaves_nothing_unsent_behind_it(l3_engine_kind kind)
 {
     enum { LEN = 65536 };
     char path[512];
-    temp_store_path(path, sizeof path, "poll");
-    int fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
-    assert_true(fd >= 0);
-    l3_io_options o = { .kind = kind, .contexts = 1, .depth = 8, .alignment = 4096 };
-    l3_io_engine *e;
+    int fd;
+    l3_io_engine *e = engine_on_file(kind, "poll", 1, path, &fd);
     l3_error err;
-    assert_int_equal(l3_io_engine_open(&o, &fd, 1, &e, &err), L3_OK);
     uint8_t *buf = aligned_pool(LEN);
     fill_pattern(buf, LEN, 9);
     l3_io_req req = { .write = true, .offset = 0, .buf = buf, .len = LEN };
@@ -501,13 +511,8 @@ static void *give_back(void *arg)
 static void a_wait_for_a_context_ends(l3_engine_kind kind)
 {
     char path[512];
-    temp_store_path(path, sizeof path, "within");
-    int fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
-    assert_true(fd >= 0);
-    l3_io_options o = { .kind = kind, .contexts = 2, .depth = 8, .alignment = 4096 };
-    l3_io_engine *e;
-    l3_error err;
-    assert_int_equal(l3_io_engine_open(&o, &fd, 1, &e, &err), L3_OK);
+    int fd;
+    l3_io_engine *e = engine_on_file(kind, "within", 2, path, &fd);
     l3_io_ctx *a = l3_io_acquire(e), *b = l3_io_acquire(e);
     double t0 = l3_monotonic_seconds();
     assert_null(l3_io_acquire_within(e, 0.05));

@@ -188,6 +188,19 @@ static void a_dead_process_holds_the_gate_no_longer_than_the_longest_wait(void *
 #define OBJ (64u * 1024u)
 #define WAVE 4u
 
+/* A store of 64 MiB admitting everything, on the engine the test's state
+ * names, at a fresh path (into path[512]); waves of `batch_keys` keys
+ * (0: the tests' default). */
+static l3_slabstore *gate_store(void **state, const char *name, char *path, unsigned batch_keys)
+{
+    temp_store_path(path, 512, name);
+    l3_slab_options o = test_options(path, 64ull << 20, *(l3_engine_kind *)*state);
+    o.admission = L3_ADMISSION_ALL;
+    if (batch_keys)
+        o.batch_keys = batch_keys;
+    return open_test_store(&o);
+}
+
 typedef struct batch {
     l3_slabstore *s;
     const char *keys[WAVE];
@@ -247,12 +260,8 @@ static void wait_for(_Atomic uint32_t *count, uint32_t want)
  * served with its bytes. (Without the gate both waves write at once.) */
 static void a_put_wave_waits_while_a_get_is_in_flight(void **state)
 {
-    l3_engine_kind kind = *(l3_engine_kind *)*state;
     char path[512];
-    temp_store_path(path, sizeof path, "gate");
-    l3_slab_options o = test_options(path, 64ull << 20, kind);
-    o.admission = L3_ADMISSION_ALL;
-    l3_slabstore *s = open_test_store(&o);
+    l3_slabstore *s = gate_store(state, "gate", path, 0);
     batch a, b, c, first;
     batch_start(&first, s, "held", false);
     batch_join(&first);
@@ -294,13 +303,8 @@ static void a_put_wave_waits_while_a_get_is_in_flight(void **state)
  * every later wave beside gets). */
 static void each_wave_of_a_driven_put_waits_its_own_time(void **state)
 {
-    l3_engine_kind kind = *(l3_engine_kind *)*state;
     char path[512];
-    temp_store_path(path, sizeof path, "gate-waves");
-    l3_slab_options o = test_options(path, 64ull << 20, kind);
-    o.admission = L3_ADMISSION_ALL;
-    o.batch_keys = WAVE;
-    l3_slabstore *s = open_test_store(&o);
+    l3_slabstore *s = gate_store(state, "gate-waves", path, WAVE);
     l3_store *st = l3_slabstore_store(s);
     l3_gate *g = &s->sh->gate;
     enum { N = 2 * WAVE };
@@ -362,12 +366,8 @@ static void each_wave_of_a_driven_put_waits_its_own_time(void **state)
  * write the gate had never counted, and its counts wrapped.) */
 static void a_put_whose_lease_fails_leaves_the_gate_as_it_was(void **state)
 {
-    l3_engine_kind kind = *(l3_engine_kind *)*state;
     char path[512];
-    temp_store_path(path, sizeof path, "gate-lease");
-    l3_slab_options o = test_options(path, 64ull << 20, kind);
-    o.admission = L3_ADMISSION_ALL;
-    l3_slabstore *s = open_test_store(&o);
+    l3_slabstore *s = gate_store(state, "gate-lease", path, 0);
     l3_gate *g = &s->sh->gate;
     l3_store *st = l3_slabstore_store(s);
     uint8_t *pool = aligned_pool(OBJ);
