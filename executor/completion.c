@@ -4,9 +4,9 @@
 #include "completion.h"
 #include "invariant.h"
 #include "jobs.h"
+#include "monotonic.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,22 +123,6 @@ l3_status l3_executor_poll(l3_executor *e, l3_poll *out, l3_error *err)
     return L3_OK;
 }
 
-struct timespec l3_exec_deadline_after(double timeout)
-{
-    struct timespec d;
-    clock_gettime(CLOCK_MONOTONIC, &d);
-    if (timeout > 0) {
-        double whole = floor(timeout);
-        d.tv_sec += (time_t)whole;
-        d.tv_nsec += (long)((timeout - whole) * 1e9);
-        if (d.tv_nsec >= 1000000000L) {
-            d.tv_sec++;
-            d.tv_nsec -= 1000000000L;
-        }
-    }
-    return d;
-}
-
 void l3_exec_unlock(l3_executor *e)
 {
     bool wake = e->wake_waiters;
@@ -150,7 +134,7 @@ void l3_exec_unlock(l3_executor *e)
 
 bool l3_executor_wait(l3_executor *e, double timeout)
 {
-    struct timespec deadline = l3_exec_deadline_after(timeout);
+    struct timespec deadline = l3_deadline_after(timeout);
     pthread_mutex_lock(&e->mu);
     e->waiters++;
     while (e->results_len == 0)

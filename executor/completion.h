@@ -43,7 +43,4 @@ void l3_exec_unlock(l3_executor *e);
  * the error is logged. */
 void l3_exec_finish_rejected(l3_executor *e, uint64_t op_id, size_t keys);
 
-/* CLOCK_MONOTONIC `timeout` seconds from now (condvars here use it). */
-struct timespec l3_exec_deadline_after(double timeout);
-
 #endif

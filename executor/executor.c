@@ -6,6 +6,7 @@
 #include "exec_internal.h"
 #include "invariant.h"
 #include "jobs.h"
+#include "monotonic.h"
 #include "namespace.h"
 #include "worker.h"
 #include "driver.h"
@@ -250,7 +251,7 @@ l3_status l3_executor_close(l3_executor *e, double timeout, l3_error *err)
     if (e->closed)
         return L3_OK;
     e->closed = true;
-    struct timespec deadline = l3_exec_deadline_after(timeout);
+    struct timespec deadline = l3_deadline_after(timeout);
     pthread_mutex_lock(&e->mu);
     e->stopping = true;
     pthread_mutex_unlock(&e->mu);

@@ -6,12 +6,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "aligned.h"
 #include "backend.h"
 #include "l3_clock.h"
+#include "monotonic.h"
 
 const char *l3_engine_name(l3_engine_kind kind)
 {
@@ -81,7 +81,11 @@ static l3_status engine_build(const l3_io_options *o, const int *fds, unsigned n
     e->nfds = nfds;
     e->depth = o->depth * nfds > 32768 ? 32768 : o->depth * nfds;
     pthread_mutex_init(&e->mu, NULL);
-    pthread_cond_init(&e->freed, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* (l3_deadline_after's clock) */
+    pthread_cond_init(&e->freed, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_mutex_init(&e->fault_mu, NULL);
     e->stall_pipe[0] = e->stall_pipe[1] = -1;
     e->ctxs = calloc(o->contexts, sizeof *e->ctxs);
@@ -181,15 +185,26 @@ static l3_io_ctx *take_free(l3_io_engine *e, int fd)
     return any;
 }
 
-l3_io_ctx *l3_io_acquire_for(l3_io_engine *e, int notify_fd)
+/* Take a free context, preferring one that signals `fd`, waiting while
+ * all are in use: until `until` (NULL: for ever); NULL when none was
+ * freed by then. */
+static l3_io_ctx *acquire_until(l3_io_engine *e, int fd, const struct timespec *until)
 {
     pthread_mutex_lock(&e->mu);
     l3_io_ctx *got;
-    while (!(got = take_free(e, notify_fd)))
-        pthread_cond_wait(&e->freed, &e->mu);
+    while (!(got = take_free(e, fd))) {
+        if (!until)
+            pthread_cond_wait(&e->freed, &e->mu);
+        else if (pthread_cond_timedwait(&e->freed, &e->mu, until) == ETIMEDOUT) {
+            got = take_free(e, fd); /* (one freed as the wait ran out) */
+            break;
+        }
+    }
     pthread_mutex_unlock(&e->mu);
     return got;
 }
+
+l3_io_ctx *l3_io_acquire_for(l3_io_engine *e, int notify_fd) { return acquire_until(e, notify_fd, NULL); }
 
 /* A context a thread that sleeps on no eventfd took: it signals none. */
 static l3_io_ctx *untagged(l3_io_engine *e, l3_io_ctx *c)
@@ -203,19 +218,8 @@ l3_io_ctx *l3_io_acquire(l3_io_engine *e) { return untagged(e, l3_io_acquire_for
 
 l3_io_ctx *l3_io_acquire_within(l3_io_engine *e, double seconds)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until); /* (the condition variable's clock) */
-    double at = (double)until.tv_sec + (double)until.tv_nsec / 1e9 + seconds;
-    until.tv_sec = (time_t)at;
-    until.tv_nsec = (long)((at - (double)until.tv_sec) * 1e9);
-    pthread_mutex_lock(&e->mu);
-    l3_io_ctx *got;
-    while (!(got = take_free(e, -1)) && pthread_cond_timedwait(&e->freed, &e->mu, &until) != ETIMEDOUT)
-        ;
-    if (!got)
-        got = take_free(e, -1); /* (one freed as the wait ran out) */
-    pthread_mutex_unlock(&e->mu);
-    return untagged(e, got);
+    struct timespec until = l3_deadline_after(seconds);
+    return untagged(e, acquire_until(e, -1, &until));
 }
 
 l3_io_ctx *l3_io_try_acquire(l3_io_engine *e) { return untagged(e, l3_io_try_acquire_for(e, -1)); }

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <time.h>
 
+#include "l3_clock.h"
 #include "meta.h"
+#include "monotonic.h"
 #include "summary.h"
 
 /* Write one deferred item (outside the queue's lock). */
@@ -32,43 +34,26 @@ static void drain(l3_slabstore *s)
     }
 }
 
-/* Whether the periodic flush is due: store.flush "interval", and `until`
- * (its next time) has passed, or is set now when not yet set. */
-static bool flush_due(const l3_slabstore *s, struct timespec *until)
-{
-    if (s->opt.flush != L3_FLUSH_INTERVAL)
-        return false;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (until->tv_sec == 0 || now.tv_sec > until->tv_sec ||
-        (now.tv_sec == until->tv_sec && now.tv_nsec >= until->tv_nsec)) {
-        bool due = until->tv_sec != 0;
-        double at = (double)now.tv_sec + (double)now.tv_nsec / 1e9 + s->opt.flush_interval;
-        until->tv_sec = (time_t)at;
-        until->tv_nsec = (long)((at - (double)until->tv_sec) * 1e9);
-        return due;
-    }
-    return false;
-}
-
 static void *background_main(void *arg)
 {
     l3_slabstore *s = arg;
-    struct timespec until = { 0 };
+    bool interval = s->opt.flush == L3_FLUSH_INTERVAL;
+    double next_flush = l3_monotonic_seconds() + s->opt.flush_interval;
     pthread_mutex_lock(&s->flusher_mu);
-    (void)flush_due(s, &until); /* (its first time) */
     while (!s->flusher_stop) {
         drain(s);
-        if (flush_due(s, &until)) {
+        if (interval && l3_monotonic_seconds() >= next_flush) {
             pthread_mutex_unlock(&s->flusher_mu);
             if (!atomic_load(&s->fatal))
                 l3_meta_flush_dirty(s, "the device cache");
             pthread_mutex_lock(&s->flusher_mu);
+            next_flush = l3_monotonic_seconds() + s->opt.flush_interval;
             continue;
         }
         if (s->num_deferred || s->flusher_stop)
             continue;
-        if (s->opt.flush == L3_FLUSH_INTERVAL)
+        struct timespec until = l3_deadline_after(next_flush - l3_monotonic_seconds());
+        if (interval)
             (void)pthread_cond_timedwait(&s->flusher_cv, &s->flusher_mu, &until);
         else
             pthread_cond_wait(&s->flusher_cv, &s->flusher_mu);

@@ -87,6 +87,10 @@ typedef struct l3_move {
     bool early; /* an early keep (policy.h: L3_KEEP_EARLY) */
 } l3_move;
 
+/* How long a driven job (a get's or a put's) waits before it looks again
+ * for what it could not take: a free context, or a closed gate. */
+#define L3_JOB_RETRY 0.001
+
 /* A put batch (put.c) as a job, run in waves of the store's batch_keys
  * keys: each wave reserves slots, writes its headers and payloads and
  * publishes what was written. With `moves` (one per key) the keys are

@@ -59,6 +59,13 @@ static bool try_enter(l3_gate *g)
     return false;
 }
 
+/* Count a writer in past a closed gate, its longest wait over. */
+static void enter_forced(l3_gate *g)
+{
+    atomic_fetch_add(&g->forced, 1);
+    atomic_fetch_add(&g->writes, 1);
+}
+
 bool l3_gate_write_begin(l3_gate *g, int me)
 {
     L3_ASSERT(me >= 0 && me < L3_MAX_PROCS);
@@ -77,10 +84,8 @@ bool l3_gate_write_begin(l3_gate *g, int me)
             futex_wait(&g->seq, seq, until - now < GATE_NAP_MS ? (uint32_t)(until - now) : GATE_NAP_MS);
         }
         atomic_fetch_sub(&g->waiters, 1);
-        if (!open) {
-            atomic_fetch_add(&g->forced, 1);
-            atomic_fetch_add(&g->writes, 1);
-        }
+        if (!open)
+            enter_forced(g);
     }
     atomic_fetch_add(&g->proc_writes[me], 1);
     return open;
@@ -98,8 +103,7 @@ bool l3_gate_write_try(l3_gate *g, int me, uint64_t *until, bool *open)
         }
         if (now < *until)
             return false;
-        atomic_fetch_add(&g->forced, 1);
-        atomic_fetch_add(&g->writes, 1);
+        enter_forced(g);
     }
     atomic_fetch_add(&g->proc_writes[me], 1);
     return true;

@@ -460,9 +460,6 @@ l3_status l3_slab_get_begin(l3_store *st, const char *const *keys, size_t n, l3_
     return L3_OK;
 }
 
-/* How long a wave waits for a free context before it looks again. */
-#define CONTEXT_RETRY 0.001
-
 bool l3_slab_get_poll(l3_store_job *j, double *wake_by)
 {
     *wake_by = 0;
@@ -470,7 +467,7 @@ bool l3_slab_get_poll(l3_store_job *j, double *wake_by)
         if (!j->ctx && (!j->checked || !waves_left(j)))
             return true;
         if (!j->ctx && !try_next_wave(j)) {
-            *wake_by = l3_monotonic_seconds() + CONTEXT_RETRY;
+            *wake_by = l3_monotonic_seconds() + L3_JOB_RETRY;
             return false;
         }
         if (!wave_pump(j, false)) {

@@ -542,10 +542,6 @@ static void wave_open(l3_store_put_job *j)
     j->step = writes ? STEP_GATE : STEP_CLOSE; /* (nothing to write: no gate, no context) */
 }
 
-/* How long a driven wave waits before it looks again at a closed gate or
- * for a free context. */
-#define PUT_RETRY 0.001
-
 /* Enter the gate (gets first), then land the wave's slab records; false
  * when a driven wave finds the gate closed (it comes back). */
 static bool wave_gate(l3_store_put_job *j, bool block)
@@ -704,11 +700,11 @@ bool l3_put_job_step(l3_store_put_job *j, bool block, double *wake_by, uint64_t 
         if (j->step == STEP_NONE)
             continue; /* (the lease failed: nothing to close) */
         if (j->step == STEP_GATE && !wave_gate(j, block)) {
-            *wake_by = l3_monotonic_seconds() + PUT_RETRY;
+            *wake_by = l3_monotonic_seconds() + L3_JOB_RETRY;
             return false;
         }
         if (j->step == STEP_CONTEXT && !wave_context(j, block)) {
-            *wake_by = l3_monotonic_seconds() + PUT_RETRY;
+            *wake_by = l3_monotonic_seconds() + L3_JOB_RETRY;
             return false;
         }
         if (j->step == STEP_WRITE && !wave_pump(j, block)) {
