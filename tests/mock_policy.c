@@ -8,7 +8,7 @@ size_t mock_num_victims, mock_victim_calls, mock_written_calls;
 
 uint64_t l3_policy_clock_ns(void) { return 0; }
 void l3_policy_lease(l3_slabstore *s, uint32_t slab, uint64_t until) { s->slabs[slab].lease_until = until; }
-void l3_policy_read(l3_slabstore *s, l3_index_entry *e) { (void)s; e->pad |= L3_ENTRY_READ; }
+void l3_policy_read(l3_slabstore *s, l3_index_entry *e) { (void)s; e->flags |= L3_ENTRY_READ; }
 void l3_policy_written(l3_slabstore *s, uint32_t slab)
 {
     (void)s;
@@ -25,7 +25,7 @@ l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_
 {
     (void)s;
     (void)group_read;
-    return e->pad & L3_ENTRY_READ ? L3_KEEP : L3_KEEP_NOT;
+    return e->flags & L3_ENTRY_READ ? L3_KEEP : L3_KEEP_NOT;
 }
 uint64_t l3_policy_room(const l3_slabstore *s)
 {

@@ -109,7 +109,10 @@ static void reservations_pin_their_slab_until_released(void **state)
     assert_true(l3_alloc_slot(s, PB16, LOG_MAIN, &b, &sb));
     assert_int_equal(a, b);
     assert_int_equal(s->slabs[a].inflight, 2);
-    assert_int_equal(s->slabs[a].proc_inflight[s->shm.me], 2);
+    const l3_proc_account *me = &s->sh->alloc.procs[s->shm.me];
+    assert_int_equal(me->npins, 1);
+    assert_int_equal(me->pins[0].slab, a);
+    assert_int_equal(me->pins[0].count, 2);
     assert_int_equal(s->sh->alloc.reserved, 2);
     assert_int_equal(s->sh->alloc.procs[s->shm.me].reserved, 2);
     l3_alloc_release(s, a);
@@ -117,6 +120,7 @@ static void reservations_pin_their_slab_until_released(void **state)
     assert_int_equal(s->slabs[a].inflight, 0);
     assert_int_equal(s->sh->alloc.reserved, 0);
     assert_int_equal(s->sh->alloc.procs[s->shm.me].reserved, 0);
+    assert_int_equal(me->npins, 0);
 }
 
 static void a_dead_process_s_reservations_are_reaped(void **state)
@@ -131,16 +135,54 @@ static void a_dead_process_s_reservations_are_reaped(void **state)
     s->sh->procs[dead].used = 1;
     s->sh->procs[dead].pid = 12345;
     s->sh->attached++;
-    s->slabs[a].proc_inflight[dead] = 2;
+    s->sh->alloc.procs[dead].pins[0] = (l3_proc_pin){ .slab = a, .count = 2 };
+    s->sh->alloc.procs[dead].npins = 1;
     s->slabs[a].inflight += 2;
     s->sh->alloc.reserved += 2;
     s->sh->alloc.procs[dead].reserved = 2;
     assert_int_equal(l3_alloc_reap_dead(s), 1);
     assert_int_equal(s->slabs[a].inflight, 0);
-    assert_int_equal(s->slabs[a].proc_inflight[dead], 0);
+    assert_int_equal(s->sh->alloc.procs[dead].npins, 0);
     assert_int_equal(s->sh->alloc.reserved, 0);
     assert_false(s->sh->procs[dead].used);
     assert_int_equal(l3_alloc_reap_dead(s), 0); /* once */
+}
+
+/* A process pins at most L3_PROC_PINS slabs by slab: a reservation past
+ * them is counted untracked and given back by its release; if the process
+ * dies holding it, its slab stays pinned (what it reserved there is not
+ * known), the rest of its account is given back. */
+static void reservations_past_a_process_s_pins_are_untracked(void **state)
+{
+    l3_slabstore *s = *state;
+    uint32_t a, sa;
+    assert_true(l3_alloc_slot(s, PB16, LOG_MAIN, &a, &sa));
+    l3_alloc_release(s, a);
+    l3_proc_account *me = &s->sh->alloc.procs[s->shm.me];
+    for (uint32_t k = 0; k < L3_PROC_PINS; k++)
+        me->pins[k] = (l3_proc_pin){ .slab = UINT32_MAX - k, .count = 1 }; /* (not slabs: never released) */
+    me->npins = L3_PROC_PINS;
+    l3_alloc_pin(s, a);
+    assert_int_equal(me->untracked, 1);
+    assert_int_equal(s->slabs[a].inflight, 1);
+    l3_alloc_release(s, a);
+    assert_int_equal(me->untracked, 0);
+    assert_int_equal(s->slabs[a].inflight, 0);
+    assert_int_equal(me->npins, L3_PROC_PINS);
+    me->npins = 0;
+    me->reserved = 0;
+
+    int dead = 1;
+    s->sh->procs[dead].used = 1;
+    s->sh->procs[dead].pid = 12345;
+    s->sh->attached++;
+    s->sh->alloc.procs[dead] = (l3_proc_account){ .reserved = 1, .untracked = 1 };
+    s->slabs[a].inflight = 1;
+    s->sh->alloc.reserved = 1;
+    assert_int_equal(l3_alloc_reap_dead(s), 1);
+    assert_int_equal(s->slabs[a].inflight, 1);
+    assert_int_equal(s->sh->alloc.reserved, 0);
+    assert_int_equal(s->sh->alloc.procs[dead].untracked, 0);
 }
 
 static void eviction_drops_a_slab_s_objects_and_frees_it(void **state)
@@ -293,6 +335,7 @@ int main(void)
         T(a_class_fills_its_open_slab_then_opens_another),
         T(reservations_pin_their_slab_until_released),
         T(a_dead_process_s_reservations_are_reaped),
+        T(reservations_past_a_process_s_pins_are_untracked),
         T(eviction_drops_a_slab_s_objects_and_frees_it),
         T(writers_move_on_to_standby_slabs_opened_ahead),
         T(the_index_bound_evicts_whole_slabs),

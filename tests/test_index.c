@@ -10,7 +10,10 @@
 
 #include <cmocka.h>
 
+#include "format.h"
 #include "index.h"
+#include "l3_keys.h"
+#include "policy.h"
 
 typedef struct table {
     l3_index_meta meta;
@@ -194,6 +197,47 @@ static void insert_unique_adds_a_new_key_once_and_stops_at_the_bound(void **stat
     free_table(t);
 }
 
+/* A 40-byte entry keeps every number a store writes: a checkpoint record
+ * of the largest goes back to the same entry; a record with a number past
+ * its field (no store writes one) is refused, not cut short. */
+static void an_entry_keeps_the_largest_numbers_and_refuses_larger(void **state)
+{
+    (void)state;
+    l3_index_entry e = { .hash = ~0ull, .seq = L3_SEQ_LIMIT - 1, .ns = L3_MAX_NAMESPACES, .check = 0xfffffffeu,
+                         .crc = 0x12345678u, .size = UINT32_MAX, .slab = L3_INDEX_SLABS - 1, .gen = (1u << L3_INDEX_GEN_BITS) - 1,
+                         .slot = L3_INDEX_SLOTS - 1, .key_len = L3_OBJECT_KEY_MAX, .flags = L3_ENTRY_SEGMENTED };
+    uint8_t rec[L3_CKPT_RECORD];
+    l3_ckpt_record_pack(rec, &e);
+    l3_index_entry back;
+    assert_true(l3_ckpt_record_unpack(rec, &back));
+    assert_true(back.hash == e.hash && back.seq == e.seq && back.ns == e.ns && back.check == e.check);
+    assert_true(back.crc == e.crc && back.size == e.size && back.slab == e.slab && back.slot == e.slot);
+    assert_true(back.key_len == e.key_len && back.flags == L3_ENTRY_SEGMENTED && back.gen == 0);
+    const struct { size_t at, bytes; uint64_t value; } past[] = {
+        { 8, 8, L3_SEQ_LIMIT }, { 24, 4, L3_INDEX_SLABS }, { 28, 4, L3_INDEX_SLOTS }, { 38, 2, L3_OBJECT_KEY_MAX + 1 }, { 36, 2, L3_MAX_NAMESPACES + 1 },
+    };
+    for (size_t i = 0; i < sizeof past / sizeof past[0]; i++) {
+        uint8_t bad[L3_CKPT_RECORD];
+        memcpy(bad, rec, sizeof bad);
+        memcpy(bad + past[i].at, &past[i].value, past[i].bytes);
+        assert_false(l3_ckpt_record_unpack(bad, &back));
+    }
+    assert_int_equal(l3_index_gen(0x12345678), 0x145678);
+}
+
+/* A geometry of more slabs than an entry numbers is refused, saying so;
+ * one just under is laid out. */
+static void a_geometry_past_the_entrys_slab_numbers_is_refused(void **state)
+{
+    (void)state;
+    l3_geometry g;
+    char why[256] = "";
+    assert_false(l3_geometry_plan(((uint64_t)L3_INDEX_SLABS + 4096) << 20, 1u << 20, 4096, 0, 0, &g, why, sizeof why));
+    assert_non_null(strstr(why, "a larger slab_size"));
+    assert_true(l3_geometry_plan((uint64_t)(L3_INDEX_SLABS / 2) << 20, 1u << 20, 4096, 0, 0, &g, why, sizeof why));
+    assert_true(g.num_slabs < L3_INDEX_SLABS && g.max_slots < L3_INDEX_SLOTS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +246,8 @@ int main(void)
         cmocka_unit_test(a_key_homed_one_past_its_slot_ids_first_home_is_found),
         cmocka_unit_test(the_walk_finds_entries_a_probe_would_not),
         cmocka_unit_test(insert_unique_adds_a_new_key_once_and_stops_at_the_bound),
+        cmocka_unit_test(an_entry_keeps_the_largest_numbers_and_refuses_larger),
+        cmocka_unit_test(a_geometry_past_the_entrys_slab_numbers_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

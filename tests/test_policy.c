@@ -135,12 +135,33 @@ static void reinsertion_keeps_what_was_read_late_in_its_time(void **state)
     assert_int_equal(l3_policy_keep(s, &late, 0), L3_KEEP_NOT);
 }
 
+/* In a store of a large bound an entry's read stamp is coarse (units of
+ * 1/2048 of the bound, 16 bits of them): a read late in an object's time
+ * still counts as late and one right after its write as early, the
+ * earlier read taken across the stamp's wrap. */
+static void a_coarse_read_stamp_keeps_late_and_early_reads_apart(void **state)
+{
+    l3_slabstore *s = *state;
+    s->geo.max_objects = 1u << 22; /* units of 2^11 sequences: a stamp wraps every 2^27 */
+    uint64_t wrap = 5ull << 27, w = wrap - 100000;
+    l3_index_entry late = { .slab = 0, .seq = w }, early = { .slab = 0, .seq = w };
+    atomic_store(&s->sh->seq, w + 5000);
+    l3_policy_read(s, &early); /* before the wrap, right after the write */
+    atomic_store(&s->sh->seq, w + 900000);
+    l3_policy_read(s, &late); /* after it, late */
+    atomic_store(&s->sh->seq, w + 1000000);
+    assert_int_equal(l3_policy_keep(s, &late, 0), L3_KEEP);
+    assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP_EARLY);
+    atomic_store(&s->sh->seq, w + 5000 + 3000); /* the verdict a moment after the early read */
+    assert_int_equal(l3_policy_keep(s, &early, 0), L3_KEEP); /* (read in the last 3/4 of so short a time) */
+}
+
 /* Judge `n` early keeps whose slab is reused again, `read` of them read
  * since they moved: half themselves, half through their group. */
 static void judge(l3_slabstore *s, int n, int read)
 {
     for (int i = 0; i < n; i++) {
-        l3_index_entry e = { .slab = 0, .seq = 1, .pad = L3_ENTRY_EARLY };
+        l3_index_entry e = { .slab = 0, .seq = 1, .flags = L3_ENTRY_EARLY };
         if (i < read / 2)
             l3_policy_read(s, &e);
         l3_policy_judge(s, &e, i >= read / 2 && i < read ? 2 : 0);
@@ -170,7 +191,7 @@ static void early_keeps_pause_when_too_few_are_read_again(void **state)
     l3_index_entry other = { .slab = 0, .seq = 1 };
     l3_policy_read(s, &other);
     l3_policy_judge(s, &other, 0); /* not an early keep: not judged */
-    l3_index_entry before = { .slab = 0, .seq = 5, .pad = L3_ENTRY_EARLY };
+    l3_index_entry before = { .slab = 0, .seq = 5, .flags = L3_ENTRY_EARLY };
     l3_policy_judge(s, &before, 5); /* its group read, but not since its move */
     assert_int_equal(s->sh->keep_trial.judged, 9);
     assert_int_equal(s->sh->keep_trial.read, 8);
@@ -322,6 +343,7 @@ int main(void)
         T(lru_slab_takes_the_least_recently_read_or_written),
         T(a_device_s_victims_are_its_own_slabs),
         T(reinsertion_keeps_what_was_read_late_in_its_time),
+        T(a_coarse_read_stamp_keeps_late_and_early_reads_apart),
         T(early_keeps_pause_when_too_few_are_read_again),
         T(early_keeps_are_tried_then_move_while_they_pay),
         T(the_write_budget_is_a_bucket_of_ten_seconds),

@@ -216,13 +216,28 @@ void l3_alloc_restore_fill(l3_slabstore *s, uint32_t i, uint32_t next, bool free
     }
 }
 
+/* Account `a`'s pin of slab `slab`, or NULL. */
+static l3_proc_pin *pin_of(l3_proc_account *a, uint32_t slab)
+{
+    for (uint32_t k = 0; k < a->npins; k++)
+        if (a->pins[k].slab == slab)
+            return &a->pins[k];
+    return NULL;
+}
+
 void l3_alloc_pin(l3_slabstore *s, uint32_t slab)
 {
-    slab_info *sl = &s->slabs[slab];
-    sl->inflight++;
-    sl->proc_inflight[s->shm.me]++;
+    l3_proc_account *a = &s->sh->alloc.procs[s->shm.me];
+    l3_proc_pin *p = pin_of(a, slab);
+    if (!p && a->npins < L3_PROC_PINS)
+        p = &a->pins[a->npins++], *p = (l3_proc_pin){ .slab = slab };
+    if (p)
+        p->count++;
+    else
+        a->untracked++;
+    s->slabs[slab].inflight++;
     s->sh->alloc.reserved++;
-    s->sh->alloc.procs[s->shm.me].reserved++;
+    a->reserved++;
 }
 
 /* Take the next slot of slab `v` for this process. */
@@ -404,13 +419,18 @@ void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
     slab_info *sl = &s->slabs[slab_id];
     /* Only this process's own reservations; a dead process's are released
      * by l3_alloc_reap_dead. */
-    L3_ASSERT(sl->proc_inflight[s->shm.me] > 0);
-    if (sl->proc_inflight[s->shm.me]) {
-        L3_ASSERT(sl->inflight >= sl->proc_inflight[s->shm.me] && s->sh->alloc.reserved > 0);
-        sl->proc_inflight[s->shm.me]--;
+    l3_proc_account *a = &s->sh->alloc.procs[s->shm.me];
+    l3_proc_pin *p = pin_of(a, slab_id);
+    L3_ASSERT(p || a->untracked > 0);
+    if (p || a->untracked) {
+        L3_ASSERT(sl->inflight > 0 && s->sh->alloc.reserved > 0 && a->reserved > 0);
+        if (!p)
+            a->untracked--;
+        else if (--p->count == 0)
+            *p = a->pins[--a->npins]; /* (the last takes its place) */
         sl->inflight--;
         s->sh->alloc.reserved--;
-        s->sh->alloc.procs[s->shm.me].reserved--;
+        a->reserved--;
     }
     if (sl->state == S_OPEN && sl->next_slot >= sl->nslots &&
         *l3_class_open(s, sl->log, sl->payload_blocks, l3_slab_device(&s->geo, slab_id)) != (int32_t)slab_id)
@@ -422,15 +442,19 @@ void l3_alloc_release(l3_slabstore *s, uint32_t slab_id)
 void l3_alloc_release_proc(l3_slabstore *s, int p)
 {
     shared *h = s->sh;
-    for (uint32_t i = 0; i < s->geo.num_slabs; i++) {
-        slab_info *sl = &s->slabs[i];
-        uint32_t n = sl->proc_inflight[p];
+    l3_proc_account *a = &h->alloc.procs[p];
+    for (uint32_t k = 0; k < a->npins && k < L3_PROC_PINS; k++) {
+        if (a->pins[k].slab >= s->geo.num_slabs)
+            continue; /* (not a slab: nothing a process writes) */
+        slab_info *sl = &s->slabs[a->pins[k].slab];
+        uint32_t n = a->pins[k].count;
         L3_ASSERT(sl->inflight >= n);
         sl->inflight = sl->inflight >= n ? sl->inflight - n : 0;
-        sl->proc_inflight[p] = 0;
     }
+    if (a->untracked)
+        l3_log("warning", "%s: %u reservations of a dead process were past its %u slabs' pins: their slabs "
+               "stay pinned until every process has closed the store", s->path, a->untracked, L3_PROC_PINS);
     l3_gate_release_proc(&h->gate, p);
-    l3_proc_account *a = &h->alloc.procs[p];
     h->alloc.reserved = h->alloc.reserved >= a->reserved ? h->alloc.reserved - a->reserved : 0;
     *a = (l3_proc_account){ 0 };
 }

@@ -37,8 +37,18 @@ typedef struct slab_info {
     uint32_t log;            /* LOG_MAIN, or LOG_PROBATION: written at first sight, not read since
                                 (admission's two logs, docs/admission.md) */
     uint32_t pad;
-    uint32_t proc_inflight[L3_MAX_PROCS]; /* inflight, by process slot */
 } slab_info;
+
+/* Slabs a process holds reservations in at once, by slab (its pins): a
+ * put's open slabs, a move's victim. Past them a reservation is counted
+ * untracked. */
+#define L3_PROC_PINS 128u
+
+/* A process's reservations in one slab. */
+typedef struct l3_proc_pin {
+    uint32_t slab;
+    uint32_t count;
+} l3_proc_pin;
 
 /* A process's account with the allocator (by its slot in the process
  * table): zero when its slot is free. */
@@ -46,6 +56,10 @@ typedef struct l3_proc_account {
     uint64_t reserved;       /* its share of the reserved slots */
     uint64_t pending;        /* bytes of the put waves it waits room for, until their slots are
                                 reserved (l3_reinsert_make_room: whoever makes room makes it for them) */
+    uint32_t npins;          /* pins[0..npins) in use */
+    uint32_t untracked;      /* reservations past its pins: if it dies, their slabs stay pinned until
+                                the store's mapping is built again (every process closed it) */
+    l3_proc_pin pins[L3_PROC_PINS]; /* what it reserved, by slab: given back if it dies */
 } l3_proc_account;
 
 /* The allocator's part of the mapping's header. */

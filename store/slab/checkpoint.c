@@ -253,7 +253,7 @@ static bool entry_fits(l3_slabstore *s, l3_index_entry *e)
     const slab_info *sl = e->slab < s->geo.num_slabs ? &s->slabs[e->slab] : NULL;
     if (!sl)
         return false;
-    e->gen = (uint32_t)sl->gen;
+    e->gen = l3_index_gen(sl->gen);
     return sl->disk_used && sl->state != S_FREE && e->slot < sl->next_slot &&
            e->size <= (uint64_t)sl->payload_blocks * s->geo.block_size && e->ns <= s->sh->num_ns &&
            (e->ns == 0 || s->ns[e->ns - 1].len > 0) && e->hash;
@@ -270,7 +270,8 @@ static bool restore_entry(l3_slabstore *s, cursor *c, uint64_t i, bool in_place,
     l3_index_entry e;
     if (!take(c, rec, sizeof rec))
         return false;
-    l3_ckpt_record_unpack(rec, &e);
+    if (!l3_ckpt_record_unpack(rec, &e))
+        return false;
     if (e.slab < s->geo.num_slabs && (s->ckpt_skip >> l3_slab_device(&s->geo, e.slab) & 1))
         return true;
     if (!entry_fits(s, &e))

@@ -153,7 +153,7 @@ static bool entry_fits(const l3_slabstore *s, const l3_index_entry *e)
     if (e->slab >= s->geo.num_slabs)
         return false;
     const slab_info *sl = &s->slabs[e->slab];
-    return (sl->state == S_OPEN || sl->state == S_SEALED) && e->gen == (uint32_t)sl->gen && e->slot < sl->nslots &&
+    return (sl->state == S_OPEN || sl->state == S_SEALED) && e->gen == l3_index_gen(sl->gen) && e->slot < sl->nslots &&
            e->slot < sl->next_slot && e->size <= (uint64_t)sl->payload_blocks * s->geo.block_size &&
            e->ns <= s->sh->num_ns;
 }

@@ -12,40 +12,53 @@ uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t 
     /* Header block, then namespaces (bounded), slab fills and 48 bytes an
      * object (the layout of earlier builds: a packed body is smaller). */
     uint64_t body = (uint64_t)L3_MAX_NAMESPACES * sizeof(l3_ns_record) + (uint64_t)num_slabs * 4 +
-                    max_objects * sizeof(l3_index_entry);
+                    max_objects * L3_CKPT_SIZING_BYTES;
     return l3_round_up(block_size + body, 1u << 20);
 }
 
 void l3_ckpt_record_pack(uint8_t *p, const l3_index_entry *e)
 {
+    uint64_t seq = e->seq;
+    uint32_t slab = e->slab, slot = e->slot;
+    uint16_t ns = (uint16_t)e->ns;
     memcpy(p, &e->hash, 8);
-    memcpy(p + 8, &e->seq, 8);
+    memcpy(p + 8, &seq, 8);
     memcpy(p + 16, &e->check, 4);
     memcpy(p + 20, &e->crc, 4);
-    memcpy(p + 24, &e->slab, 4);
-    memcpy(p + 28, &e->slot, 4);
+    memcpy(p + 24, &slab, 4);
+    memcpy(p + 28, &slot, 4);
     memcpy(p + 32, &e->size, 4);
-    memcpy(p + 36, &e->ns, 2);
+    memcpy(p + 36, &ns, 2);
     _Static_assert(L3_OBJECT_KEY_MAX < L3_CKPT_SEGMENTED, "a key length leaves the shape bit free");
-    uint16_t len = (uint16_t)(e->key_len | (e->pad & L3_ENTRY_SEGMENTED ? L3_CKPT_SEGMENTED : 0));
+    uint16_t len = (uint16_t)(e->key_len | (e->flags & L3_ENTRY_SEGMENTED ? L3_CKPT_SEGMENTED : 0));
     memcpy(p + 38, &len, 2);
 }
 
-void l3_ckpt_record_unpack(const uint8_t *p, l3_index_entry *e)
+bool l3_ckpt_record_unpack(const uint8_t *p, l3_index_entry *e)
 {
     memset(e, 0, sizeof *e);
+    uint64_t seq;
+    uint32_t slab, slot;
+    uint16_t ns, len;
     memcpy(&e->hash, p, 8);
-    memcpy(&e->seq, p + 8, 8);
+    memcpy(&seq, p + 8, 8);
     memcpy(&e->check, p + 16, 4);
     memcpy(&e->crc, p + 20, 4);
-    memcpy(&e->slab, p + 24, 4);
-    memcpy(&e->slot, p + 28, 4);
+    memcpy(&slab, p + 24, 4);
+    memcpy(&slot, p + 28, 4);
     memcpy(&e->size, p + 32, 4);
-    memcpy(&e->ns, p + 36, 2);
-    uint16_t len;
+    memcpy(&ns, p + 36, 2);
     memcpy(&len, p + 38, 2);
-    e->key_len = (uint16_t)(len & ~L3_CKPT_SEGMENTED);
-    e->pad = len & L3_CKPT_SEGMENTED ? L3_ENTRY_SEGMENTED : 0;
+    e->seq = seq;
+    e->slab = slab;
+    e->slot = slot;
+    e->ns = ns & 0x7ffu;
+    uint32_t key_len = len & ~L3_CKPT_SEGMENTED;
+    e->key_len = key_len;
+    e->flags = len & L3_CKPT_SEGMENTED ? L3_ENTRY_SEGMENTED : 0;
+    _Static_assert(L3_MAX_NAMESPACES < 2048u && L3_OBJECT_KEY_MAX < 4096u, "an entry's ns and key_len fields hold them");
+    return seq < L3_SEQ_LIMIT && slab < L3_INDEX_SLABS && slot < L3_INDEX_SLOTS && key_len <= L3_OBJECT_KEY_MAX &&
+           ns <= L3_MAX_NAMESPACES;
 }
 
 /* A slab's slots at most: what the index bound spread over the slabs
@@ -59,6 +72,17 @@ static uint32_t geometry_slots(const l3_geometry *g)
     if (want < 64)
         want = 64;
     return (uint32_t)(want < most ? want : most);
+}
+
+/* Whether a slab's slots fit an index entry's slot number (false, with a
+ * reason, for a geometry of more than L3_INDEX_SLOTS - 1 a slab). */
+static bool slots_fit(const l3_geometry *g, char *why, size_t why_len)
+{
+    if (g->max_slots < L3_INDEX_SLOTS)
+        return true;
+    snprintf(why, why_len, "%u slots a slab of %llu: at most %u (a larger block_size or expected_object_size, "
+             "or smaller slabs)", g->max_slots, (unsigned long long)g->slab_size, L3_INDEX_SLOTS - 1);
+    return false;
 }
 
 uint64_t l3_default_slab_size(uint64_t capacity, uint64_t expected_object)
@@ -134,15 +158,16 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
                  (unsigned long long)(g->data_off + need * slab_size), devices > 1 ? " per device" : "");
         return false;
     }
-    if (guess * devices > UINT32_MAX) {
-        snprintf(why, why_len, "too many slabs");
+    if (guess * devices >= L3_INDEX_SLABS) {
+        snprintf(why, why_len, "%llu slabs of %llu: at most %u (a larger slab_size)",
+                 (unsigned long long)(guess * devices), (unsigned long long)slab_size, L3_INDEX_SLABS - 1);
         return false;
     }
     g->num_slabs = (uint32_t)(guess * devices);
     g->capacity = g->data_off + guess * slab_size;
     g->max_slots = geometry_slots(g);
     g->summaries = 1;
-    return true;
+    return slots_fit(g, why, why_len);
 }
 
 /* Whether a superblock's numbers are plausible for an image of `size`
@@ -153,7 +178,7 @@ static bool geometry_bounded(const l3_geometry *g, uint64_t size, char *why, siz
 {
     if (g->num_slabs / g->num_devices > g->capacity / g->slab_size || g->capacity > (1ull << 60) ||
         g->max_objects > L3_MAX_OBJECTS ||
-        g->max_objects > g->checkpoint_len / sizeof(l3_index_entry) || g->checkpoint_len > g->capacity ||
+        g->max_objects > g->checkpoint_len / L3_CKPT_SIZING_BYTES || g->checkpoint_len > g->capacity ||
         g->slab_table_len > g->capacity || g->journal_len > g->capacity) {
         snprintf(why, why_len, "the superblock's geometry is implausible (%u slabs, %llu max objects, "
                  "capacity %llu)", g->num_slabs, (unsigned long long)g->max_objects,
@@ -197,6 +222,11 @@ bool l3_geometry_from_sb(const l3_superblock *sb, uint64_t size, l3_geometry *g,
     g->header_bytes = (uint32_t)l3_round_up(L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX, g->block_size);
     g->max_slots = geometry_slots(g);
     g->summaries = (sb->incompat & L3_INCOMPAT_SUMMARY) != 0;
+    if (g->num_slabs >= L3_INDEX_SLABS || g->max_slots >= L3_INDEX_SLOTS) {
+        snprintf(why, why_len, "the superblock's geometry has %u slabs of %u slots: an index entry numbers at most "
+                 "%u and %u", g->num_slabs, g->max_slots, L3_INDEX_SLABS - 1, L3_INDEX_SLOTS - 1);
+        return false;
+    }
     uint64_t b = g->block_size;
     if (g->slab_table_off % b || g->journal_off % b || g->checkpoint_off % b || g->data_off % b ||
         g->slab_table_len < (uint64_t)g->num_slabs * L3_SLAB_RECORD_BYTES ||

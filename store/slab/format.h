@@ -287,10 +287,18 @@ uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t 
                               its key length's top bit is the entry's L3_ENTRY_SEGMENTED */
 #define L3_CKPT_SEGMENTED 0x8000u /* in a record's key length (keys are at most L3_OBJECT_KEY_MAX bytes) */
 
-/* Pack entry e into a record at p, and back (gen left 0). */
+/* Bytes an object of the bound the checkpoint area is sized for: the
+ * entries of earlier builds (a packed body is smaller), so that every
+ * image keeps its layout. */
+#define L3_CKPT_SIZING_BYTES 48u
+
+/* Pack entry e into a record at p, and back (gen left 0); the unpack is
+ * false when the record's numbers do not fit an entry (a sequence from
+ * L3_SEQ_LIMIT, a slab from L3_INDEX_SLABS, a slot from L3_INDEX_SLOTS, a
+ * key longer than L3_OBJECT_KEY_MAX): a record no store wrote. */
 struct l3_index_entry;
 void l3_ckpt_record_pack(uint8_t *p, const struct l3_index_entry *e);
-void l3_ckpt_record_unpack(const uint8_t *p, struct l3_index_entry *e);
+bool l3_ckpt_record_unpack(const uint8_t *p, struct l3_index_entry *e);
 
 /* The slot size of a class and the slots per slab. */
 static inline uint64_t l3_slot_bytes(const l3_geometry *g, uint32_t payload_blocks)

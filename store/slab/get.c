@@ -81,12 +81,12 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const
     for (size_t i = 0; i < m; i++) {
         size_t pos = base + i;
         l3_index_entry *e = l3_entry_find_live(s, w->keys[i].id);
-        if (e && e->gen != (uint32_t)s->slabs[e->slab].gen) {
+        if (e && e->gen != l3_index_gen(s->slabs[e->slab].gen)) {
             l3_entry_remove(s, e, L3_REMOVED_EVICTED); /* left behind by a process that died mid-update */
             e = NULL;
         }
         const l3_range *kr = &ranges[pos * w->k];
-        bool segmented = e && (e->pad & L3_ENTRY_SEGMENTED);
+        bool segmented = e && (e->flags & L3_ENTRY_SEGMENTED);
         if (!e || e->size != l3_ranges_disk_len(kr, w->k, b) || segmented != (w->k > 1)) {
             /* Missing, of another size, or asked as another number of ranges
              * than it was put as (a miss: the object stays). */

@@ -162,10 +162,14 @@ uint64_t l3_image_ckpt_records_at(const l3_checkpoint_header *h, const l3_geomet
 
 void l3_image_ckpt_entry_at(const uint8_t *record, l3_image_ckpt_entry *e)
 {
+    /* The record's own numbers, not an entry's narrower fields: l3fsck
+     * judges what is on disk. */
     l3_index_entry x;
-    l3_ckpt_record_unpack(record, &x);
-    *e = (l3_image_ckpt_entry){ .hash = x.hash, .seq = x.seq, .crc = x.crc, .slab = x.slab, .slot = x.slot,
-                                .size = x.size };
+    (void)l3_ckpt_record_unpack(record, &x);
+    *e = (l3_image_ckpt_entry){ .hash = x.hash, .crc = x.crc, .size = x.size };
+    memcpy(&e->seq, record + 8, 8);
+    memcpy(&e->slab, record + 24, 4);
+    memcpy(&e->slot, record + 28, 4);
 }
 
 /* ---- the shared mapping, from outside ---- */

@@ -1,7 +1,7 @@
 /* l3cache: the slab store's in-memory index by object key.
  *
  * Open addressing with linear probing and backward-shift deletion over a
- * flat array of fixed 48-byte entries (no pointers), so that the table can
+ * flat array of fixed 40-byte entries (no pointers), so that the table can
  * live in a mapping shared by several processes. A key is identified by
  * its 64-bit hash, its crc32c and its length; the object header on disk
  * holds the full key. Not thread-safe: the store locks around it. */
@@ -14,24 +14,42 @@
 
 #include "l3_status.h"
 
-/* One object. hash == 0 marks an empty slot; it is written last, so an
- * insert cut short by a dying process leaves an empty slot. */
+/* One object, in 40 bytes. hash == 0 marks an empty slot; it is written
+ * last, so an insert cut short by a dying process leaves an empty slot. */
 typedef struct l3_index_entry {
-    uint64_t hash;    /* l3_hash64 of the key */
-    uint64_t seq;     /* the object's sequence number */
-    uint32_t check;   /* crc32c of the key */
-    uint32_t crc;     /* crc32c of the payload */
-    uint32_t slab;
-    uint32_t slot;
-    uint32_t size;    /* payload bytes */
-    uint32_t gen;     /* the slab's generation (low 32 bits) when written */
-    uint16_t ns;      /* namespace id, 0 for none */
-    uint16_t key_len;
-    uint32_t pad;     /* flags: L3_ENTRY_SEGMENTED here; the policy's (policy.h) beside it */
+    uint64_t hash;            /* l3_hash64 of the key */
+    uint64_t seq : 48;        /* the object's sequence number (below L3_SEQ_LIMIT) */
+    uint64_t read_stamp : 16; /* the policy's: when it was last read (policy.c) */
+    uint32_t check;           /* crc32c of the key */
+    uint32_t crc;             /* crc32c of the payload */
+    uint32_t size;            /* payload bytes */
+    uint32_t slab : 24;       /* below L3_INDEX_SLABS (the geometry refuses more slabs) */
+    uint32_t flags : 3;       /* L3_ENTRY_SEGMENTED; the policy's (policy.h) beside it */
+    uint32_t spare : 5;       /* zero */
+    uint64_t gen : 21;        /* the slab's generation's low bits when written (l3_index_gen) */
+    uint64_t slot : 20;       /* below L3_INDEX_SLOTS (the geometry refuses more slots a slab) */
+    uint64_t key_len : 12;    /* at most L3_OBJECT_KEY_MAX */
+    uint64_t ns : 11;         /* namespace id, 0 for none (at most L3_MAX_NAMESPACES) */
 } l3_index_entry;
-_Static_assert(sizeof(l3_index_entry) == 48, "index entry size");
+_Static_assert(sizeof(l3_index_entry) == 40, "index entry size");
 
-/* Index entry flag (in pad, bit 1): the object is of several ranges (its
+/* What an entry's fields hold: slabs a store may have, slots a slab may
+ * have, sequence numbers a store may use. */
+#define L3_INDEX_SLABS (1u << 24)
+#define L3_INDEX_SLOTS (1u << 20)
+#define L3_SEQ_LIMIT (1ull << 48)
+#define L3_INDEX_GEN_BITS 21
+
+/* A slab generation as an entry keeps it: its low 21 bits. An entry of a
+ * reused slab is removed when its slab is; the generation is a second
+ * check, for an entry a process left behind when it died mid-update (a
+ * lookup drops it): it would pass only after 2^21 reuses of its slab. */
+static inline uint32_t l3_index_gen(uint64_t slab_gen)
+{
+    return (uint32_t)(slab_gen & ((1u << L3_INDEX_GEN_BITS) - 1));
+}
+
+/* Index entry flag (in flags, bit 1): the object is of several ranges (its
  * header holds its segment table). A get of one range may read its
  * payload alone when this is clear; a get of one range of a segmented
  * object misses (the shape must be the put's). Kept in the checkpoint and

@@ -300,6 +300,8 @@ l3_status l3_meta_mark_clean(l3_slabstore *s, uint64_t ckpt_bytes, uint32_t ckpt
 l3_status l3_meta_seq_lease(l3_slabstore *s, uint64_t need, l3_error *err)
 {
     uint64_t margin = need + L3_SEQ_LEASE / 4;
+    if (atomic_load(&s->sh->seq) + margin + L3_SEQ_LEASE >= L3_SEQ_LIMIT)
+        return l3_fail(err, L3_ENOSPC, "%s: the store's object sequence numbers are used up (2^48)", s->path);
     if (s->opt.read_only || atomic_load(&s->sh->seq) + margin < s->sh->sb.next_seq)
         return L3_OK; /* (a racy read: rechecked under sb_mu) */
     l3_shm_lock(&s->shm, &s->sh->sb_mu);

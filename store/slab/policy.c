@@ -14,11 +14,21 @@ void l3_policy_lease(l3_slabstore *s, uint32_t slab, uint64_t until)
         s->slabs[slab].lease_until = until;
 }
 
-/* An entry's flag word: bit 0 read since written, bit 1 not the policy's
- * (L3_ENTRY_SEGMENTED), bit 2 an early keep, bits 3-31 the object
- * sequence (low 29 bits) when it was last read. */
-#define READ_SEQ_MASK 0x1fffffffu
-#define READ_SEQ_SHIFT 3
+/* An entry's flags: bit 0 read since written, bit 1 not the policy's
+ * (L3_ENTRY_SEGMENTED), bit 2 an early keep. Its read stamp is the
+ * object sequence of its last read, in units of 2^stamp_shift: at most
+ * 1/2048 of the store's bound, so the 16 bits span at least 16 turns of
+ * the store. */
+#define STAMP_BITS 16u
+#define STAMP_UNITS_A_BOUND 2048u
+
+static unsigned stamp_shift(const l3_slabstore *s)
+{
+    unsigned shift = 0;
+    while ((s->geo.max_objects >> shift) > STAMP_UNITS_A_BOUND)
+        shift++;
+    return shift;
+}
 
 /* Early keeps (L3_KEEP_EARLY) are judged when their slab is reused
  * again: read since they moved, or not. A trial moves the next
@@ -41,8 +51,8 @@ void l3_policy_read(l3_slabstore *s, l3_index_entry *e)
 {
     L3_ASSERT(e->slab < s->geo.num_slabs);
     uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
-    e->pad = (uint32_t)((now & READ_SEQ_MASK) << READ_SEQ_SHIFT) |
-             (e->pad & (L3_ENTRY_SEGMENTED | L3_ENTRY_EARLY)) | L3_ENTRY_READ;
+    e->read_stamp = (now >> stamp_shift(s)) & ((1u << STAMP_BITS) - 1);
+    e->flags |= L3_ENTRY_READ;
     atomic_store_explicit(&s->slabs[e->slab].last_access, atomic_fetch_add(&s->sh->tick, 1),
                           memory_order_relaxed);
 }
@@ -54,14 +64,20 @@ void l3_policy_written(l3_slabstore *s, uint32_t slab)
                           memory_order_relaxed);
 }
 
-/* The object sequence at an entry's last read, from its low 29 bits and
- * the sequence now (a read more than 2^29 puts ago is taken for a later
- * one, never for one before the write). */
-static uint64_t last_read_seq(const l3_index_entry *e, uint64_t now)
+/* The object sequence at an entry's last read, from its stamp and the
+ * sequence now: the end of the stamp's unit, at most now (a read more
+ * than 2^STAMP_BITS units ago is taken for a later one, never for one
+ * before the write). */
+static uint64_t last_read_seq(const l3_slabstore *s, const l3_index_entry *e, uint64_t now)
 {
-    uint64_t low = e->pad >> READ_SEQ_SHIFT, seq = (now & ~(uint64_t)READ_SEQ_MASK) | low;
+    unsigned shift = stamp_shift(s);
+    uint64_t span = 1ull << (STAMP_BITS + shift), unit = 1ull << shift;
+    uint64_t seq = (now & ~(span - 1)) | ((uint64_t)e->read_stamp << shift);
     if (seq > now)
-        seq = seq >= (uint64_t)READ_SEQ_MASK + 1 ? seq - ((uint64_t)READ_SEQ_MASK + 1) : 0;
+        seq = seq >= span ? seq - span : 0;
+    seq += unit - 1;
+    if (seq > now)
+        seq = now;
     return seq > e->seq ? seq : e->seq;
 }
 
@@ -69,7 +85,7 @@ static uint64_t last_read_seq(const l3_index_entry *e, uint64_t now)
  * group (last read at `group_read`, 0: none). */
 static bool read_since(const l3_index_entry *e, uint64_t group_read)
 {
-    return (e->pad & L3_ENTRY_READ) || group_read > e->seq;
+    return (e->flags & L3_ENTRY_READ) || group_read > e->seq;
 }
 
 /* The objects the store holds (at least 1). */
@@ -106,7 +122,7 @@ static void judge_early(l3_early_trial *t, uint64_t now, bool read, uint64_t hel
 void l3_policy_judge(l3_slabstore *s, const l3_index_entry *e, uint64_t group_read)
 {
     uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
-    if (!(e->pad & L3_ENTRY_EARLY) || now < s->sh->keep_trial.off_until)
+    if (!(e->flags & L3_ENTRY_EARLY) || now < s->sh->keep_trial.off_until)
         return; /* (while paused, what was moved before is not the next trial's) */
     judge_early(&s->sh->keep_trial, now, read_since(e, group_read), held_objects(s));
 }
@@ -138,7 +154,7 @@ l3_keep l3_policy_keep(l3_slabstore *s, const l3_index_entry *e, uint64_t group_
     if (s->slabs[e->slab].log == LOG_PROBATION)
         return L3_KEEP; /* written at first sight and read since: it moves to main */
     uint64_t now = atomic_load_explicit(&s->sh->seq, memory_order_relaxed);
-    uint64_t last = e->pad & L3_ENTRY_READ ? last_read_seq(e, now) : e->seq;
+    uint64_t last = e->flags & L3_ENTRY_READ ? last_read_seq(s, e, now) : e->seq;
     if (group_read > last)
         last = group_read;
     /* Read in the last three quarters of its time here; a read right

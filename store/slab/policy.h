@@ -29,9 +29,9 @@
 
 #include "entries.h"
 
-/* Index entry flags (in l3_index_entry.pad; bit 1 is L3_ENTRY_SEGMENTED,
- * bits 3-31 the last read's sequence, policy.c's): read since it was
- * written; moved by reinsertion as an early keep (L3_KEEP_EARLY), so that
+/* Index entry flags (in l3_index_entry.flags; bit 1 is
+ * L3_ENTRY_SEGMENTED; the last read's sequence is the entry's read_stamp,
+ * policy.c's): read since it was written; moved by reinsertion as an early keep (L3_KEEP_EARLY), so that
  * its next read counts for early keeps. */
 #define L3_ENTRY_READ 1u
 #define L3_ENTRY_EARLY 4u

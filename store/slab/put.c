@@ -263,10 +263,10 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
         e.seq = p->seq;
         e.slab = p->slab;
         e.slot = p->slot;
-        e.gen = (uint32_t)p->gen;
-        e.pad &= L3_ENTRY_SEGMENTED; /* not read since this write; the same shape */
+        e.gen = l3_index_gen(p->gen);
+        e.flags &= L3_ENTRY_SEGMENTED; /* not read since this write; the same shape */
         if (p->move->early)
-            e.pad |= L3_ENTRY_EARLY;
+            e.flags |= L3_ENTRY_EARLY;
         bool published = l3_entry_publish_grouped(s, &e, g ? group : 0);
         if (g)
             l3_groups_release(&s->groups, group, l3_now_ns());
@@ -298,8 +298,8 @@ static void publish_wave(l3_slabstore *s, put_wave *w, bool ran, l3_io_result *r
         else if (written && !l3_index_find(&s->index, p->id)) {
             l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .check = p->id.check, .crc = p->crc,
                                  .slab = p->slab, .slot = p->slot, .size = (uint32_t)w->disk_len[p->pos],
-                                 .gen = (uint32_t)p->gen, .ns = (uint16_t)p->ns, .key_len = p->id.len,
-                                 .pad = w->k > 1 ? L3_ENTRY_SEGMENTED : 0 };
+                                 .gen = l3_index_gen(p->gen), .ns = (uint16_t)p->ns, .key_len = p->id.len,
+                                 .flags = w->k > 1 ? L3_ENTRY_SEGMENTED : 0 };
             written = l3_entry_publish_grouped(s, &e, p->group);
             l3_policy_written(s, p->slab);
         }

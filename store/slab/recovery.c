@@ -108,6 +108,10 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
         ss->dropped++;
     if (v != L3_SLOT_LIVE)
         return;
+    if (h->seq >= L3_SEQ_LIMIT) { /* sealed, but no store writes it (l3_meta_seq_lease): an entry cannot hold it */
+        ss->dropped++;
+        return;
+    }
     if (h->seq > ss->max_seq)
         ss->max_seq = h->seq; /* later puts go above every live header, served or not */
     /* With verify_checksums off nothing checks a payload later: now. */
@@ -117,8 +121,8 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
     }
     l3_key_id id = l3_key_identity(h->key, h->key_len);
     l3_index_entry e = { .hash = id.hash, .seq = h->seq, .check = id.check, .crc = h->payload_crc,
-                         .slab = i, .slot = k, .size = h->size, .gen = (uint32_t)h->slab_gen, .key_len = id.len,
-                         .pad = h->flags & L3_OBJ_SEGMENTED ? L3_ENTRY_SEGMENTED : 0 };
+                         .slab = i, .slot = k, .size = h->size, .gen = l3_index_gen(h->slab_gen), .key_len = id.len,
+                         .flags = h->flags & L3_OBJ_SEGMENTED ? L3_ENTRY_SEGMENTED : 0 };
     offer(s, e, h->key, h->key_len, slot_off, ss);
 }
 
@@ -126,8 +130,8 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
 static l3_index_entry entry_of(const l3_summary_head *h, const l3_summary_entry *e, uint32_t i, uint32_t k)
 {
     return (l3_index_entry){ .hash = e->hash, .seq = e->seq, .check = e->check, .crc = e->crc, .slab = i,
-                             .slot = k, .size = e->size, .gen = (uint32_t)h->gen, .key_len = e->key_len,
-                             .pad = e->flags & L3_SUMMARY_SEGMENTED ? L3_ENTRY_SEGMENTED : 0 };
+                             .slot = k, .size = e->size, .gen = l3_index_gen(h->gen), .key_len = e->key_len,
+                             .flags = e->flags & L3_SUMMARY_SEGMENTED ? L3_ENTRY_SEGMENTED : 0 };
 }
 
 /* Summaries' live entries gathered for one sweep of the index: sorted
@@ -277,6 +281,10 @@ static void gather_summary(summary_scan *r, uint32_t i, const uint8_t *buf, cons
         const l3_summary_entry *e = &ents[k];
         if (verdicts[k] != L3_SLOT_LIVE)
             continue;
+        if (e->seq >= L3_SEQ_LIMIT) { /* (as scan_header) */
+            r->own.dropped++;
+            continue;
+        }
         if (e->seq > r->own.max_seq)
             r->own.max_seq = e->seq;
         if (e->ns > L3_SUMMARY_NS || ns[e->ns] < 0) {

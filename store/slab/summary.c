@@ -56,7 +56,7 @@ static bool build(l3_slabstore *s, uint32_t i, uint8_t *buf)
             return false;
         ents[k] = (l3_summary_entry){ .hash = e->hash, .seq = e->seq, .check = e->check, .crc = e->crc,
                                       .size = e->size, .key_len = e->key_len, .ns = (uint8_t)j,
-                                      .flags = e->pad & L3_ENTRY_SEGMENTED ? L3_SUMMARY_SEGMENTED : 0 };
+                                      .flags = e->flags & L3_ENTRY_SEGMENTED ? L3_SUMMARY_SEGMENTED : 0 };
         l3_summary_entry_seal(&ents[k], i, k, sl->gen);
     }
     l3_summary_head_seal(h);
