@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 #include "l3_slabstore.h"
@@ -320,6 +321,58 @@ static void a_poll_leaves_nothing_unsent_behind_it(l3_engine_kind kind)
     free(want);
 }
 
+/* A context's window bounds its batch in flight, as a driven put wave
+ * beside gets uses it: at 0 nothing is sent (the file stays empty) and a
+ * poll comes back with nothing; at 2 no poll reports more than 2
+ * finished; then every request lands. */
+static void a_window_bounds_a_batch_in_flight(l3_engine_kind kind)
+{
+    enum { LEN = 4096, N = 8 };
+    char path[512];
+    int fd;
+    l3_io_engine *e = engine_on_file(kind, "window", 1, path, &fd);
+    l3_error err;
+    uint8_t *buf = aligned_pool(LEN * N);
+    fill_pattern(buf, LEN * N, 5);
+    l3_io_req reqs[N];
+    for (size_t i = 0; i < N; i++)
+        reqs[i] = (l3_io_req){ .write = true, .offset = i * LEN, .buf = buf + i * LEN, .len = LEN };
+    l3_io_ctx *ctx = l3_io_acquire(e);
+    bool retired = false;
+    l3_io_set_window(ctx, 0);
+    assert_int_equal(l3_io_start(e, ctx, reqs, N, 10, &retired, &err), L3_OK);
+    size_t done[N], got, total = 0;
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(l3_io_poll_some(e, ctx, done, N, &got, &retired, &err), L3_OK);
+        assert_int_equal(got, 0);
+        assert_true(l3_io_batch_open(ctx));
+        usleep(2000);
+    }
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, 0); /* held: nothing was written */
+    l3_io_set_window(ctx, 2);
+    for (int polls = 0; total < N; polls++) {
+        assert_int_equal(l3_io_poll_some(e, ctx, done, N, &got, &retired, &err), L3_OK);
+        assert_true(got <= 2);
+        total += got;
+        assert_true(polls < 100000);
+        if (!got)
+            usleep(100);
+    }
+    assert_int_equal(l3_io_finish(e, ctx, &retired, &err), L3_OK);
+    assert_true(retired);
+    uint8_t *back = aligned_pool(LEN * N);
+    assert_int_equal(pread(fd, back, LEN * N, 0), LEN * N);
+    assert_memory_equal(back, buf, LEN * N);
+    l3_io_release(e, ctx);
+    l3_io_engine_close(e);
+    close(fd);
+    unlink(path);
+    free(buf);
+    free(back);
+}
+
 /* The threads of this process named `name`. */
 static int threads_named(const char *name)
 {
@@ -533,6 +586,8 @@ static void a_wait_for_a_context_ends(l3_engine_kind kind)
 static void within_uring(void **s) { (void)s; a_wait_for_a_context_ends(L3_ENGINE_IO_URING); }
 static void within_aio(void **s) { (void)s; a_wait_for_a_context_ends(L3_ENGINE_LIBAIO); }
 
+static void window_uring(void **s) { (void)s; a_window_bounds_a_batch_in_flight(L3_ENGINE_IO_URING); }
+static void window_aio(void **s) { (void)s; a_window_bounds_a_batch_in_flight(L3_ENGINE_LIBAIO); }
 static void poll_uring(void **s) { (void)s; a_poll_leaves_nothing_unsent_behind_it(L3_ENGINE_IO_URING); }
 static void poll_aio(void **s) { (void)s; a_poll_leaves_nothing_unsent_behind_it(L3_ENGINE_LIBAIO); }
 
@@ -564,6 +619,8 @@ int main(void)
         cmocka_unit_test(put_many_uring),
         cmocka_unit_test(put_many_aio),
         cmocka_unit_test(put_many_workers),
+        cmocka_unit_test(window_uring),
+        cmocka_unit_test(window_aio),
         cmocka_unit_test(gate_uring),
         cmocka_unit_test(gate_aio),
         cmocka_unit_test(summaries_uring),

@@ -360,6 +360,61 @@ static void each_wave_of_a_driven_put_waits_its_own_time(void **state)
     free(pool);
 }
 
+/* A driven wave that went in with no get in flight keeps the gate's
+ * window of its writes in flight (L3_GATE_REQUESTS_ALONE among the waves
+ * in the gate); a get that begins finds those ahead of it, and the wave
+ * sends none more while the get is in flight (L3_GATE_WAIT_MS at most):
+ * here it is not done 30 ms into the get, polled every 0.1 ms, though
+ * its writes alone take a few ms, and ends once the get has. */
+static void a_driven_wave_holds_its_writes_while_a_get_is_in_flight(void **state)
+{
+    enum { N = L3_GATE_REQUESTS_ALONE + 16 };
+    char path[512];
+    l3_slabstore *s = gate_store(state, "gate-hold", path, N);
+    l3_store *st = l3_slabstore_store(s);
+    l3_gate *g = &s->sh->gate;
+    uint8_t *pool = aligned_pool(N * OBJ);
+    static char names[N][32];
+    const char *keys[N];
+    l3_range ranges[N];
+    bool ok[N], failed[N];
+    for (size_t i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "hold-%zu", i);
+        keys[i] = names[i];
+        ranges[i] = (l3_range){ i * OBJ, OBJ };
+        fill_pattern(pool + i * OBJ, OBJ, (uint32_t)i + 90);
+    }
+    l3_io_result res = { .success = ok, .object_failures = failed };
+    l3_store_put_job *job;
+    l3_error err;
+    assert_int_equal(st->ops->put_begin(st, keys, N, (l3_host_buffer){ pool, N * OBJ }, ranges, &res, -1, &job, &err),
+                     L3_OK);
+    double wake;
+    for (int i = 0; i < 1000 && atomic_load(&g->writes) == 0; i++)
+        assert_false(st->ops->put_poll(job, &wake)); /* into the gate, its first window sent */
+    assert_int_equal(atomic_load(&g->writes), 1);
+    l3_gate_read_begin(g, 5); /* another process's get */
+    for (double t0 = l3_monotonic_seconds(); l3_monotonic_seconds() - t0 < 0.03;) {
+        assert_false(st->ops->put_poll(job, &wake));
+        usleep(100);
+    }
+    l3_gate_read_end(g, 5);
+    bool done = false;
+    for (int i = 0; i < 5000 && !done; i++) {
+        done = st->ops->put_poll(job, &wake);
+        if (!done)
+            nap_ms(1);
+    }
+    assert_true(done);
+    assert_int_equal(st->ops->put_end(job, &err), L3_OK);
+    for (size_t i = 0; i < N; i++)
+        assert_true(ok[i]);
+    assert_int_equal(atomic_load(&g->forced), 0);
+    l3_slabstore_free(s);
+    unlink(path);
+    free(pool);
+}
+
 /* A put whose sequence lease cannot be written (the superblock's write
  * fails) fails, and leaves the gate as it found it: no wave of it entered,
  * so none leaves. (A job that closed the wave it never opened took a
@@ -403,6 +458,8 @@ int main(void)
         cmocka_unit_test_prestate(a_put_wave_waits_while_a_get_is_in_flight, &aio),
         cmocka_unit_test_prestate(each_wave_of_a_driven_put_waits_its_own_time, &uring),
         cmocka_unit_test_prestate(each_wave_of_a_driven_put_waits_its_own_time, &aio),
+        cmocka_unit_test_prestate(a_driven_wave_holds_its_writes_while_a_get_is_in_flight, &uring),
+        cmocka_unit_test_prestate(a_driven_wave_holds_its_writes_while_a_get_is_in_flight, &aio),
         cmocka_unit_test_prestate(a_put_whose_lease_fails_leaves_the_gate_as_it_was, &uring),
         cmocka_unit_test_prestate(a_put_whose_lease_fails_leaves_the_gate_as_it_was, &aio),
     };

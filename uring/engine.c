@@ -246,6 +246,7 @@ l3_io_ctx *l3_io_try_acquire_for(l3_io_engine *e, int notify_fd)
 void l3_io_release(l3_io_engine *e, l3_io_ctx *c)
 {
     L3_ASSERT(!c->batch.open); /* its batch ended (l3_io_finish) */
+    c->window_on = false;
     pthread_mutex_lock(&e->mu);
     c->in_use = false;
     pthread_cond_signal(&e->freed);
@@ -316,6 +317,12 @@ static void batch_step(l3_io_engine *e, l3_io_ctx *c)
         batch_end(e, c, st);
     else if (batch_idle(&c->batch))
         batch_end(e, c, L3_OK);
+}
+
+void l3_io_set_window(l3_io_ctx *c, size_t window)
+{
+    c->window = window;
+    c->window_on = true;
 }
 
 l3_status l3_io_start(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, double timeout, bool *retired,

@@ -126,6 +126,14 @@ l3_status l3_io_wait_some(l3_io_engine *engine, l3_io_ctx *ctx, size_t *done, si
 l3_status l3_io_poll_some(l3_io_engine *engine, l3_io_ctx *ctx, size_t *done, size_t max, size_t *ndone,
                           bool *retired, l3_error *err);
 
+/* Keep at most `window` requests of the context's batches in flight
+ * from its next submission on (a poll, a wait): a writer beside reads
+ * keeps few in the device's queue, or (0) sends no more for a while, and
+ * more again once they end. Only a thread that polls (l3_io_poll_some)
+ * holds a batch at 0: a wait would sleep to its deadline. The context's
+ * release lets it take its depth again. */
+void l3_io_set_window(l3_io_ctx *ctx, size_t window);
+
 /* Whether the context's batch has not yet ended. */
 bool l3_io_batch_open(const l3_io_ctx *ctx);
 

@@ -70,6 +70,8 @@ struct l3_io_ctx {
     unsigned nfree;
     /* both: the batch, and its scratch of cap requests */
     l3_io_batch batch;
+    size_t window;           /* with window_on: a batch's requests in flight at most (l3_io_set_window) */
+    bool window_on;
     uint32_t *pending;       /* requests to (re)submit, a stack */
     uint32_t *done;          /* finished requests in the order they finished */
     size_t cap;
@@ -101,5 +103,12 @@ struct l3_io_engine {
     uint64_t fault_seen, fault_applied, fault_rng;
     int stall_pipe[2]; /* io_uring: stalled requests read from its empty end */
 };
+
+/* How many of its batch's requests context `c` keeps in flight at most:
+ * its window, within the engine's depth. */
+static inline size_t l3_io_window(const l3_io_engine *e, const l3_io_ctx *c)
+{
+    return c->window_on && c->window < e->depth ? c->window : e->depth;
+}
 
 #endif

@@ -43,7 +43,7 @@ static unsigned prep_iocbs(l3_io_engine *e, l3_io_ctx *c, struct iocb **ptrs)
 {
     l3_io_batch *b = &c->batch;
     unsigned batch = 0;
-    while (b->npending && c->nfree && batch < PREP_MAX) {
+    while (b->npending && c->nfree && batch < PREP_MAX && b->inflight + batch < l3_io_window(e, c)) {
         uint32_t i = c->pending[b->npending - 1];
         l3_io_req *r = &b->reqs[i];
         l3_fault_kind fault = l3_io_fault_next(e, b, r);
@@ -208,6 +208,8 @@ l3_status l3_aio_step(l3_io_engine *e, l3_io_ctx *c)
         push(e, c);
         if (b->failed != L3_OK && b->inflight == 0)
             return b->failed;
+        if (b->failed == L3_OK && b->inflight == 0 && b->nowait && l3_io_window(e, c) == 0)
+            return L3_OK; /* held (l3_io_set_window 0): the caller comes back */
         if (b->failed == L3_OK && b->inflight == 0 && (b->npending || !b->stalled) && !b->delay_until)
             continue; /* more to submit, or (faults completed them all) done */
         double until = l3_io_wait_until(b);

@@ -219,12 +219,12 @@ static void prep_io(l3_io_engine *e, l3_io_ctx *c, struct io_uring_sqe *sqe, uin
  * request's, and never liburing's own UINT64_MAX. */
 #define NOP_INDEX (UINT32_MAX - 1)
 
-/* Fill the SQ from the pending stack, up to the ring's depth; a request
+/* Fill the SQ from the pending stack, up to the context's window; a request
  * held back by L3_FAULT_DELAY stops it until its time. */
 static void fill_sq(l3_io_engine *e, l3_io_ctx *c)
 {
     l3_io_batch *b = &c->batch;
-    while (b->npending && b->inflight < e->depth && io_uring_sq_space_left(&c->ring)) {
+    while (b->npending && b->inflight < l3_io_window(e, c) && io_uring_sq_space_left(&c->ring)) {
         uint32_t i = c->pending[b->npending - 1];
         l3_fault_kind fault = l3_io_fault_next(e, b, &b->reqs[i]);
         if (fault == L3_FAULT_DELAY)

@@ -2,7 +2,10 @@
  * engine's time to first token, puts are background copies, so while any
  * get of the store is in flight (in any process) at most one put wave at a
  * time has its I/O in flight; the others wait at the gate, holding no
- * lock. Without gets, puts pass at the cost of two atomic adds. A wave
+ * lock. A driven wave keeps a window of its writes in flight
+ * (l3_gate_write_window), and one that went in before a get holds the
+ * rest while the get is in flight (put.c). Without gets, puts pass at the
+ * cost of two atomic adds. A wave
  * never waits longer than L3_GATE_WAIT_MS in all: a count a dead process
  * left cannot stop puts (and the process's counts are given back when it
  * is found dead, l3_gate_release_proc).
@@ -25,6 +28,14 @@
 /* Write requests a put wave has in flight at once while a get is in
  * flight (a wave's requests are submitted this many at a time then). */
 #define L3_GATE_REQUESTS_UNDER_READS 2u
+/* Write requests the driven put waves of a store keep in flight, shared
+ * among the waves in the gate, while no get is (each a window: one more as
+ * one ends), so that a get that begins finds about this many ahead of it
+ * in the device's queue. */
+#define L3_GATE_REQUESTS_ALONE 32u
+/* A wave's share of them at least: adjacent slots' writes sent together
+ * merge into larger requests. */
+#define L3_GATE_REQUESTS_A_WAVE 8u
 /* The longest a put wave waits at the gate, in all. */
 #define L3_GATE_WAIT_MS 100u
 
@@ -39,6 +50,18 @@ void l3_gate_read_end(l3_gate *g, int me);
 static inline size_t l3_gate_write_step(l3_gate *g, size_t n)
 {
     return atomic_load(&g->reads) && n > L3_GATE_REQUESTS_UNDER_READS ? L3_GATE_REQUESTS_UNDER_READS : n;
+}
+
+/* How many write requests a driven put wave keeps in flight now:
+ * L3_GATE_REQUESTS_UNDER_READS while a get is in flight, else its share of
+ * L3_GATE_REQUESTS_ALONE (at least L3_GATE_REQUESTS_UNDER_READS). */
+static inline size_t l3_gate_write_window(const l3_gate *g)
+{
+    uint32_t waves = atomic_load(&g->writes);
+    size_t share = L3_GATE_REQUESTS_ALONE / (waves ? waves : 1u);
+    if (atomic_load(&g->reads))
+        return L3_GATE_REQUESTS_UNDER_READS;
+    return share < L3_GATE_REQUESTS_A_WAVE ? L3_GATE_REQUESTS_A_WAVE : share;
 }
 
 /* A put wave of process slot `me` is about to write: waits while reads are

@@ -488,6 +488,10 @@ struct l3_store_put_job {
     bool gated;               /* the open wave entered the gate */
     bool gate_open;           /* without waiting it out */
     uint64_t gate_until;      /* a driven wave's deadline at the gate (ms), 0 before it waits */
+    uint64_t hold_until;      /* the end of its writes' hold beside gets (ms), 0 before one */
+    bool held;                /* its writes are held beside gets: it comes back to send them */
+    bool may_hold;            /* it entered the gate with no get in flight (a get that comes finds it
+                                 ahead: it holds its writes); else it went in beside gets, to write */
     l3_io_ctx *ctx;           /* the open wave's context, or NULL */
     size_t r, sent;           /* its requests, and those sent so far */
     bool retired;             /* its writes so far */
@@ -520,6 +524,9 @@ static void wave_open(l3_store_put_job *j)
         w->ids[i] = w->keys[i].id;
     }
     j->gate_until = 0; /* (a deadline per wave) */
+    j->hold_until = 0;
+    j->held = false;
+    j->may_hold = false;
     j->gated = false;
     j->rc = l3_meta_seq_lease(s, m, &j->err);
     if (j->rc != L3_OK) {
@@ -552,6 +559,7 @@ static bool wave_gate(l3_store_put_job *j, bool block)
     else if (!l3_gate_write_try(&s->sh->gate, s->shm.me, &j->gate_until, &j->gate_open))
         return false;
     j->gated = true;
+    j->may_hold = j->gate_open && !atomic_load(&s->sh->gate.reads);
     j->rc = ensure_records(j->s, j->w, &j->err);
     j->step = j->rc == L3_OK ? STEP_CONTEXT : STEP_CLOSE;
     return true;
@@ -566,6 +574,23 @@ static void send_step(l3_store_put_job *j)
     size_t step = l3_gate_write_step(&s->sh->gate, j->r - j->sent);
     j->rc = l3_io_start(s->engine, j->ctx, j->w->reqs + j->sent, step, s->opt.io_timeout, &j->retired, &j->err);
     j->sent += step;
+}
+
+/* The window of a driven wave's writes now (l3_io_set_window): the
+ * gate's; but a wave that went in with no get in flight sends none more
+ * while one is, for L3_GATE_WAIT_MS at most in all, so that a get finds
+ * only what was already sent ahead of it. */
+static size_t driven_window(l3_store_put_job *j)
+{
+    const l3_gate *g = &j->s->sh->gate;
+    j->held = false;
+    if (!j->may_hold || !atomic_load(&g->reads))
+        return l3_gate_write_window(g);
+    uint64_t now = l3_now_ns() / 1000000u;
+    if (!j->hold_until)
+        j->hold_until = now + L3_GATE_WAIT_MS;
+    j->held = now < j->hold_until;
+    return j->held ? 0 : l3_gate_write_window(g);
 }
 
 /* Take a context (a driven wave never waits for one: false when none is
@@ -596,8 +621,13 @@ static bool wave_context(l3_store_put_job *j, bool block)
     if (j->rc == L3_OK && r < 0)
         j->rc = l3_fail(&j->err, L3_ENOMEM, "allocating a bounce buffer");
     j->step = j->rc == L3_OK ? STEP_WRITE : STEP_CLOSE;
-    if (j->rc == L3_OK)
+    if (j->rc == L3_OK && block)
         send_step(j);
+    else if (j->rc == L3_OK) { /* all at once, within the gate's window */
+        l3_io_set_window(j->ctx, driven_window(j));
+        j->rc = l3_io_start(s->engine, j->ctx, j->w->reqs, j->r, s->opt.io_timeout, &j->retired, &j->err);
+        j->sent = j->r;
+    }
     return true;
 }
 
@@ -609,6 +639,7 @@ static bool wave_pump(l3_store_put_job *j, bool block)
     for (;;) {
         size_t done[64], got;
         while (!block && j->rc == L3_OK && l3_io_batch_open(j->ctx)) {
+            l3_io_set_window(j->ctx, driven_window(j));
             j->rc = l3_io_poll_some(s->engine, j->ctx, done, 64, &got, &j->retired, &j->err);
             if (got == 0 && l3_io_batch_open(j->ctx))
                 return false;
@@ -708,7 +739,8 @@ bool l3_put_job_step(l3_store_put_job *j, bool block, double *wake_by, uint64_t 
             return false;
         }
         if (j->step == STEP_WRITE && !wave_pump(j, block)) {
-            *wake_by = l3_io_wake_by(j->ctx);
+            double wake = l3_io_wake_by(j->ctx), retry = l3_monotonic_seconds() + L3_JOB_RETRY;
+            *wake_by = j->held && retry < wake ? retry : wake; /* (held: nothing may be in flight) */
             return false;
         }
         wave_close(j);
