@@ -415,6 +415,52 @@ static void a_driven_wave_holds_its_writes_while_a_get_is_in_flight(void **state
     free(pool);
 }
 
+/* A driven put held beside a get and then ended by a wait (put_end, as a
+ * caller that gives up polling does) writes the rest and ends: the wait
+ * takes the hold off. (A wait on a held batch sent nothing: libaio looped
+ * for ever, io_uring slept to the I/O timeout and failed the store.) */
+static void a_held_put_ended_by_a_wait_writes_the_rest(void **state)
+{
+    enum { N = L3_GATE_REQUESTS_ALONE + 16 };
+    char path[512];
+    l3_slabstore *s = gate_store(state, "gate-hold-end", path, N);
+    l3_store *st = l3_slabstore_store(s);
+    l3_gate *g = &s->sh->gate;
+    uint8_t *pool = aligned_pool(N * OBJ);
+    static char names[N][32];
+    const char *keys[N];
+    l3_range ranges[N];
+    bool ok[N], failed[N];
+    for (size_t i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "held-%zu", i);
+        keys[i] = names[i];
+        ranges[i] = (l3_range){ i * OBJ, OBJ };
+        fill_pattern(pool + i * OBJ, OBJ, (uint32_t)i + 120);
+    }
+    l3_io_result res = { .success = ok, .object_failures = failed };
+    l3_store_put_job *job;
+    l3_error err;
+    assert_int_equal(st->ops->put_begin(st, keys, N, (l3_host_buffer){ pool, N * OBJ }, ranges, &res, -1, &job, &err),
+                     L3_OK);
+    double wake;
+    for (int i = 0; i < 1000 && atomic_load(&g->writes) == 0; i++)
+        assert_false(st->ops->put_poll(job, &wake));
+    l3_gate_read_begin(g, 5);
+    for (int i = 0; i < 20; i++) {
+        assert_false(st->ops->put_poll(job, &wake)); /* held */
+        usleep(100);
+    }
+    double t0 = l3_monotonic_seconds();
+    assert_int_equal(st->ops->put_end(job, &err), L3_OK);
+    assert_true(l3_monotonic_seconds() - t0 < 5.0);
+    for (size_t i = 0; i < N; i++)
+        assert_true(ok[i]);
+    l3_gate_read_end(g, 5);
+    l3_slabstore_free(s);
+    unlink(path);
+    free(pool);
+}
+
 /* A put whose sequence lease cannot be written (the superblock's write
  * fails) fails, and leaves the gate as it found it: no wave of it entered,
  * so none leaves. (A job that closed the wave it never opened took a
@@ -460,6 +506,8 @@ int main(void)
         cmocka_unit_test_prestate(each_wave_of_a_driven_put_waits_its_own_time, &aio),
         cmocka_unit_test_prestate(a_driven_wave_holds_its_writes_while_a_get_is_in_flight, &uring),
         cmocka_unit_test_prestate(a_driven_wave_holds_its_writes_while_a_get_is_in_flight, &aio),
+        cmocka_unit_test_prestate(a_held_put_ended_by_a_wait_writes_the_rest, &uring),
+        cmocka_unit_test_prestate(a_held_put_ended_by_a_wait_writes_the_rest, &aio),
         cmocka_unit_test_prestate(a_put_whose_lease_fails_leaves_the_gate_as_it_was, &uring),
         cmocka_unit_test_prestate(a_put_whose_lease_fails_leaves_the_gate_as_it_was, &aio),
     };

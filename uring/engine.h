@@ -130,8 +130,9 @@ l3_status l3_io_poll_some(l3_io_engine *engine, l3_io_ctx *ctx, size_t *done, si
  * from its next submission on (a poll, a wait): a writer beside reads
  * keeps few in the device's queue, or (0) sends no more for a while, and
  * more again once they end. Only a thread that polls (l3_io_poll_some)
- * holds a batch at 0: a wait would sleep to its deadline. The context's
- * release lets it take its depth again. */
+ * holds a batch at 0: a wait on a held batch with nothing in flight
+ * fails it as timed out. The context's release lets it take its depth
+ * again. */
 void l3_io_set_window(l3_io_ctx *ctx, size_t window);
 
 /* Whether the context's batch has not yet ended. */

@@ -105,7 +105,7 @@ struct l3_io_engine {
 };
 
 /* How many of its batch's requests context `c` keeps in flight at most:
- * its window, within the engine's depth. */
+ * its window, within the engine's depth (0: held). */
 static inline size_t l3_io_window(const l3_io_engine *e, const l3_io_ctx *c)
 {
     return c->window_on && c->window < e->depth ? c->window : e->depth;

@@ -210,7 +210,8 @@ l3_status l3_aio_step(l3_io_engine *e, l3_io_ctx *c)
             return b->failed;
         if (b->failed == L3_OK && b->inflight == 0 && b->nowait && l3_io_window(e, c) == 0)
             return L3_OK; /* held (l3_io_set_window 0): the caller comes back */
-        if (b->failed == L3_OK && b->inflight == 0 && (b->npending || !b->stalled) && !b->delay_until)
+        if (b->failed == L3_OK && b->inflight == 0 && (b->npending || !b->stalled) && !b->delay_until &&
+            l3_io_window(e, c) > 0)
             continue; /* more to submit, or (faults completed them all) done */
         double until = l3_io_wait_until(b);
         int got = b->nowait ? peek_events(e, c, e->depth) : wait_events(e, c, e->depth, until);

@@ -227,17 +227,22 @@ static l3_proc_pin *pin_of(l3_proc_account *a, uint32_t slab)
 
 void l3_alloc_pin(l3_slabstore *s, uint32_t slab)
 {
+    /* The slab's count first, the pin after (a new one written before it
+     * is counted in npins): a process that dies between them leaves its
+     * slab pinned, never another's reservation given back. */
     l3_proc_account *a = &s->sh->alloc.procs[s->shm.me];
-    l3_proc_pin *p = pin_of(a, slab);
-    if (!p && a->npins < L3_PROC_PINS)
-        p = &a->pins[a->npins++], *p = (l3_proc_pin){ .slab = slab };
-    if (p)
-        p->count++;
-    else
-        a->untracked++;
     s->slabs[slab].inflight++;
     s->sh->alloc.reserved++;
     a->reserved++;
+    l3_proc_pin *p = pin_of(a, slab);
+    if (p) {
+        p->count++;
+    } else if (a->npins < L3_PROC_PINS) {
+        a->pins[a->npins] = (l3_proc_pin){ .slab = slab, .count = 1 };
+        a->npins++;
+    } else {
+        a->untracked++;
+    }
 }
 
 /* Take the next slot of slab `v` for this process. */

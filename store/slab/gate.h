@@ -54,7 +54,7 @@ static inline size_t l3_gate_write_step(l3_gate *g, size_t n)
 
 /* How many write requests a driven put wave keeps in flight now:
  * L3_GATE_REQUESTS_UNDER_READS while a get is in flight, else its share of
- * L3_GATE_REQUESTS_ALONE (at least L3_GATE_REQUESTS_UNDER_READS). */
+ * L3_GATE_REQUESTS_ALONE (at least L3_GATE_REQUESTS_A_WAVE). */
 static inline size_t l3_gate_write_window(const l3_gate *g)
 {
     uint32_t waves = atomic_load(&g->writes);

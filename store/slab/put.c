@@ -636,6 +636,8 @@ static bool wave_context(l3_store_put_job *j, bool block)
 static bool wave_pump(l3_store_put_job *j, bool block)
 {
     l3_slabstore *s = j->s;
+    if (block && j->sent == j->r)
+        l3_io_set_window(j->ctx, SIZE_MAX); /* a driven wave ended by a wait (put_end): no hold */
     for (;;) {
         size_t done[64], got;
         while (!block && j->rc == L3_OK && l3_io_batch_open(j->ctx)) {
