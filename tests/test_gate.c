@@ -360,6 +360,60 @@ static void each_wave_of_a_driven_put_waits_its_own_time(void **state)
     free(pool);
 }
 
+/* A driven put of HELD keys, one wave, taken into the gate (its first
+ * window sent) with no get in flight. */
+enum { HELD = L3_GATE_REQUESTS_ALONE + 16 };
+typedef struct held_put {
+    char path[512];
+    l3_slabstore *s;
+    l3_store *st;
+    l3_gate *g;
+    uint8_t *pool;
+    char names[HELD][32];
+    const char *keys[HELD];
+    l3_range ranges[HELD];
+    bool ok[HELD], failed[HELD];
+    l3_io_result res;
+    l3_store_put_job *job;
+} held_put;
+
+static held_put *held_put_start(void **state, const char *name)
+{
+    held_put *h = calloc(1, sizeof *h);
+    assert_non_null(h);
+    h->s = gate_store(state, name, h->path, HELD);
+    h->st = l3_slabstore_store(h->s);
+    h->g = &h->s->sh->gate;
+    h->pool = aligned_pool(HELD * OBJ);
+    for (size_t i = 0; i < HELD; i++) {
+        snprintf(h->names[i], sizeof h->names[i], "%s-%zu", name, i);
+        h->keys[i] = h->names[i];
+        h->ranges[i] = (l3_range){ i * OBJ, OBJ };
+        fill_pattern(h->pool + i * OBJ, OBJ, (uint32_t)i + 90);
+    }
+    h->res = (l3_io_result){ .success = h->ok, .object_failures = h->failed };
+    l3_error err;
+    assert_int_equal(h->st->ops->put_begin(h->st, h->keys, HELD, (l3_host_buffer){ h->pool, HELD * OBJ }, h->ranges,
+                                           &h->res, -1, &h->job, &err),
+                     L3_OK);
+    double wake;
+    for (int i = 0; i < 1000 && atomic_load(&h->g->writes) == 0; i++)
+        assert_false(h->st->ops->put_poll(h->job, &wake));
+    assert_int_equal(atomic_load(&h->g->writes), 1);
+    return h;
+}
+
+/* Every key of the ended put written; the store closed. */
+static void held_put_finish(held_put *h)
+{
+    for (size_t i = 0; i < HELD; i++)
+        assert_true(h->ok[i]);
+    l3_slabstore_free(h->s);
+    unlink(h->path);
+    free(h->pool);
+    free(h);
+}
+
 /* A driven wave that went in with no get in flight keeps the gate's
  * window of its writes in flight (L3_GATE_REQUESTS_ALONE among the waves
  * in the gate); a get that begins finds those ahead of it, and the wave
@@ -368,51 +422,25 @@ static void each_wave_of_a_driven_put_waits_its_own_time(void **state)
  * its writes alone take a few ms, and ends once the get has. */
 static void a_driven_wave_holds_its_writes_while_a_get_is_in_flight(void **state)
 {
-    enum { N = L3_GATE_REQUESTS_ALONE + 16 };
-    char path[512];
-    l3_slabstore *s = gate_store(state, "gate-hold", path, N);
-    l3_store *st = l3_slabstore_store(s);
-    l3_gate *g = &s->sh->gate;
-    uint8_t *pool = aligned_pool(N * OBJ);
-    static char names[N][32];
-    const char *keys[N];
-    l3_range ranges[N];
-    bool ok[N], failed[N];
-    for (size_t i = 0; i < N; i++) {
-        snprintf(names[i], sizeof names[i], "hold-%zu", i);
-        keys[i] = names[i];
-        ranges[i] = (l3_range){ i * OBJ, OBJ };
-        fill_pattern(pool + i * OBJ, OBJ, (uint32_t)i + 90);
-    }
-    l3_io_result res = { .success = ok, .object_failures = failed };
-    l3_store_put_job *job;
-    l3_error err;
-    assert_int_equal(st->ops->put_begin(st, keys, N, (l3_host_buffer){ pool, N * OBJ }, ranges, &res, -1, &job, &err),
-                     L3_OK);
+    held_put *h = held_put_start(state, "hold");
     double wake;
-    for (int i = 0; i < 1000 && atomic_load(&g->writes) == 0; i++)
-        assert_false(st->ops->put_poll(job, &wake)); /* into the gate, its first window sent */
-    assert_int_equal(atomic_load(&g->writes), 1);
-    l3_gate_read_begin(g, 5); /* another process's get */
+    l3_gate_read_begin(h->g, 5); /* another process's get */
     for (double t0 = l3_monotonic_seconds(); l3_monotonic_seconds() - t0 < 0.03;) {
-        assert_false(st->ops->put_poll(job, &wake));
+        assert_false(h->st->ops->put_poll(h->job, &wake));
         usleep(100);
     }
-    l3_gate_read_end(g, 5);
+    l3_gate_read_end(h->g, 5);
     bool done = false;
     for (int i = 0; i < 5000 && !done; i++) {
-        done = st->ops->put_poll(job, &wake);
+        done = h->st->ops->put_poll(h->job, &wake);
         if (!done)
             nap_ms(1);
     }
     assert_true(done);
-    assert_int_equal(st->ops->put_end(job, &err), L3_OK);
-    for (size_t i = 0; i < N; i++)
-        assert_true(ok[i]);
-    assert_int_equal(atomic_load(&g->forced), 0);
-    l3_slabstore_free(s);
-    unlink(path);
-    free(pool);
+    l3_error err;
+    assert_int_equal(h->st->ops->put_end(h->job, &err), L3_OK);
+    assert_int_equal(atomic_load(&h->g->forced), 0);
+    held_put_finish(h);
 }
 
 /* A driven put held beside a get and then ended by a wait (put_end, as a
@@ -421,44 +449,19 @@ static void a_driven_wave_holds_its_writes_while_a_get_is_in_flight(void **state
  * for ever, io_uring slept to the I/O timeout and failed the store.) */
 static void a_held_put_ended_by_a_wait_writes_the_rest(void **state)
 {
-    enum { N = L3_GATE_REQUESTS_ALONE + 16 };
-    char path[512];
-    l3_slabstore *s = gate_store(state, "gate-hold-end", path, N);
-    l3_store *st = l3_slabstore_store(s);
-    l3_gate *g = &s->sh->gate;
-    uint8_t *pool = aligned_pool(N * OBJ);
-    static char names[N][32];
-    const char *keys[N];
-    l3_range ranges[N];
-    bool ok[N], failed[N];
-    for (size_t i = 0; i < N; i++) {
-        snprintf(names[i], sizeof names[i], "held-%zu", i);
-        keys[i] = names[i];
-        ranges[i] = (l3_range){ i * OBJ, OBJ };
-        fill_pattern(pool + i * OBJ, OBJ, (uint32_t)i + 120);
-    }
-    l3_io_result res = { .success = ok, .object_failures = failed };
-    l3_store_put_job *job;
-    l3_error err;
-    assert_int_equal(st->ops->put_begin(st, keys, N, (l3_host_buffer){ pool, N * OBJ }, ranges, &res, -1, &job, &err),
-                     L3_OK);
+    held_put *h = held_put_start(state, "held");
     double wake;
-    for (int i = 0; i < 1000 && atomic_load(&g->writes) == 0; i++)
-        assert_false(st->ops->put_poll(job, &wake));
-    l3_gate_read_begin(g, 5);
+    l3_gate_read_begin(h->g, 5);
     for (int i = 0; i < 20; i++) {
-        assert_false(st->ops->put_poll(job, &wake)); /* held */
+        assert_false(h->st->ops->put_poll(h->job, &wake)); /* held */
         usleep(100);
     }
     double t0 = l3_monotonic_seconds();
-    assert_int_equal(st->ops->put_end(job, &err), L3_OK);
+    l3_error err;
+    assert_int_equal(h->st->ops->put_end(h->job, &err), L3_OK);
     assert_true(l3_monotonic_seconds() - t0 < 5.0);
-    for (size_t i = 0; i < N; i++)
-        assert_true(ok[i]);
-    l3_gate_read_end(g, 5);
-    l3_slabstore_free(s);
-    unlink(path);
-    free(pool);
+    l3_gate_read_end(h->g, 5);
+    held_put_finish(h);
 }
 
 /* A put whose sequence lease cannot be written (the superblock's write
