@@ -451,7 +451,8 @@ static void the_engine_reports_each_request_once_as_it_finishes(void **state)
 }
 
 /* Check as the data lands (issue 32): in a get batch whose fifth key's
- * reads a slow device holds back 5 ms, the keys before it are judged
+ * reads a slow device holds back 50 ms (5 ms was once too short for the
+ * ASan build on a busy machine to judge any key before it), the keys before it are judged
  * (header, crc32c, index) while it waits; every key is served with its
  * bytes, but the one whose payload write was torn (the first in device
  * order, so among those judged early) is still a miss. */
@@ -471,7 +472,7 @@ static void a_get_judges_each_key_as_its_reads_land(void **state)
     /* A header and a payload read per key, in device order (the order of
      * the puts): the ninth read is the fifth key's header. */
     l3_slabstore_set_fault(v->store, &(l3_io_fault){ .kind = L3_FAULT_DELAY, .ops = 1, .after = 8, .count = 1,
-                                                     .shift = 5000 });
+                                                     .shift = 50000 });
     c = op(v, L3_OP_GET, 0, 8);
     assert_true(c->retired);
     assert_false(c->success[0]); /* torn: a miss, never its bytes */
