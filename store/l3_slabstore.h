@@ -217,8 +217,9 @@ typedef enum l3_removal_reason {
 } l3_removal_reason;
 
 /* The bytes of a key's identity: the store keeps no key strings in memory
- * (object headers on disk hold them), only this: its 64-bit hash, crc32c
- * and length (little-endian, 8 + 4 + 2 bytes, then 2 zero bytes). */
+ * (object headers on disk hold them), only this: its 64-bit hash and
+ * length (little-endian: 8 bytes of hash, 4 zero bytes, 2 of length, 2
+ * zero bytes). Compare them as opaque bytes from l3_key_id_bytes. */
 #define L3_KEY_ID_BYTES 16
 
 /* One removal from the feed: its number (from 0 when the shared mapping

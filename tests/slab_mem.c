@@ -46,7 +46,6 @@ l3_slabstore *slab_mem_new(uint32_t num_slabs, uint64_t slab_size, uint64_t max_
     s->slabs = v.slabs;
     s->class_open = v.class_open;
     s->slot_ids = v.slot_ids;
-    s->slot_groups = v.slot_groups;
     s->ghost = (l3_ghost){ .head = &sh->ghost, .words = v.ghost };
     s->shadows = v.shadows;
     s->feed = (l3_feed){ .head = &sh->feed, .slots = v.feed };
@@ -70,7 +69,7 @@ void slab_mem_free(l3_slabstore *s)
 l3_index_entry slab_mem_publish(l3_slabstore *s, const char *name, uint32_t slab, uint32_t slot, uint32_t size)
 {
     l3_key_id id = l3_key_identity(name, strlen(name));
-    l3_index_entry e = { .hash = id.hash, .check = id.check, .key_len = id.len, .slab = slab, .slot = slot,
+    l3_index_entry e = { .hash = id.hash, .key_len = id.len, .slab = slab, .slot = slot,
                          .size = size, .seq = atomic_fetch_add(&s->sh->seq, 1),
                          .gen = (uint32_t)s->slabs[slab].gen };
     l3_entry_publish(s, &e);

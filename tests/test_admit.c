@@ -377,10 +377,12 @@ static void groups_count_members_and_go_when_idle(void **state)
     assert_false(l3_group_idle(e, t0 + 1999000000ull));
     assert_int_equal(l3_group_decision(e, t0 + 2000000000ull), 0);
     assert_true(l3_group_idle(e, t0 + 2000000000ull));
-    /* A lease (whole seconds) holds an entry without members. */
-    e->lease = (uint32_t)(t0 / 1000000000u) + 60;
+    /* A lease (whole units of 8 s, at or after the time asked) holds an
+     * entry without members. */
+    l3_group_lease(e, t0 + 60000000000ull, t0);
     assert_false(l3_group_idle(e, t0 + 59000000000ull));
-    assert_true(l3_group_idle(e, t0 + 60000000000ull));
+    assert_false(l3_group_idle(e, t0 + 63999999999ull)); /* (1,064 s: 133 units) */
+    assert_true(l3_group_idle(e, t0 + 64000000000ull));
     free(g.table);
 }
 
@@ -416,15 +418,15 @@ static void a_full_table_sweeps_idle_entries_then_refuses(void **state)
     l3_groups g = { &meta, calloc(1024, sizeof(l3_group)) };
     const uint64_t now = 1000000000000ull;
     uint32_t tag = 1;
-    for (; meta.count < 768; tag++)
+    for (; meta.count < 896; tag++) /* 7/8 of 1024: full */
         l3_groups_get(&g, tag, now)->members = tag % 2; /* half of them idle */
     l3_group *e = l3_groups_get(&g, tag++, now); /* sweeps the idle half */
     assert_non_null(e);
     e->members = 1;
-    assert_int_equal(meta.count, 385);
-    for (uint32_t k = 1; k < 768; k += 2)
+    assert_int_equal(meta.count, 449);
+    for (uint32_t k = 1; k < 896; k += 2)
         assert_non_null(l3_groups_find(&g, k)); /* the busy ones all stay findable */
-    for (; meta.count < 768; tag++)
+    for (; meta.count < 896; tag++)
         l3_groups_get(&g, tag, now)->members = 1;
     assert_null(l3_groups_get(&g, tag, now)); /* nothing idle: untracked */
     /* After a sweep that freed nothing, the next 1024 / 16 refusals do not
@@ -446,14 +448,15 @@ static void a_full_table_sweeps_idle_entries_then_refuses(void **state)
 }
 
 /* The table is sized for the groups a store can hold, no more: at a load
- * of 3/4, a store of 3,000 objects full of groups of two (1,500 of them)
- * fits, and a group past them goes untracked (docs/operations.md: two
- * entries for every three objects, not one per object). */
+ * of 7/8, a store of 3,000 objects full of groups of two (1,500 of them)
+ * fits, and a group past them goes untracked (docs/operations.md: four
+ * 16-byte entries for every seven objects, 9.2 bytes an object). */
 static void the_table_holds_a_store_full_of_pairs(void **state)
 {
     (void)state;
     uint64_t slots = l3_groups_slots_for(3000);
-    assert_int_equal(slots, 2000);
+    assert_int_equal(slots, 1715);
+    assert_true(slots * sizeof(l3_group) <= 3000 * 9.2);
     assert_int_equal(l3_groups_slots_for(100), 1024); /* the floor */
     l3_groups_meta meta;
     l3_groups_format(&meta, slots);
@@ -498,12 +501,79 @@ static void a_verdict_binds_the_members_older_than_it(void **state)
     assert_true(l3_group_kept_for(&e, 155, 0));
     e.verdict = 0;
     l3_group_set_kept(&e, 100);
-    e.lease = 50; /* seconds */
-    assert_true(l3_group_kept_for(&e, 101, 49999999999ull)); /* leased: every member stays */
-    assert_false(l3_group_kept_for(&e, 101, 50000000000ull));
+    l3_group_lease(&e, 48000000000ull, 0); /* 48 s: six units */
+    assert_true(l3_group_kept_for(&e, 101, 47999999999ull)); /* leased: every member stays */
+    assert_false(l3_group_kept_for(&e, 101, 48000000000ull));
     assert_false(l3_group_dead_for(NULL, 1) || l3_group_kept_for(NULL, 1, 0));
     assert_int_not_equal(l3_group_tag(0x1234), 0);
     assert_int_not_equal(l3_group_tag(1), l3_group_tag(2));
+}
+
+/* An entry keeps a verdict's sequence number in 38 bits: an object's is
+ * compared with it modulo 2^38, so that a verdict past a multiple of
+ * 2^38 binds the members written just before it, and a read verdict
+ * gives back the full number. */
+static void a_verdict_binds_across_its_numbers_wrap(void **state)
+{
+    (void)state;
+    const uint64_t wrap = 1ull << L3_GROUP_SEQ_BITS, base = 5 * wrap;
+    l3_group e = { .tag = 5 };
+    l3_group_set_dead(&e, base + 3);
+    assert_true(l3_group_dead_for(&e, base - 7)); /* written before the wrap, dead after it */
+    assert_true(l3_group_dead_for(&e, base + 2));
+    assert_false(l3_group_dead_for(&e, base + 3));
+    assert_false(l3_group_dead_for(&e, base + 1000));
+    e.verdict = 0;
+    l3_group_set_read(&e, base - 2); /* a read from no verdict */
+    l3_group_set_read(&e, base + 9); /* a later read, across the wrap */
+    assert_int_equal(l3_group_read_after(&e, base - 100), base + 9);
+    assert_int_equal(l3_group_read_after(&e, base + 9), 0);
+    l3_group_set_read(&e, base - 1); /* an older one changes nothing */
+    assert_int_equal(l3_group_read_after(&e, base), base + 9);
+    e.verdict = 0;
+    l3_group_set_kept(&e, base); /* low bits 0: still a verdict, not none */
+    assert_true(e.verdict != 0);
+    assert_true(l3_group_kept_for(&e, base - 5, 0));
+    assert_false(l3_group_kept_for(&e, base + 1, 0));
+    /* The verdict nearest an object is never before the first number. */
+    e.verdict = 0;
+    l3_group_set_dead(&e, wrap - 1);
+    assert_int_equal(l3_group_seq_near(&e, 3), 0);
+    assert_false(l3_group_dead_for(&e, 3));
+}
+
+/* A lease is 16 bits of 8-second units: it holds across their wrap, is
+ * cut to half of it, and a shorter lease does not shorten a longer one. */
+static void a_lease_holds_across_its_units_wrap(void **state)
+{
+    (void)state;
+    const uint64_t unit = L3_GROUP_LEASE_UNIT_NS, now = (3 * 65536ull + 65534) * unit;
+    l3_group e = { .tag = 9 };
+    assert_false(l3_group_leased(&e, now));
+    l3_group_lease(&e, now + 5 * unit, now); /* ends past the wrap */
+    assert_true(l3_group_leased(&e, now + 5 * unit - 1));
+    assert_false(l3_group_leased(&e, now + 5 * unit));
+    l3_group_lease(&e, now + 2 * unit, now); /* shorter: kept */
+    assert_true(l3_group_leased(&e, now + 4 * unit));
+    l3_group_lease(&e, now + 1000000 * unit, now); /* cut to half the wrap */
+    assert_true(l3_group_leased(&e, now + 32766 * unit));
+    assert_false(l3_group_leased(&e, now + 32767 * unit));
+    e.lease = 0;
+    l3_group_lease(&e, 65536ull * 4 * unit, (65536ull * 4 - 3) * unit); /* ends at a unit whose low bits are 0 */
+    assert_true(e.lease != 0); /* (not none: a unit later) */
+    assert_true(l3_group_leased(&e, 65536ull * 4 * unit - 1));
+}
+
+/* A group counts up to L3_GROUP_MEMBERS_MAX members; one past them is
+ * refused (put untracked), and the count never wraps to 0. */
+static void a_group_counts_up_to_its_most_members(void **state)
+{
+    (void)state;
+    l3_group e = { .tag = 3 };
+    for (unsigned k = 0; k < L3_GROUP_MEMBERS_MAX; k++)
+        assert_true(l3_group_join(&e));
+    assert_false(l3_group_join(&e));
+    assert_int_equal(e.members, L3_GROUP_MEMBERS_MAX);
 }
 
 /* ---- admission over a store's state in memory ---- */
@@ -754,6 +824,9 @@ int main(void)
         cmocka_unit_test(the_table_holds_a_store_full_of_pairs),
         cmocka_unit_test(a_decision_is_followed_once_by_each_other_object),
         cmocka_unit_test(a_verdict_binds_the_members_older_than_it),
+        cmocka_unit_test(a_verdict_binds_across_its_numbers_wrap),
+        cmocka_unit_test(a_lease_holds_across_its_units_wrap),
+        cmocka_unit_test(a_group_counts_up_to_its_most_members),
         cmocka_unit_test(verdicts_follow_the_rung_the_ghost_and_the_fill),
         cmocka_unit_test(a_taken_whole_batch_is_not_cut_by_the_depth),
         cmocka_unit_test(generations_turn_by_sightings_of_the_capacity),

@@ -38,13 +38,13 @@ static void free_table(table *t)
 
 static l3_index_entry entry(uint64_t hash, uint32_t slab, uint32_t slot)
 {
-    return (l3_index_entry){ .hash = hash, .check = (uint32_t)hash ^ 0x5a5a5a5au, .key_len = 8, .slab = slab,
+    return (l3_index_entry){ .hash = hash, .crc = (uint32_t)hash ^ 0x5a5a5a5au, .key_len = 8, .slab = slab,
                              .slot = slot, .size = 4096, .seq = slab * 1000ull + slot };
 }
 
 static l3_key_id id_of(const l3_index_entry *e)
 {
-    return (l3_key_id){ .hash = e->hash, .check = e->check, .len = e->key_len };
+    return (l3_key_id){ .hash = e->hash, .len = e->key_len };
 }
 
 static uint64_t next_random(uint64_t *x)
@@ -150,10 +150,10 @@ static void the_walk_finds_entries_a_probe_would_not(void **state)
     /* Hashes homed in the last slot: their run wraps to the table's start. */
     uint64_t last = UINT64_MAX;
     for (uint32_t k = 0; k < 3; k++)
-        assert_true(l3_index_insert(&t->ix, &(l3_index_entry){ .hash = last - k, .check = k, .key_len = 8 }));
+        assert_true(l3_index_insert(&t->ix, &(l3_index_entry){ .hash = last - k, .crc = k, .key_len = 8 }));
     for (uint32_t k = 0; k < 600; k++)
         assert_true(l3_index_insert(&t->ix, &(l3_index_entry){ .hash = (0x9e3779b97f4a7c15ull * (k + 1)) | 1,
-                                                                .check = k, .key_len = 8 }));
+                                                                .crc = k, .key_len = 8 }));
     assert_int_equal(l3_index_home(&t->ix, last), cap - 1);
     assert_true(t->ix.table[0].hash && t->ix.table[1].hash); /* wrapped */
     assert_true(walks_clean(t));
@@ -186,7 +186,7 @@ static void insert_unique_adds_a_new_key_once_and_stops_at_the_bound(void **stat
         l3_index_entry e = entry(0x9e3779b97f4a7c15ull * (k + 1) | 1, k / 64, k % 64);
         assert_int_equal(l3_index_insert_unique(&t->ix, &e), L3_INDEX_ADDED);
         assert_int_equal(l3_index_insert_unique(&t->ix, &e), L3_INDEX_PRESENT);
-        l3_index_entry *found = l3_index_find(&t->ix, (l3_key_id){ .hash = e.hash, .check = e.check, .len = 8 });
+        l3_index_entry *found = l3_index_find(&t->ix, (l3_key_id){ .hash = e.hash, .len = 8 });
         assert_non_null(found);
         assert_int_equal(found->slot, e.slot);
     }
@@ -197,20 +197,44 @@ static void insert_unique_adds_a_new_key_once_and_stops_at_the_bound(void **stat
     free_table(t);
 }
 
+/* A record keeps no key crc32c (written 0) and the entry's sealed crc;
+ * a record of an earlier build (the key's crc32c and the payload's) reads
+ * back as the same sealed crc, so that a store written before opens warm
+ * and serves its keys. */
+static void a_record_s_crc_is_sealed_whatever_build_wrote_it(void **state)
+{
+    (void)state;
+    const uint32_t key_crc = 0x1badcafeu, payload_crc = 0x0ddf00du;
+    l3_index_entry e = { .hash = 77, .seq = 5, .crc = l3_crc_seal(payload_crc, key_crc), .size = 4096, .key_len = 9 };
+    uint8_t rec[L3_CKPT_RECORD];
+    l3_ckpt_record_pack(rec, &e);
+    uint32_t check;
+    memcpy(&check, rec + 16, 4);
+    assert_int_equal(check, 0);
+    l3_index_entry back;
+    assert_true(l3_ckpt_record_unpack(rec, &back));
+    assert_int_equal(back.crc, e.crc);
+    memcpy(rec + 16, &key_crc, 4); /* an earlier build's record */
+    memcpy(rec + 20, &payload_crc, 4);
+    assert_true(l3_ckpt_record_unpack(rec, &back));
+    assert_int_equal(back.crc, e.crc);
+    assert_int_equal(l3_crc_seal(back.crc, key_crc), payload_crc); /* (the payload's, given the key's) */
+}
+
 /* A 40-byte entry keeps every number a store writes: a checkpoint record
  * of the largest goes back to the same entry; a record with a number past
  * its field (no store writes one) is refused, not cut short. */
 static void an_entry_keeps_the_largest_numbers_and_refuses_larger(void **state)
 {
     (void)state;
-    l3_index_entry e = { .hash = ~0ull, .seq = L3_SEQ_LIMIT - 1, .ns = L3_MAX_NAMESPACES, .check = 0xfffffffeu,
+    l3_index_entry e = { .hash = ~0ull, .seq = L3_SEQ_LIMIT - 1, .ns = L3_MAX_NAMESPACES, .group = 0xfffffffeu,
                          .crc = 0x12345678u, .size = UINT32_MAX, .slab = L3_INDEX_SLABS - 1, .gen = (1u << L3_INDEX_GEN_BITS) - 1,
                          .slot = L3_INDEX_SLOTS - 1, .key_len = L3_OBJECT_KEY_MAX, .flags = L3_ENTRY_SEGMENTED };
     uint8_t rec[L3_CKPT_RECORD];
     l3_ckpt_record_pack(rec, &e);
     l3_index_entry back;
     assert_true(l3_ckpt_record_unpack(rec, &back));
-    assert_true(back.hash == e.hash && back.seq == e.seq && back.ns == e.ns && back.check == e.check);
+    assert_true(back.hash == e.hash && back.seq == e.seq && back.ns == e.ns && back.group == 0); /* (soft: not kept) */
     assert_true(back.crc == e.crc && back.size == e.size && back.slab == e.slab && back.slot == e.slot);
     assert_true(back.key_len == e.key_len && back.flags == L3_ENTRY_SEGMENTED && back.gen == 0);
     const struct { size_t at, bytes; uint64_t value; } past[] = {
@@ -246,6 +270,7 @@ int main(void)
         cmocka_unit_test(a_key_homed_one_past_its_slot_ids_first_home_is_found),
         cmocka_unit_test(the_walk_finds_entries_a_probe_would_not),
         cmocka_unit_test(insert_unique_adds_a_new_key_once_and_stops_at_the_bound),
+        cmocka_unit_test(a_record_s_crc_is_sealed_whatever_build_wrote_it),
         cmocka_unit_test(an_entry_keeps_the_largest_numbers_and_refuses_larger),
         cmocka_unit_test(a_geometry_past_the_entrys_slab_numbers_is_refused),
     };

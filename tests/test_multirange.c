@@ -313,6 +313,61 @@ static void check_shapes(l3_slabstore *s, uint8_t *pool, size_t len, const uint8
     assert_int_equal(submissions(s) - before, 2);
 }
 
+/* Rewrite the index entry of key `have` under the hash of key `ask` (of
+ * the same length): a collision of their 64-bit hashes, forged. */
+static void forge_collision(l3_slabstore *s, const char *have, const char *ask)
+{
+    l3_key_id h = l3_key_identity(have, strlen(have)), k = l3_key_identity(ask, strlen(ask));
+    assert_int_equal(h.len, k.len);
+    assert_int_not_equal(h.check, k.check);
+    l3_slab_lock(s);
+    l3_index_entry *e = l3_index_find(&s->index, h);
+    assert_non_null(e);
+    l3_index_entry c = *e;
+    l3_index_remove(&s->index, e);
+    c.hash = k.hash;
+    assert_true(l3_index_insert(&s->index, &c));
+    l3_slab_slot_ids(s, c.slab)[c.slot] = l3_slot_id(c.hash);
+    l3_slab_unlock(s);
+}
+
+/* The index finds a key by its hash and length alone, and seals its
+ * entry's crc with the key's crc32c: a key that shares another's hash and
+ * length finds that key's entry, and is refused its bytes, whether its
+ * payload is read alone (no header to compare the keys) or with its
+ * header. */
+static void a_colliding_key_is_never_served_another_s_bytes(void **state)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, "mrcollide");
+    l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
+    l3_slabstore *s = open_test_store(&o);
+    l3_store *st = l3_slabstore_store(s);
+    size_t len = MIB;
+    uint8_t *pool = aligned_pool(len);
+    fill_pattern(pool, len, 5);
+    l3_range r[1] = { { 0, 16384 } }, into[1] = { { 65536, 16384 } };
+    bool ok[1], fail[1];
+    for (int alone = 1; alone >= 0; alone--) {
+        const char *have[] = { alone ? "collide_a1" : "collide_a0" }, *ask[] = { alone ? "collide_b1" : "collide_b0" };
+        assert_int_equal(put_v(st, have, 1, pool, len, r, 1, ok), L3_OK);
+        assert_true(ok[0]);
+        forge_collision(s, have[0], ask[0]);
+        s->max_request = alone ? 1 : 0; /* 1: every payload read alone */
+        uint64_t before = submissions(s);
+        assert_int_equal(get_v(st, ask, 1, pool, len, into, 1, ok, fail), L3_OK);
+        assert_false(ok[0]); /* never the other key's bytes */
+        assert_true(fail[0]);
+        assert_int_equal(submissions(s) - before, alone ? 1 : 2);
+    }
+    l3_slab_stats stats;
+    l3_slabstore_stats(s, &stats);
+    assert_int_equal(stats.objects, 0); /* (each failed get dropped the entry it found) */
+    l3_slabstore_free(s);
+    free(pool);
+    unlink(path);
+}
+
 static int crash_after_a_put(l3_slabstore *c, void *arg)
 {
     (void)arg;
@@ -490,7 +545,8 @@ int main(void)
         cmocka_unit_test_prestate(a_get_of_another_shape_fails_and_keeps_the_object, k),         \
         cmocka_unit_test_prestate(a_page_s_shape_survives_a_reopen_and_a_crash, k),               \
         cmocka_unit_test_prestate(pages_survive_a_reopen_and_a_kill, k),                         \
-        cmocka_unit_test_prestate(a_read_lease_holds_a_page_through_eviction, k)
+        cmocka_unit_test_prestate(a_read_lease_holds_a_page_through_eviction, k),                \
+        cmocka_unit_test_prestate(a_colliding_key_is_never_served_another_s_bytes, k)
     const struct CMUnitTest tests[] = {
         PER_ENGINE(&uring),
         PER_ENGINE(&aio),

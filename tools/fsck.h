@@ -22,13 +22,14 @@
 
 /* An object the rules call live: by its header, or by its slab's summary.
  * Its key is kept for --list and -y alone (else `key` NULL and `ns` its
- * namespace's text, or NULL for none): a key is its hash, crc and length,
- * as in the store's index. */
+ * namespace's text, or NULL for none): a key is its hash and length, as
+ * in the store's index, and its crc is sealed with the key's, as an index
+ * entry's is (l3_crc_seal). */
 typedef struct fsck_object {
     char *key;
     const char *ns;
     uint16_t key_len;
-    uint32_t slab, slot, size, crc, check;
+    uint32_t slab, slot, size, crc;
     uint64_t seq, offset, hash;
     bool live;       /* served: not superseded, and (clean) in the checkpoint */
     bool listed;     /* an entry of the checkpoint names it */

@@ -57,13 +57,17 @@ uint64_t fsck_used_slots(fsck *f)
     return n;
 }
 
-/* Whether an object's payload matches its crc (read from the image). */
+/* Whether an object matches its sealed crc (read from the image): its
+ * header checks, and its payload's crc32c sealed with the crc32c of the
+ * key the header holds is the object's. */
 static bool object_checks(fsck *f, const fsck_object *o)
 {
-    size_t len = l3_round_up(o->size, f->geo.block_size);
-    uint8_t *buf = malloc(len ? len : 1);
-    bool ok = buf && fsck_read(f, buf, len, o->offset + f->geo.header_bytes) == 0 &&
-              l3_crc32c(0, buf, o->size) == o->crc;
+    size_t hb = f->geo.header_bytes, len = hb + l3_round_up(o->size, f->geo.block_size);
+    uint8_t *buf = malloc(len);
+    const l3_object_header *h = (const l3_object_header *)buf;
+    bool ok = buf && fsck_read(f, buf, len, o->offset) == 0 && l3_object_header_valid(h, (uint32_t)hb) &&
+              h->size == o->size &&
+              l3_crc_seal(l3_crc32c(0, buf + hb, o->size), l3_crc32c(0, h->key, h->key_len)) == o->crc;
     free(buf);
     return ok;
 }
@@ -92,7 +96,7 @@ size_t fsck_table_slot(const fsck *f, const uint32_t *t, uint64_t key, size_t i,
 static bool same_key(const fsck *f, size_t a, size_t b)
 {
     const fsck_object *x = &f->objects[a], *o = &f->objects[b];
-    return x->hash == o->hash && x->check == o->check && x->key_len == o->key_len;
+    return x->hash == o->hash && x->key_len == o->key_len;
 }
 
 uint64_t fsck_supersede(fsck *f)

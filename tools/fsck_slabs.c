@@ -29,8 +29,9 @@ static void add_object(fsck *f, const l3_object_header *h, uint64_t offset)
     uint16_t nl = keep ? 0 : (uint16_t)l3_key_namespace_len(h->key, h->key_len);
     f->objects[f->num_objects++] = (fsck_object){
         .key = keep ? strndup(h->key, h->key_len) : NULL, .ns = nl ? fsck_intern_ns(f, h->key, nl) : NULL,
-        .key_len = h->key_len, .slab = h->slab, .slot = h->slot, .size = h->size, .crc = h->payload_crc,
-        .seq = h->seq, .offset = offset, .hash = hash, .check = l3_crc32c(0, h->key, h->key_len), .live = true };
+        .key_len = h->key_len, .slab = h->slab, .slot = h->slot, .size = h->size,
+        .crc = l3_crc_seal(h->payload_crc, l3_crc32c(0, h->key, h->key_len)), .seq = h->seq, .offset = offset,
+        .hash = hash, .live = true };
 }
 
 /* Where one slab's slots are read from: the whole slab in memory, or a
@@ -99,7 +100,7 @@ static void check_slot(fsck *f, slab_view *v, uint32_t k)
  * header is live at its slot: x, or NULL when no header is. */
 static bool entry_names(const l3_summary_entry *e, const fsck_object *x)
 {
-    return x && x->seq == e->seq && x->hash == e->hash && x->size == e->size && x->crc == e->crc;
+    return x && x->seq == e->seq && x->hash == e->hash && x->size == e->size && x->crc == l3_crc_seal(e->crc, e->check);
 }
 
 /* Slab i's summary into a buffer (free() it), its entries' verdicts
@@ -137,7 +138,7 @@ static bool take_summary(fsck *f, uint32_t i, uint8_t *buf)
             break;
         f->objects[f->num_objects++] = (fsck_object){
             .ns = e->ns ? fsck_intern_ns(f, h->ns_text[e->ns - 1], h->ns_len[e->ns - 1]) : NULL,
-            .key_len = e->key_len, .slab = i, .slot = k, .size = e->size, .crc = e->crc, .check = e->check,
+            .key_len = e->key_len, .slab = i, .slot = k, .size = e->size, .crc = l3_crc_seal(e->crc, e->check),
             .seq = e->seq, .offset = l3_slot_offset(&f->geo, i, h->payload_blocks, k), .hash = e->hash,
             .live = true };
     }

@@ -41,7 +41,7 @@ def _reason(code: int) -> str:
 
 def key_id(key: Union[str, bytes]) -> bytes:
     """The identity of ``key`` as the store indexes it and the feed reports
-    it (16 bytes: its 64-bit hash, crc32c and length)."""
+    it (16 bytes: its 64-bit hash and length, opaque)."""
     raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
     out = (ctypes.c_uint8 * KEY_ID_BYTES)()
     load().l3_key_id_bytes(raw, len(raw), ctypes.byref(out))

@@ -121,14 +121,13 @@ void l3_alloc_evict(l3_slabstore *s, uint32_t v)
     L3_ASSERT(sl->inflight == 0);
     /* Every published slot (not trusting `live`, which a process that died
      * mid-update may have left off by one). */
-    uint32_t *groups = l3_slab_slot_groups(s, v);
     uint64_t seq = atomic_load(&s->sh->seq);
     uint32_t reason = evict_reason(s, v);
     for (uint32_t k = 0; k < sl->next_slot && k < sl->nslots; k++) {
         if (!ids[k])
             continue;
         l3_index_entry *e = l3_index_find_at(&s->index, ids[k], v, k);
-        l3_group *g = e ? l3_groups_find(&s->groups, groups[k]) : NULL;
+        l3_group *g = e ? l3_groups_find(&s->groups, e->group) : NULL;
         if (g && !l3_group_dead_for(g, e->seq))
             l3_group_set_dead(g, seq); /* every older member goes as it is found */
         if (e) {

@@ -278,7 +278,7 @@ static bool restore_entry(l3_slabstore *s, cursor *c, uint64_t i, bool in_place,
         return false;
     (*n)++;
     if (!in_place) /* its slot id too: the slot table's section is passed over */
-        return !l3_index_find(&s->index, (l3_key_id){ .hash = e.hash, .check = e.check, .len = e.key_len }) &&
+        return !l3_index_find(&s->index, (l3_key_id){ .hash = e.hash, .len = e.key_len }) &&
                !l3_slab_slot_ids(s, e.slab)[e.slot] && l3_entry_publish(s, &e);
     s->index.table[i] = e;
     l3_entry_count(s, &e);

@@ -15,6 +15,17 @@ void l3_slab_lock(l3_slabstore *s)
 
 void l3_slab_unlock(l3_slabstore *s) { l3_shm_unlock(&s->sh->lock); }
 
+/* Count entry `e` into its group, if it names one the table holds and
+ * that has room: else it goes untracked, alone (its group 0). */
+static void join_group(l3_slabstore *s, l3_index_entry *e)
+{
+    if (!e->group)
+        return;
+    l3_group *g = l3_groups_get(&s->groups, e->group, l3_now_ns());
+    if (!g || !l3_group_join(g))
+        e->group = 0; /* the table or the group is full */
+}
+
 /* An entry just indexed: its slot id and its counts. */
 static void published(l3_slabstore *s, const l3_index_entry *e)
 {
@@ -23,39 +34,37 @@ static void published(l3_slabstore *s, const l3_index_entry *e)
     L3_ASSERT(e->ns <= s->sh->num_ns);
     l3_slab_slot_ids(s, e->slab)[e->slot] = l3_slot_id(e->hash);
     l3_entry_count(s, e);
-    uint32_t *group = &l3_slab_slot_groups(s, e->slab)[e->slot];
-    if (*group) {
-        l3_group *g = l3_groups_get(&s->groups, *group, l3_now_ns());
-        if (g)
-            g->members++;
-        else
-            *group = 0; /* the table is full: the object goes untracked, alone */
-    }
 }
 
 bool l3_entry_publish(l3_slabstore *s, const l3_index_entry *e)
 {
-    if (!l3_index_insert(&s->index, e))
+    l3_index_entry c = *e;
+    join_group(s, &c); /* (first: the group counts the member before any lookup finds it) */
+    if (!l3_index_insert(&s->index, &c)) {
+        if (c.group)
+            l3_groups_release(&s->groups, c.group, l3_now_ns());
         return false;
-    published(s, e);
+    }
+    published(s, &c);
     return true;
 }
 
 bool l3_entry_publish_grouped(l3_slabstore *s, const l3_index_entry *e, uint32_t group)
 {
-    uint32_t *slot_group = &l3_slab_slot_groups(s, e->slab)[e->slot];
-    *slot_group = group;
-    if (l3_entry_publish(s, e))
-        return true;
-    *slot_group = 0;
-    return false;
+    l3_index_entry c = *e;
+    c.group = group;
+    return l3_entry_publish(s, &c);
 }
 
 l3_index_put l3_entry_publish_unique(l3_slabstore *s, const l3_index_entry *e)
 {
-    l3_index_put put = l3_index_insert_unique(&s->index, e);
+    l3_index_entry c = *e;
+    join_group(s, &c);
+    l3_index_put put = l3_index_insert_unique(&s->index, &c);
     if (put == L3_INDEX_ADDED)
-        published(s, e);
+        published(s, &c);
+    else if (c.group)
+        l3_groups_release(&s->groups, c.group, l3_now_ns());
     return put;
 }
 
@@ -74,13 +83,10 @@ void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e)
 {
     L3_ASSERT(e->slab < s->geo.num_slabs);
     slab_info *sl = &s->slabs[e->slab];
-    if (e->slot < sl->nslots) {
+    if (e->slot < sl->nslots)
         l3_slab_slot_ids(s, e->slab)[e->slot] = 0;
-        uint32_t *group = &l3_slab_slot_groups(s, e->slab)[e->slot];
-        if (*group)
-            l3_groups_release(&s->groups, *group, l3_now_ns());
-        *group = 0;
-    }
+    if (e->group)
+        l3_groups_release(&s->groups, e->group, l3_now_ns());
     /* Counts a process that died mid-update may have left off by one:
      * never below zero. */
     sl->live = sl->live ? sl->live - 1 : 0;
@@ -92,10 +98,11 @@ void l3_entry_unpublish(l3_slabstore *s, l3_index_entry *e)
     l3_index_remove(&s->index, e);
 }
 
-/* The identity of an entry's key. */
+/* The identity of an entry's key: its hash and length (an entry keeps no
+ * crc32c of the key: its crc is sealed with it). */
 static l3_key_id entry_id(const l3_index_entry *e)
 {
-    return (l3_key_id){ .hash = e->hash, .check = e->check, .len = e->key_len };
+    return (l3_key_id){ .hash = e->hash, .len = e->key_len };
 }
 
 void l3_entry_remove(l3_slabstore *s, l3_index_entry *e, uint32_t reason)
@@ -116,7 +123,7 @@ void l3_entries_announce_all(l3_slabstore *s, uint32_t reason)
 /* The group of a published entry's object, or NULL (none, or not in the table). */
 static l3_group *entry_group(l3_slabstore *s, const l3_index_entry *e)
 {
-    return l3_groups_find(&s->groups, l3_slab_slot_groups(s, e->slab)[e->slot]);
+    return l3_groups_find(&s->groups, e->group);
 }
 
 l3_index_entry *l3_entry_find_live(l3_slabstore *s, l3_key_id id)
@@ -142,9 +149,8 @@ void l3_entry_group_read(l3_slabstore *s, const l3_index_entry *e)
 void l3_entry_lease_group(l3_slabstore *s, const l3_index_entry *e, uint64_t until)
 {
     l3_group *g = entry_group(s, e);
-    uint32_t seconds = (uint32_t)((until + 999999999u) / 1000000000u);
-    if (g && g->lease < seconds)
-        g->lease = seconds;
+    if (g)
+        l3_group_lease(g, until, l3_now_ns());
 }
 
 /* Whether an entry fits its slab as the slab stands (under the lock). */
@@ -162,7 +168,6 @@ void l3_entries_clear(l3_slabstore *s)
 {
     l3_index_clear(&s->index);
     memset(s->slot_ids, 0, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint32_t));
-    memset(s->slot_groups, 0, (size_t)s->geo.num_slabs * s->sh->max_slots * sizeof(uint32_t));
     memset(s->groups.table, 0, s->groups.meta->slots * sizeof(l3_group));
     s->groups.meta->count = 0;
     s->groups.meta->skip = 0;
@@ -178,11 +183,8 @@ void l3_entries_repair(l3_slabstore *s)
     uint64_t cap = l3_index_capacity(&s->index), n = 0, dropped = 0;
     for (uint64_t i = 0; i < cap; i++)
         n += s->index.table[i].hash != 0;
-    l3_index_entry *keep = malloc((n ? n : 1) * sizeof *keep);
-    uint32_t *groups = malloc((n ? n : 1) * sizeof *groups); /* (soft state, but kept where it can be) */
-    if (!keep || !groups) {
-        free(keep);
-        free(groups);
+    l3_index_entry *keep = malloc((n ? n : 1) * sizeof *keep); /* (their groups kept where they can be) */
+    if (!keep) {
         l3_log("error", "%s: no memory to check the index after a process died holding its lock", s->path);
         return;
     }
@@ -190,7 +192,6 @@ void l3_entries_repair(l3_slabstore *s)
     for (uint64_t i = 0; i < cap; i++) {
         const l3_index_entry *e = &s->index.table[i];
         if (e->hash && entry_fits(s, e)) {
-            groups[k] = l3_slab_slot_groups(s, e->slab)[e->slot];
             keep[k++] = *e;
         } else if (e->hash) {
             l3_feed_announce(&s->feed, entry_id(e), L3_REMOVED_EVICTED); /* its slab moved on */
@@ -199,7 +200,7 @@ void l3_entries_repair(l3_slabstore *s)
     }
     l3_entries_clear(s);
     for (size_t j = 0; j < k; j++) {
-        l3_key_id id = { .hash = keep[j].hash, .check = keep[j].check, .len = keep[j].key_len };
+        l3_key_id id = entry_id(&keep[j]);
         l3_index_entry *old = l3_index_find(&s->index, id);
         if (old && old->seq >= keep[j].seq) {
             dropped += old->slab != keep[j].slab || old->slot != keep[j].slot; /* (a copy of itself is not) */
@@ -207,13 +208,12 @@ void l3_entries_repair(l3_slabstore *s)
         }
         if (old)
             l3_entry_unpublish(s, old), dropped++;
-        if (!l3_entry_publish_grouped(s, &keep[j], groups[j])) {
+        if (!l3_entry_publish(s, &keep[j])) {
             l3_feed_announce(&s->feed, entry_id(&keep[j]), L3_REMOVED_EVICTED); /* (the index is full) */
             dropped++;
         }
     }
     free(keep);
-    free(groups);
     l3_log("warning", "%s: the index checked after a process died holding its lock: %llu entries kept, %llu "
                       "dropped (half-done or stale)", s->path, (unsigned long long)s->index.meta->count,
            (unsigned long long)dropped);

@@ -20,13 +20,14 @@ void l3_slab_lock(l3_slabstore *s);
 /* Drop the store's lock. */
 void l3_slab_unlock(l3_slabstore *s);
 
-/* Publish an entry (under the lock): index, slot id, counts. False when
- * the index is full. */
+/* Publish an entry (under the lock): index, slot id, counts, and its
+ * group's member count if it names a group (entry.group; it goes
+ * untracked, group 0, when the group table or the group is full). False
+ * when the index is full. */
 bool l3_entry_publish(l3_slabstore *s, const l3_index_entry *e);
 
-/* Publish an entry whose slot holds an object of group `group` (its tag,
- * 0: none): the slot's group is set first, so that the group counts the
- * member, and cleared again when the index is full. */
+/* Publish an entry whose object is of group `group` (its tag, 0: none):
+ * l3_entry_publish of a copy of it in that group. */
 bool l3_entry_publish_grouped(l3_slabstore *s, const l3_index_entry *e, uint32_t group);
 
 /* Publish an entry unless its key is indexed already (one probe of the

@@ -31,7 +31,7 @@ void l3_feed_announce(l3_feed *f, l3_key_id id, uint32_t reason)
     atomic_store_explicit(&slot->seq, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&slot->hash, id.hash, memory_order_relaxed);
-    uint64_t word = (uint64_t)id.check | (uint64_t)id.len << 32 | (uint64_t)reason << 48;
+    uint64_t word = (uint64_t)id.len << 32 | (uint64_t)reason << 48; /* (an identity is its hash and length) */
     atomic_store_explicit(&slot->word, word, memory_order_relaxed);
     atomic_store_explicit(&slot->seq, n + 1, memory_order_release);
     atomic_store_explicit(&f->head->next, n + 1, memory_order_release);
@@ -60,7 +60,7 @@ static int copy_slot(const l3_feed *f, uint64_t n, l3_feed_item *out)
     if (atomic_load_explicit(&slot->seq, memory_order_relaxed) != n + 1)
         return 0;
     *out = (l3_feed_item){ .seq = n,
-                           .id = { .hash = hash, .check = (uint32_t)word, .len = (uint16_t)(word >> 32) },
+                           .id = { .hash = hash, .len = (uint16_t)(word >> 32) },
                            .reason = (uint32_t)(word >> 48) & 0xff };
     return 1;
 }

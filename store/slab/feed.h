@@ -35,7 +35,7 @@ typedef struct l3_feed_head {
 typedef struct l3_feed_slot {
     _Atomic uint64_t seq;
     _Atomic uint64_t hash;         /* the key's l3_hash64 */
-    _Atomic uint64_t word;         /* the key's crc32c, its length << 32, the reason << 48 */
+    _Atomic uint64_t word;         /* the key's length << 32, the reason << 48 */
     uint64_t pad;
 } l3_feed_slot;
 _Static_assert(sizeof(l3_feed_slot) == 32, "feed slot size");

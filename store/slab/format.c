@@ -21,9 +21,10 @@ void l3_ckpt_record_pack(uint8_t *p, const l3_index_entry *e)
     uint64_t seq = e->seq;
     uint32_t slab = e->slab, slot = e->slot;
     uint16_t ns = (uint16_t)e->ns;
+    uint32_t check = 0; /* (the crc is sealed: L3_CKPT_RECORD) */
     memcpy(p, &e->hash, 8);
     memcpy(p + 8, &seq, 8);
-    memcpy(p + 16, &e->check, 4);
+    memcpy(p + 16, &check, 4);
     memcpy(p + 20, &e->crc, 4);
     memcpy(p + 24, &slab, 4);
     memcpy(p + 28, &slot, 4);
@@ -38,12 +39,13 @@ bool l3_ckpt_record_unpack(const uint8_t *p, l3_index_entry *e)
 {
     memset(e, 0, sizeof *e);
     uint64_t seq;
-    uint32_t slab, slot;
+    uint32_t slab, slot, check, crc;
     uint16_t ns, len;
     memcpy(&e->hash, p, 8);
     memcpy(&seq, p + 8, 8);
-    memcpy(&e->check, p + 16, 4);
-    memcpy(&e->crc, p + 20, 4);
+    memcpy(&check, p + 16, 4);
+    memcpy(&crc, p + 20, 4);
+    e->crc = l3_crc_seal(crc, check); /* (L3_CKPT_RECORD) */
     memcpy(&slab, p + 24, 4);
     memcpy(&slot, p + 28, 4);
     memcpy(&e->size, p + 32, 4);
@@ -83,6 +85,19 @@ static bool slots_fit(const l3_geometry *g, char *why, size_t why_len)
     snprintf(why, why_len, "%u slots a slab of %llu: at most %u (a larger block_size or expected_object_size, "
              "or smaller slabs)", g->max_slots, (unsigned long long)g->slab_size, L3_INDEX_SLOTS - 1);
     return false;
+}
+
+/* Objects of `expected` payload bytes one slab holds: each with its
+ * header, the slab's summary after them (the index bound counts no
+ * object a slab could not hold). */
+static uint64_t objects_per_slab(const l3_geometry *g, uint64_t expected)
+{
+    uint64_t slot = g->header_bytes + l3_round_up(expected, g->block_size);
+    uint64_t n = (g->slab_size - sizeof(l3_summary_head)) / (slot + sizeof(l3_summary_entry));
+    while (n > 1 && n * slot + l3_round_up(sizeof(l3_summary_head) + n * sizeof(l3_summary_entry), g->block_size) >
+                        g->slab_size)
+        n--; /* (the summary is whole blocks) */
+    return n ? n : 1;
 }
 
 uint64_t l3_default_slab_size(uint64_t capacity, uint64_t expected_object)
@@ -129,9 +144,8 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
     /* Slabs per device: solve with the metadata subtracted (two passes). */
     uint64_t guess = capacity / slab_size;
     for (int pass = 0; pass < 2; pass++) {
-        uint64_t data_guess = guess * devices * slab_size;
-        uint64_t objects = max_objects ? max_objects
-                                        : data_guess / (expected_object ? expected_object : L3_DEFAULT_EXPECTED_OBJECT);
+        uint64_t expected = expected_object ? expected_object : L3_DEFAULT_EXPECTED_OBJECT;
+        uint64_t objects = max_objects ? max_objects : guess * devices * objects_per_slab(g, expected);
         if (objects < 1024)
             objects = 1024;
         g->max_objects = objects;

@@ -199,8 +199,8 @@ _Static_assert(sizeof(l3_summary_head) == 1072, "summary head size");
 typedef struct l3_summary_entry {
     uint64_t hash;
     uint64_t seq;
-    uint32_t check;              /* crc32c of the key */
-    uint32_t crc;                /* crc32c of the payload */
+    uint32_t check;              /* 0 (earlier builds: crc32c of the key) */
+    uint32_t crc;                /* sealed: crc ^ check is the entry's crc (l3_crc_seal) */
     uint32_t size;
     uint16_t key_len;
     uint8_t ns;                  /* 1..num_ns: the head's namespace; 0: none */
@@ -284,13 +284,23 @@ uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t 
                               one L3_CKPT_RECORD-byte record per entry in table order, then each slab's
                               slot ids below its fill (slabs not free, in order) */
 #define L3_CKPT_RECORD 40u /* an index entry without its slab's generation (the slab's own) and padding;
-                              its key length's top bit is the entry's L3_ENTRY_SEGMENTED */
+                              its key length's top bit is the entry's L3_ENTRY_SEGMENTED; its key check
+                              (bytes 16-19) is written 0 and its crc is sealed (l3_crc_seal): a reader
+                              takes crc ^ check, which an earlier build's record (the key's crc32c and
+                              the payload's) gives as well */
 #define L3_CKPT_SEGMENTED 0x8000u /* in a record's key length (keys are at most L3_OBJECT_KEY_MAX bytes) */
 
 /* Bytes an object of the bound the checkpoint area is sized for: the
  * entries of earlier builds (a packed body is smaller), so that every
  * image keeps its layout. */
 #define L3_CKPT_SIZING_BYTES 48u
+
+/* An entry's crc: the payload's crc32c `payload_crc` sealed with the
+ * key's, `check` (and the payload's again, given the sealed one). A
+ * copy of another key that shares the hash and length of the one asked
+ * for fails its payload check (but one time in 2^32), so that no bytes
+ * are served for the wrong key, even when its header is not read. */
+static inline uint32_t l3_crc_seal(uint32_t payload_crc, uint32_t check) { return payload_crc ^ check; }
 
 /* Pack entry e into a record at p, and back (gen left 0); the unpack is
  * false when the record's numbers do not fit an entry (a sequence from

@@ -97,7 +97,8 @@ static void plan_wave(l3_slabstore *s, get_wave *w, size_t base, size_t m, const
         slab_info *sl = &s->slabs[e->slab];
         get_key *g = &w->keys[w->nk];
         *g = (get_key){ .pos = pos, .id = w->keys[i].id, .seq = e->seq, .gen = sl->gen, .slab = e->slab,
-                        .slot = e->slot, .crc = e->crc, .ranges = kr, .header = bounce + w->nk * (hb + b),
+                        .slot = e->slot, .crc = l3_crc_seal(e->crc, w->keys[i].id.check), /* (its payload's) */
+                        .ranges = kr, .header = bounce + w->nk * (hb + b),
                         .dev = l3_slot_offset(&s->geo, e->slab, sl->payload_blocks, e->slot) + hb,
                         .payload_only = !segmented && payload_alone(s, e->size) };
         w->order[w->nk] = (dev_order){ g->dev, (uint32_t)w->nk };

@@ -8,7 +8,7 @@
 
 uint64_t l3_groups_slots_for(uint64_t max_objects)
 {
-    uint64_t slots = max_objects * 2 / 3; /* (the bound is at most 1.8 billion: no overflow) */
+    uint64_t slots = (max_objects * 4 + 6) / 7; /* (the bound is at most 1.8 billion: no overflow) */
     return slots < 1024 ? 1024 : slots;
 }
 
@@ -23,6 +23,9 @@ static uint64_t home(const l3_groups *g, uint32_t tag)
 {
     return (uint64_t)(((unsigned __int128)l3_mix64(tag) * g->meta->slots) >> 64);
 }
+
+/* Entries the table takes: 7/8 of its slots. */
+static uint64_t room(const l3_groups *g) { return g->meta->slots * 7 / 8; }
 
 static uint64_t next(const l3_groups *g, uint64_t i) { return i + 1 == g->meta->slots ? 0 : i + 1; }
 
@@ -84,7 +87,28 @@ void l3_group_follow(l3_group *e)
 
 bool l3_group_idle(const l3_group *e, uint64_t now)
 {
-    return e->members == 0 && (uint64_t)e->lease * 1000000000u <= now && !l3_group_decision(e, now);
+    return e->members == 0 && !l3_group_leased(e, now) && !l3_group_decision(e, now);
+}
+
+void l3_group_lease(l3_group *e, uint64_t until, uint64_t now)
+{
+    const uint64_t unit = L3_GROUP_LEASE_UNIT_NS, most = now / unit + INT16_MAX;
+    uint64_t end = (until + unit - 1) / unit; /* (whole units: it ends at or after `until`) */
+    if (end > most)
+        end = most;
+    uint16_t at = (uint16_t)end ? (uint16_t)end : 1; /* (0 is none: a unit later) */
+    if (!l3_group_leased(e, now) || (int16_t)(uint16_t)(at - e->lease) > 0)
+        e->lease = at;
+}
+
+void l3_group_set_verdict(l3_group *e, uint64_t seq, uint32_t bits)
+{
+    L3_ASSERT(bits < 3);
+    const uint64_t mask = (1ull << L3_GROUP_SEQ_BITS) - 1;
+    uint64_t low = seq & mask;
+    if (!low && !bits)
+        low = mask; /* (0 is none: kept from one write earlier) */
+    e->verdict = low << 2 | bits;
 }
 
 /* Remove every entry that is idle. */
@@ -101,7 +125,7 @@ l3_group *l3_groups_get(const l3_groups *g, uint32_t tag, uint64_t now)
     uint64_t i = probe(g, tag);
     if (g->table[i].tag)
         return &g->table[i];
-    if (g->meta->count + 1 > g->meta->slots / 4 * 3) {
+    if (g->meta->count + 1 > room(g)) {
         /* Full: sweep, but after a sweep that freed nothing not again for
          * a sixteenth of the table's refusals (a sweep reads the whole
          * table, under the store's lock). */
@@ -111,7 +135,7 @@ l3_group *l3_groups_get(const l3_groups *g, uint32_t tag, uint64_t now)
         }
         uint64_t before = g->meta->count;
         sweep(g, now);
-        if (g->meta->count + 1 > g->meta->slots / 4 * 3) {
+        if (g->meta->count + 1 > room(g)) {
             if (g->meta->count == before)
                 g->meta->skip = g->meta->slots / 16;
             return NULL;

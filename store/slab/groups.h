@@ -20,16 +20,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A group's entry, in 16 bytes: its numbers at the widths a group needs. */
 typedef struct l3_group {
-    uint32_t tag;     /* the group's tag (l3_group_tag; never 0, 0 marks a free slot) */
-    uint32_t members; /* published objects of the group */
-    uint64_t verdict; /* (seq << 2) | read << 1 | dead: what members older than seq follow (below) */
-    uint32_t lease;   /* CLOCK_MONOTONIC seconds until which its members are leased (0: none) */
-    uint32_t decided; /* its admission decision: 0 none, else (ms << 10) | (followers << 2) |
-                         (1 + verdict), ms of CLOCK_MONOTONIC's low 22 bits (a 2 s window,
-                         wrap-safe), followers the members still to follow it (at most 255) */
+    uint32_t tag;         /* the group's tag (l3_group_tag; never 0, 0 marks a free slot) */
+    uint32_t decided;     /* its admission decision: 0 none, else (ms << 10) | (followers << 2) |
+                             (1 + verdict), ms of CLOCK_MONOTONIC's low 22 bits (a 2 s window,
+                             wrap-safe), followers the members still to follow it (at most 255) */
+    uint64_t verdict : 40; /* (seq's low L3_GROUP_SEQ_BITS << 2) | read << 1 | dead (0: none; below) */
+    uint64_t members : 8;  /* published objects of the group (at most L3_GROUP_MEMBERS_MAX) */
+    uint64_t lease : 16;   /* when its lease ends, in L3_GROUP_LEASE_UNIT_NS of CLOCK_MONOTONIC,
+                              low 16 bits (0: none; l3_group_leased) */
 } l3_group;
-_Static_assert(sizeof(l3_group) == 24, "group entry size");
+_Static_assert(sizeof(l3_group) == 16, "group entry size");
+
+/* Published objects a group counts: a member past them is put untracked
+ * (it lives and dies alone). A page is at most 256 objects (ranks x
+ * pools); the adapters' pages are a few. */
+#define L3_GROUP_MEMBERS_MAX 255u
+
+/* Low bits of a verdict's sequence number an entry keeps. An object's
+ * sequence number is compared with them modulo 2^38: right while the two
+ * are within 2^37 writes of each other (weeks of a node's puts); past
+ * that, an old verdict may bind or free a member as if it were recent (a
+ * member kept or dropped with its page, never bytes served). */
+#define L3_GROUP_SEQ_BITS 38
+
+/* A lease's unit (8 s): 16 bits of them wrap after six days, and a lease
+ * is at most half of that (longer ones are cut to it). A lease ends at
+ * most one unit after the time asked. */
+#define L3_GROUP_LEASE_UNIT_NS 8000000000ull
 
 /* A group's tag: 32 bits of its id, mixed (never 0). Two live groups with
  * one tag share their fate (rare: a few in a million groups). */
@@ -56,8 +75,8 @@ typedef struct l3_groups {
     l3_group *table;
 } l3_groups;
 
-/* Entries of a table for a store of up to `max_objects` objects: two for
- * every three objects (rounded down), at least 1024. At a load of 3/4,
+/* Entries of a table for a store of up to `max_objects` objects: four
+ * for every seven objects (rounded up), at least 1024. At a load of 7/8,
  * the most the table takes, that holds a store full of groups of two
  * objects (a group of one is not tracked: l3_put_hints.group_objects 1). */
 uint64_t l3_groups_slots_for(uint64_t max_objects);
@@ -70,7 +89,7 @@ void l3_groups_format(l3_groups_meta *meta, uint64_t slots);
 l3_group *l3_groups_find(const l3_groups *g, uint32_t tag);
 
 /* The entry of the group tagged `tag`, made (empty) if it has none. When
- * the table is 3/4 full, entries no member holds and no decision or
+ * the table is 7/8 full, entries no member holds and no decision or
  * lease still needs (as l3_group_idle judges at `now`, CLOCK_MONOTONIC
  * ns) are swept first; NULL when it is still full (the group then goes
  * untracked: its objects live and die alone). */
@@ -104,50 +123,88 @@ bool l3_group_idle(const l3_group *e, uint64_t now);
  * fewer; the entry goes when it is idle. */
 void l3_groups_release(const l3_groups *g, uint32_t tag, uint64_t now);
 
-/* A group's verdict: (seq << 2) | read << 1 | dead. Dead: a member was
- * evicted at `seq`, every member written before goes. Kept (neither
- * bit): a member was reinserted at `seq`, every member written before is
- * kept. Read: a member was read at `seq`, every member written before
- * counts as read at `seq` by the eviction policy's rule. 0: none. */
-static inline uint64_t l3_group_seq(const l3_group *e) { return e->verdict >> 2; }
+/* Whether a member may join the group (its count below
+ * L3_GROUP_MEMBERS_MAX): counted if so. */
+static inline bool l3_group_join(l3_group *e)
+{
+    if (e->members >= L3_GROUP_MEMBERS_MAX)
+        return false;
+    e->members++;
+    return true;
+}
+
+/* Whether the group is leased at `now` (CLOCK_MONOTONIC ns). */
+static inline bool l3_group_leased(const l3_group *e, uint64_t now)
+{
+    uint16_t at = (uint16_t)(now / L3_GROUP_LEASE_UNIT_NS);
+    return e->lease && (int16_t)(uint16_t)(e->lease - at) > 0;
+}
+
+/* Lease the group until `until` (ns; at most half the units' wrap after
+ * `now`), unless it is leased longer already. */
+void l3_group_lease(l3_group *e, uint64_t until, uint64_t now);
+
+/* A group's verdict: (seq << 2) | read << 1 | dead, seq's low
+ * L3_GROUP_SEQ_BITS. Dead: a member was evicted at `seq`, every member
+ * written before goes. Kept (neither bit): a member was reinserted at
+ * `seq`, every member written before is kept. Read: a member was read at
+ * `seq`, every member written before counts as read at `seq` by the
+ * eviction policy's rule. 0: none. */
+void l3_group_set_verdict(l3_group *e, uint64_t seq, uint32_t bits);
+
+/* The sequence number of the group's verdict nearest `seq` (an object's,
+ * or the store's now): the one its low bits name within 2^37 of `seq`
+ * (0 if that is before the first). */
+static inline uint64_t l3_group_seq_near(const l3_group *e, uint64_t seq)
+{
+    const uint64_t span = 1ull << L3_GROUP_SEQ_BITS;
+    uint64_t ahead = ((uint64_t)(e->verdict >> 2) - seq) & (span - 1);
+    if (ahead < span / 2)
+        return seq + ahead;
+    return seq >= span - ahead ? seq - (span - ahead) : 0;
+}
+
+/* Whether a verdict binds an object written at `seq`: the group has one,
+ * of these `bits` exactly, and from after the object. */
+static inline bool l3_group_binds(const l3_group *e, uint64_t seq, uint32_t bits)
+{
+    return e && e->verdict && (e->verdict & 3) == bits && seq < l3_group_seq_near(e, seq);
+}
 
 /* Mark the group dead at `seq`. */
-static inline void l3_group_set_dead(l3_group *e, uint64_t seq) { e->verdict = seq << 2 | 1; }
+static inline void l3_group_set_dead(l3_group *e, uint64_t seq) { l3_group_set_verdict(e, seq, 1); }
 
 /* A member kept (reinserted) at `seq`: unless the group is dead. */
 static inline void l3_group_set_kept(l3_group *e, uint64_t seq)
 {
     if (!(e->verdict & 1))
-        e->verdict = seq << 2;
+        l3_group_set_verdict(e, seq, 0);
 }
 
 /* A member read at `seq`: unless the group is dead, or holds a later
  * verdict. */
 static inline void l3_group_set_read(l3_group *e, uint64_t seq)
 {
-    if (!(e->verdict & 1) && l3_group_seq(e) < seq)
-        e->verdict = seq << 2 | 2;
+    if (!(e->verdict & 1) && (!e->verdict || l3_group_seq_near(e, seq) < seq))
+        l3_group_set_verdict(e, seq, 2);
 }
 
-/* Whether an object of the group, written at sequence `seq`, is dead: a
- * member written before it was evicted. */
-static inline bool l3_group_dead_for(const l3_group *e, uint64_t seq)
-{
-    return e && (e->verdict & 1) && seq < l3_group_seq(e);
-}
+/* Whether an object of the group written at `seq` is to go: the group is
+ * dead since after it. */
+static inline bool l3_group_dead_for(const l3_group *e, uint64_t seq) { return l3_group_binds(e, seq, 1); }
 
 /* Whether an object of the group written at `seq` is to be kept: a member
- * written before it was kept, or the group is leased at `now` (ns). */
+ * was kept after it was written, or the group is leased at `now` (ns). */
 static inline bool l3_group_kept_for(const l3_group *e, uint64_t seq, uint64_t now)
 {
-    return e && ((!(e->verdict & 3) && seq < l3_group_seq(e)) || (uint64_t)e->lease * 1000000000u > now);
+    return e && (l3_group_binds(e, seq, 0) || l3_group_leased(e, now));
 }
 
 /* The sequence at which a member read after `seq` was written, or 0 (no
  * read verdict, or one older than the object). */
 static inline uint64_t l3_group_read_after(const l3_group *e, uint64_t seq)
 {
-    return e && (e->verdict & 2) && seq < l3_group_seq(e) ? l3_group_seq(e) : 0;
+    return l3_group_binds(e, seq, 2) ? l3_group_seq_near(e, seq) : 0;
 }
 
 #endif

@@ -42,7 +42,7 @@ l3_index_entry *l3_index_find(l3_index *ix, l3_key_id id)
         l3_index_entry *e = &ix->table[i];
         if (e->hash == 0)
             return NULL;
-        if (e->hash == id.hash && e->check == id.check && e->key_len == id.len)
+        if (e->hash == id.hash && e->key_len == id.len)
             return e;
     }
 }
@@ -91,7 +91,7 @@ l3_index_put l3_index_insert_unique(l3_index *ix, const l3_index_entry *entry)
 {
     for (uint64_t i = l3_index_home(ix, entry->hash);; i = next_of(ix, i)) {
         l3_index_entry *e = &ix->table[i];
-        if (e->hash == entry->hash && e->check == entry->check && e->key_len == entry->key_len)
+        if (e->hash == entry->hash && e->key_len == entry->key_len)
             return L3_INDEX_PRESENT;
         if (e->hash == 0) {
             if (ix->meta->count >= ix->meta->max)
@@ -137,7 +137,7 @@ bool l3_index_adopt(l3_index *ix, uint64_t count)
         if (!e->hash)
             continue;
         seen++;
-        L3_ASSERT(l3_index_find(ix, (l3_key_id){ .hash = e->hash, .check = e->check, .len = e->key_len }) == e);
+        L3_ASSERT(l3_index_find(ix, (l3_key_id){ .hash = e->hash, .len = e->key_len }) == e);
     }
     L3_ASSERT(seen == count);
 #endif

@@ -2,9 +2,11 @@
  *
  * Open addressing with linear probing and backward-shift deletion over a
  * flat array of fixed 40-byte entries (no pointers), so that the table can
- * live in a mapping shared by several processes. A key is identified by
- * its 64-bit hash, its crc32c and its length; the object header on disk
- * holds the full key. Not thread-safe: the store locks around it. */
+ * live in a mapping shared by several processes. A key is found by its
+ * 64-bit hash and its length; the object header on disk holds the full
+ * key, and the entry's crc is sealed with the key's crc32c (format.h,
+ * l3_crc_seal), so that a payload read without its header is still
+ * checked against the key asked for. Not thread-safe: the store locks around it. */
 #ifndef L3_INDEX_H
 #define L3_INDEX_H
 
@@ -20,8 +22,8 @@ typedef struct l3_index_entry {
     uint64_t hash;            /* l3_hash64 of the key */
     uint64_t seq : 48;        /* the object's sequence number (below L3_SEQ_LIMIT) */
     uint64_t read_stamp : 16; /* the policy's: when it was last read (policy.c) */
-    uint32_t check;           /* crc32c of the key */
-    uint32_t crc;             /* crc32c of the payload */
+    uint32_t group;           /* its page's group tag (groups.h; 0: none): soft, 0 when loaded */
+    uint32_t crc;             /* the payload's crc32c sealed with the key's (format.h, l3_crc_seal) */
     uint32_t size;            /* payload bytes */
     uint32_t slab : 24;       /* below L3_INDEX_SLABS (the geometry refuses more slabs) */
     uint32_t flags : 3;       /* L3_ENTRY_SEGMENTED; the policy's (policy.h) beside it */
@@ -69,7 +71,8 @@ typedef struct l3_index {
     l3_index_meta *meta;
 } l3_index;
 
-/* A key's identity in the index. */
+/* A key's identity: the index finds it by hash and len; check, the key's
+ * crc32c, seals the payload's crc. */
 typedef struct l3_key_id {
     uint64_t hash;
     uint32_t check;

@@ -255,10 +255,10 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
         l3_index_entry e = *cur;
         /* The copy stays in its group: held across the swap, so that the
          * group's entry (its decisions) does not go in between. */
-        uint32_t group = l3_slab_slot_groups(s, e.slab)[e.slot];
+        uint32_t group = e.group;
         l3_group *g = l3_groups_find(&s->groups, group);
-        if (g)
-            g->members++;
+        if (g && !l3_group_join(g))
+            g = NULL; /* (a full group: the copy goes untracked) */
         l3_entry_unpublish(s, cur);
         e.seq = p->seq;
         e.slab = p->slab;
@@ -296,7 +296,7 @@ static void publish_wave(l3_slabstore *s, put_wave *w, bool ran, l3_io_result *r
         if (written && p->move)
             written = replace_moved(s, w, p, pl);
         else if (written && !l3_index_find(&s->index, p->id)) {
-            l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .check = p->id.check, .crc = p->crc,
+            l3_index_entry e = { .hash = p->id.hash, .seq = p->seq, .crc = l3_crc_seal(p->crc, p->id.check),
                                  .slab = p->slab, .slot = p->slot, .size = (uint32_t)w->disk_len[p->pos],
                                  .gen = l3_index_gen(p->gen), .ns = (uint16_t)p->ns, .key_len = p->id.len,
                                  .flags = w->k > 1 ? L3_ENTRY_SEGMENTED : 0 };

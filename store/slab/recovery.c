@@ -54,15 +54,32 @@ static bool payload_checks(l3_slabstore *s, uint64_t slot_off, uint32_t size, ui
     return ok;
 }
 
-/* Whether the object (sequence `seq`, `size` bytes of crc `crc`) at
+/* Whether the object of `size` payload bytes at `slot_off` matches an
+ * entry's sealed `crc`: its header checks, and its payload's crc32c sealed
+ * with the crc32c of the key the header holds is `crc`. */
+static bool object_checks(l3_slabstore *s, uint64_t slot_off, uint32_t size, uint32_t crc)
+{
+    uint32_t b = s->geo.block_size, hb = s->geo.header_bytes;
+    uint32_t len = hb + (uint32_t)l3_round_up(size, b);
+    uint8_t *tmp = l3_meta_alloc(b, len);
+    const l3_object_header *h = (const l3_object_header *)tmp;
+    l3_error perr;
+    bool ok = tmp && l3_meta_io(s, false, tmp, len, slot_off, &perr) == L3_OK &&
+              l3_object_header_valid(h, hb) && h->size == size &&
+              l3_crc_seal(l3_crc32c(0, tmp + hb, size), l3_crc32c(0, h->key, h->key_len)) == crc;
+    free(tmp);
+    return ok;
+}
+
+/* Whether the object (sequence `seq`, `size` bytes of sealed crc `crc`) at
  * slot_off is served over the indexed copy `old` of its key, by the rules:
  * the higher sequence unless its payload is torn. */
 static bool beats(l3_slabstore *s, uint64_t seq, uint64_t slot_off, uint32_t size, uint32_t crc, l3_index_entry old)
 {
     bool mine = seq > old.seq;
-    bool higher_checks = mine ? payload_checks(s, slot_off, size, crc)
-                              : payload_checks(s, l3_slot_offset(&s->geo, old.slab, s->slabs[old.slab].payload_blocks,
-                                                                 old.slot), old.size, old.crc);
+    bool higher_checks = mine ? object_checks(s, slot_off, size, crc)
+                              : object_checks(s, l3_slot_offset(&s->geo, old.slab, s->slabs[old.slab].payload_blocks,
+                                                                old.slot), old.size, old.crc);
     return l3_dup_wins(seq, old.seq, higher_checks);
 }
 
@@ -82,7 +99,7 @@ static void publish_new(l3_slabstore *s, l3_index_entry c, const char *key, size
  * of its key already indexed beats it. */
 static void offer(l3_slabstore *s, l3_index_entry c, const char *key, size_t len, uint64_t slot_off, scan_state *ss)
 {
-    l3_key_id id = { .hash = c.hash, .check = c.check, .len = c.key_len };
+    l3_key_id id = { .hash = c.hash, .len = c.key_len };
     l3_slab_lock(s);
     l3_index_entry *old = l3_index_find(&s->index, id);
     if (old) {
@@ -120,7 +137,7 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
         return;
     }
     l3_key_id id = l3_key_identity(h->key, h->key_len);
-    l3_index_entry e = { .hash = id.hash, .seq = h->seq, .check = id.check, .crc = h->payload_crc,
+    l3_index_entry e = { .hash = id.hash, .seq = h->seq, .crc = l3_crc_seal(h->payload_crc, id.check),
                          .slab = i, .slot = k, .size = h->size, .gen = l3_index_gen(h->slab_gen), .key_len = id.len,
                          .flags = h->flags & L3_OBJ_SEGMENTED ? L3_ENTRY_SEGMENTED : 0 };
     offer(s, e, h->key, h->key_len, slot_off, ss);
@@ -129,7 +146,7 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
 /* The index entry of summary entry k (of slab i, head h). */
 static l3_index_entry entry_of(const l3_summary_head *h, const l3_summary_entry *e, uint32_t i, uint32_t k)
 {
-    return (l3_index_entry){ .hash = e->hash, .seq = e->seq, .check = e->check, .crc = e->crc, .slab = i,
+    return (l3_index_entry){ .hash = e->hash, .seq = e->seq, .crc = l3_crc_seal(e->crc, e->check), .slab = i,
                              .slot = k, .size = e->size, .gen = l3_index_gen(h->gen), .key_len = e->key_len,
                              .flags = e->flags & L3_SUMMARY_SEGMENTED ? L3_ENTRY_SEGMENTED : 0 };
 }

@@ -56,13 +56,12 @@ static bool pick(l3_slabstore *s, evacuation *ev)
         return false;
     const slab_info *sl = &s->slabs[v];
     uint32_t *ids = l3_slab_slot_ids(s, (uint32_t)v);
-    const uint32_t *groups = l3_slab_slot_groups(s, (uint32_t)v);
     ev->slab = (uint32_t)v;
     ev->entries = calloc(sl->nslots ? sl->nslots : 1, sizeof *ev->entries);
     ev->early = calloc(sl->nslots ? sl->nslots : 1, sizeof *ev->early);
     for (uint32_t k = 0; ev->entries && ev->early && k < sl->next_slot && k < sl->nslots; k++) {
         l3_index_entry *e = ids[k] ? l3_index_find_at(&s->index, ids[k], (uint32_t)v, k) : NULL;
-        l3_keep keep = e ? keeps(s, e, l3_groups_find(&s->groups, groups[k])) : L3_KEEP_NOT;
+        l3_keep keep = e ? keeps(s, e, l3_groups_find(&s->groups, e->group)) : L3_KEEP_NOT;
         if (keep != L3_KEEP_NOT) {
             ev->early[ev->n] = keep == L3_KEEP_EARLY;
             ev->entries[ev->n++] = *e;
@@ -76,11 +75,11 @@ static bool image_checks(const l3_slabstore *s, const l3_index_entry *e, const u
 {
     const l3_object_header *h = (const l3_object_header *)img;
     if (!l3_object_header_valid(h, s->geo.header_bytes) || h->seq != e->seq || h->slab != e->slab ||
-        h->slot != e->slot || h->size != e->size || h->payload_crc != e->crc || h->key_len != e->key_len)
+        h->slot != e->slot || h->size != e->size || h->key_len != e->key_len)
         return false;
     l3_key_id id = l3_key_identity(h->key, h->key_len);
-    return id.hash == e->hash && id.check == e->check &&
-           (s->opt.no_verify_checksums || l3_crc32c(0, img + s->geo.header_bytes, e->size) == e->crc);
+    return id.hash == e->hash && l3_crc_seal(h->payload_crc, id.check) == e->crc &&
+           (s->opt.no_verify_checksums || l3_crc32c(0, img + s->geo.header_bytes, e->size) == h->payload_crc);
 }
 
 /* Read the kept objects' slot images into one buffer (one I/O each); an

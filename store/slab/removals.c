@@ -5,13 +5,13 @@
 #include "feed.h"
 #include "slab.h"
 
-/* The public bytes of an identity (L3_KEY_ID_BYTES). */
+/* The public bytes of an identity (L3_KEY_ID_BYTES): its hash and length,
+ * what the index keeps of a key (not its crc32c: index.h). */
 static void pack_id(l3_key_id id, uint8_t out[L3_KEY_ID_BYTES])
 {
     for (int i = 0; i < 8; i++)
         out[i] = (uint8_t)(id.hash >> (8 * i));
-    for (int i = 0; i < 4; i++)
-        out[8 + i] = (uint8_t)(id.check >> (8 * i));
+    out[8] = out[9] = out[10] = out[11] = 0;
     out[12] = (uint8_t)id.len;
     out[13] = (uint8_t)(id.len >> 8);
     out[14] = out[15] = 0;

@@ -92,8 +92,6 @@ size_t l3_shm_layout(const l3_geometry *g, shared *h)
     off += page_round((size_t)2 * L3_LOGS * ((size_t)max_pb + 1) * g->num_devices * sizeof(int32_t)); /* open, standby */
     h->off_slot_ids = off;
     off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint32_t));
-    h->off_slot_groups = off;
-    off += page_round((size_t)g->num_slabs * max_slots * sizeof(uint32_t));
     h->off_ghost = off;
     off += page_round(l3_ghost_bytes(g->max_objects));
     h->off_shadows = off;
@@ -137,7 +135,6 @@ l3_shm_views l3_shm_views_of(shared *h)
     return (l3_shm_views){ .slabs = (slab_info *)(base + h->off_slabs),
                            .class_open = (int32_t *)(base + h->off_class_open),
                            .slot_ids = (uint32_t *)(base + h->off_slot_ids),
-                           .slot_groups = (uint32_t *)(base + h->off_slot_groups),
                            .ghost = (_Atomic uint64_t *)(base + h->off_ghost),
                            .shadows = (l3_shadow *)(base + h->off_shadows),
                            .groups = (l3_group *)(base + h->off_groups),

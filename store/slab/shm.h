@@ -30,7 +30,7 @@
 struct stat;
 
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 24
+#define L3_SHM_VERSION 25
 
 /* A device's state (in the mapping). */
 enum { DEV_OK = 0, DEV_MISSING = 1, DEV_FAILED = 2 };
@@ -63,7 +63,7 @@ typedef struct shared {
     uint32_t opened_from_checkpoint;
     uint32_t attached;
     uint64_t off_slabs, off_class_open, off_slot_ids, off_table, off_journal, off_index;
-    uint64_t off_slot_groups, off_ghost, off_shadows, off_groups, off_feed;
+    uint64_t off_ghost, off_shadows, off_groups, off_feed;
     uint32_t num_devices;
     _Atomic uint32_t dev_state[L3_MAX_DEVICES]; /* DEV_OK, DEV_MISSING (at open), DEV_FAILED */
     _Atomic uint32_t dev_err_run[L3_MAX_DEVICES]; /* requests failed in a row there */
@@ -127,7 +127,6 @@ typedef struct l3_shm_views {
     slab_info *slabs;
     int32_t *class_open;     /* open slab, then standby chain head, per log, class and device */
     uint32_t *slot_ids;
-    uint32_t *slot_groups;   /* per slot (as slot_ids): its object's group tag (0: none) */
     _Atomic uint64_t *ghost; /* the ghost's filters (ghost.h) */
     l3_shadow *shadows;      /* L3_LADDER_LEN shadow caches (shadow.h) */
     l3_group *groups;        /* the group table (groups.h) */

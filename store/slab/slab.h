@@ -58,7 +58,6 @@ struct l3_slabstore {
     int32_t *class_open;     /* per log, payload_blocks and device: its open slab, or -1; then as
                                 many standby slabs (l3_class_next) */
     uint32_t *slot_ids;      /* max_slots per slab: the slot ids (l3_slot_id) of published slots */
-    uint32_t *slot_groups;   /* max_slots per slab: the group tag of a published slot's object (0: none) */
     l3_ghost ghost;          /* admission's ghost (ghost.h) */
     l3_shadow *shadows;      /* its shadow caches, one per rung (shadow.h) */
     l3_feed feed;            /* the removal feed (feed.h) */
@@ -100,12 +99,6 @@ struct l3_slabstore {
 static inline uint32_t *l3_slab_slot_ids(l3_slabstore *s, uint32_t i)
 {
     return s->slot_ids + (uint64_t)i * s->sh->max_slots;
-}
-
-/* The groups of slab `i`'s slots. */
-static inline uint32_t *l3_slab_slot_groups(l3_slabstore *s, uint32_t i)
-{
-    return s->slot_groups + (uint64_t)i * s->sh->max_slots;
 }
 
 /* The open slab of log `lg` (LOG_MAIN, LOG_PROBATION), class `pb`, on

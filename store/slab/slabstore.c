@@ -405,7 +405,6 @@ static void set_views(l3_slabstore *s)
     s->slabs = v.slabs;
     s->class_open = v.class_open;
     s->slot_ids = v.slot_ids;
-    s->slot_groups = v.slot_groups;
     s->ghost = (l3_ghost){ .head = &s->sh->ghost, .words = v.ghost };
     s->shadows = v.shadows;
     s->feed = (l3_feed){ .head = &s->sh->feed, .slots = v.feed };

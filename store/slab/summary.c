@@ -54,7 +54,7 @@ static bool build(l3_slabstore *s, uint32_t i, uint8_t *buf)
         int j = head_ns(s, h, e->ns);
         if (j < 0)
             return false;
-        ents[k] = (l3_summary_entry){ .hash = e->hash, .seq = e->seq, .check = e->check, .crc = e->crc,
+        ents[k] = (l3_summary_entry){ .hash = e->hash, .seq = e->seq, .check = 0, .crc = e->crc, /* (sealed) */
                                       .size = e->size, .key_len = e->key_len, .ns = (uint8_t)j,
                                       .flags = e->flags & L3_ENTRY_SEGMENTED ? L3_SUMMARY_SEGMENTED : 0 };
         l3_summary_entry_seal(&ents[k], i, k, sl->gen);
