@@ -374,15 +374,15 @@ static void groups_count_members_and_go_when_idle(void **state)
     assert_int_equal(l3_group_decision(e, t0 + 1999000000ull), 1 + L3_VERDICT_REFUSED);
     l3_groups_release(&g, 78, t0 + 1000000000ull);
     assert_non_null(e = l3_groups_find(&g, 78));
-    assert_false(l3_group_idle(e, t0 + 1999000000ull));
+    assert_false(l3_group_idle(&g, e, t0 + 1999000000ull));
     assert_int_equal(l3_group_decision(e, t0 + 2000000000ull), 0);
-    assert_true(l3_group_idle(e, t0 + 2000000000ull));
+    assert_true(l3_group_idle(&g, e, t0 + 2000000000ull));
     /* A lease (whole units of 8 s, at or after the time asked) holds an
      * entry without members. */
-    l3_group_lease(e, t0 + 60000000000ull, t0);
-    assert_false(l3_group_idle(e, t0 + 59000000000ull));
-    assert_false(l3_group_idle(e, t0 + 63999999999ull)); /* (1,064 s: 133 units) */
-    assert_true(l3_group_idle(e, t0 + 64000000000ull));
+    l3_groups_lease(&g, e, t0 + 60000000000ull, t0);
+    assert_false(l3_group_idle(&g, e, t0 + 59000000000ull));
+    assert_false(l3_group_idle(&g, e, t0 + 63999999999ull)); /* (1,064 s: 133 units) */
+    assert_true(l3_group_idle(&g, e, t0 + 64000000000ull));
     free(g.table);
 }
 
@@ -476,35 +476,37 @@ static void the_table_holds_a_store_full_of_pairs(void **state)
 static void a_verdict_binds_the_members_older_than_it(void **state)
 {
     (void)state;
+    l3_groups_meta meta = { 0 };
+    l3_groups g = { &meta, NULL }; /* (a table of no slots: its leases' base) */
     l3_group e = { .tag = 5 };
     l3_group_set_dead(&e, 100);
     assert_true(l3_group_dead_for(&e, 99));
     assert_false(l3_group_dead_for(&e, 100)); /* written after the death: a new page */
-    assert_false(l3_group_kept_for(&e, 99, 0));
+    assert_false(l3_group_kept_for(&g, &e, 99, 0));
     l3_group_set_kept(&e, 200);
     l3_group_set_read(&e, 300);
     assert_true(l3_group_dead_for(&e, 99)); /* dead stays dead */
     e.verdict = 0;
     l3_group_set_kept(&e, 100);
-    assert_true(l3_group_kept_for(&e, 99, 0));
-    assert_false(l3_group_kept_for(&e, 101, 0));
+    assert_true(l3_group_kept_for(&g, &e, 99, 0));
+    assert_false(l3_group_kept_for(&g, &e, 101, 0));
     assert_int_equal(l3_group_read_after(&e, 99), 0); /* kept, not read */
     /* A read: members written before it count as read at it, by the
      * policy's rule (not kept outright), later ones not at all. */
     l3_group_set_read(&e, 150);
-    assert_false(l3_group_kept_for(&e, 99, 0));
+    assert_false(l3_group_kept_for(&g, &e, 99, 0));
     assert_int_equal(l3_group_read_after(&e, 99), 150);
     assert_int_equal(l3_group_read_after(&e, 150), 0);
     l3_group_set_read(&e, 120); /* an older read changes nothing */
     assert_int_equal(l3_group_read_after(&e, 99), 150);
     l3_group_set_kept(&e, 160);
-    assert_true(l3_group_kept_for(&e, 155, 0));
+    assert_true(l3_group_kept_for(&g, &e, 155, 0));
     e.verdict = 0;
     l3_group_set_kept(&e, 100);
-    l3_group_lease(&e, 48000000000ull, 0); /* 48 s: six units */
-    assert_true(l3_group_kept_for(&e, 101, 47999999999ull)); /* leased: every member stays */
-    assert_false(l3_group_kept_for(&e, 101, 48000000000ull));
-    assert_false(l3_group_dead_for(NULL, 1) || l3_group_kept_for(NULL, 1, 0));
+    l3_groups_lease(&g, &e, 48000000000ull, 0); /* 48 s: six units */
+    assert_true(l3_group_kept_for(&g, &e, 101, 47999999999ull)); /* leased: every member stays */
+    assert_false(l3_group_kept_for(&g, &e, 101, 48000000000ull));
+    assert_false(l3_group_dead_for(NULL, 1) || l3_group_kept_for(&g, NULL, 1, 0));
     assert_int_not_equal(l3_group_tag(0x1234), 0);
     assert_int_not_equal(l3_group_tag(1), l3_group_tag(2));
 }
@@ -517,6 +519,8 @@ static void a_verdict_binds_across_its_numbers_wrap(void **state)
 {
     (void)state;
     const uint64_t wrap = 1ull << L3_GROUP_SEQ_BITS, base = 5 * wrap;
+    l3_groups_meta meta = { 0 };
+    l3_groups g = { &meta, NULL };
     l3_group e = { .tag = 5 };
     l3_group_set_dead(&e, base + 3);
     assert_true(l3_group_dead_for(&e, base - 7)); /* written before the wrap, dead after it */
@@ -533,8 +537,8 @@ static void a_verdict_binds_across_its_numbers_wrap(void **state)
     e.verdict = 0;
     l3_group_set_kept(&e, base); /* low bits 0: still a verdict, not none */
     assert_true(e.verdict != 0);
-    assert_true(l3_group_kept_for(&e, base - 5, 0));
-    assert_false(l3_group_kept_for(&e, base + 1, 0));
+    assert_true(l3_group_kept_for(&g, &e, base - 5, 0));
+    assert_false(l3_group_kept_for(&g, &e, base + 1, 0));
     /* The verdict nearest an object is never before the first number. */
     e.verdict = 0;
     l3_group_set_dead(&e, wrap - 1);
@@ -542,26 +546,47 @@ static void a_verdict_binds_across_its_numbers_wrap(void **state)
     assert_false(l3_group_dead_for(&e, 3));
 }
 
-/* A lease is 16 bits of 8-second units: it holds across their wrap, is
- * cut to half of it, and a shorter lease does not shorten a longer one. */
-static void a_lease_holds_across_its_units_wrap(void **state)
+/* A lease is kept in 16 bits of 8-second units after the table's base:
+ * it holds for as long as asked (three days at most) at any time, the
+ * base moving up (every lease with it) when a new one would not fit, and
+ * a shorter lease does not shorten a longer one. */
+static void a_lease_holds_as_its_table_s_base_moves(void **state)
 {
     (void)state;
-    const uint64_t unit = L3_GROUP_LEASE_UNIT_NS, now = (3 * 65536ull + 65534) * unit;
-    l3_group e = { .tag = 9 };
-    assert_false(l3_group_leased(&e, now));
-    l3_group_lease(&e, now + 5 * unit, now); /* ends past the wrap */
-    assert_true(l3_group_leased(&e, now + 5 * unit - 1));
-    assert_false(l3_group_leased(&e, now + 5 * unit));
-    l3_group_lease(&e, now + 2 * unit, now); /* shorter: kept */
-    assert_true(l3_group_leased(&e, now + 4 * unit));
-    l3_group_lease(&e, now + 1000000 * unit, now); /* cut to half the wrap */
-    assert_true(l3_group_leased(&e, now + 32766 * unit));
-    assert_false(l3_group_leased(&e, now + 32767 * unit));
-    e.lease = 0;
-    l3_group_lease(&e, 65536ull * 4 * unit, (65536ull * 4 - 3) * unit); /* ends at a unit whose low bits are 0 */
-    assert_true(e.lease != 0); /* (not none: a unit later) */
-    assert_true(l3_group_leased(&e, 65536ull * 4 * unit - 1));
+    const uint64_t unit = L3_GROUP_LEASE_UNIT_NS;
+    l3_groups_meta meta;
+    l3_groups_format(&meta, 1024);
+    l3_groups g = { &meta, calloc(1024, sizeof(l3_group)) };
+    uint64_t now = 100000 * unit; /* past what 16 bits of units from 0 hold */
+    l3_group *a = l3_groups_get(&g, 1, now), *b = l3_groups_get(&g, 2, now);
+    assert_false(l3_groups_leased(&g, a, now));
+    l3_groups_lease(&g, a, now + 5 * unit, now);
+    assert_true(meta.lease_base > 0); /* (moved up to hold it) */
+    assert_true(l3_groups_leased(&g, a, now + 5 * unit - 1));
+    assert_false(l3_groups_leased(&g, a, now + 5 * unit));
+    l3_groups_lease(&g, a, now + 2 * unit, now); /* shorter: kept */
+    assert_true(l3_groups_leased(&g, a, now + 4 * unit));
+    l3_groups_lease(&g, b, now + 1000000 * unit, now); /* cut to L3_GROUP_LEASE_MOST units */
+    assert_true(l3_groups_leased(&g, b, now + (L3_GROUP_LEASE_MOST - 1) * unit));
+    assert_false(l3_groups_leased(&g, b, now + L3_GROUP_LEASE_MOST * unit));
+    /* Long after: a's lease is over for good (no wrap brings it back), b's
+     * kept as the base moves for a new lease. */
+    uint64_t later = now + 40000 * unit;
+    for (uint64_t t = now; t < now + 400000 * unit; t += 1000 * unit)
+        assert_false(l3_groups_leased(&g, a, t + 5 * unit));
+    uint64_t base = meta.lease_base;
+    l3_groups_lease(&g, a, later + 3 * unit, now + 30000 * unit);
+    assert_int_equal(meta.lease_base, base); /* (fits: the base stays) */
+    l3_groups_lease(&g, a, later + 40000 * unit, later);
+    assert_true(meta.lease_base > base); /* moved up */
+    assert_false(l3_groups_leased(&g, b, later)); /* (ended before the new base: none) */
+    assert_int_equal(b->lease, 0);
+    assert_true(l3_groups_leased(&g, a, later + 32767 * unit)); /* (cut to the most: 32,768 units from later) */
+    assert_false(l3_groups_leased(&g, a, later + 32768 * unit));
+    l3_groups_lease(&g, b, now + 500000 * unit, now + 499990 * unit); /* b's ended: the base moves past it */
+    assert_true(l3_groups_leased(&g, b, now + 499999 * unit));
+    assert_false(l3_groups_leased(&g, a, now + 499999 * unit));
+    free(g.table);
 }
 
 /* A group counts up to L3_GROUP_MEMBERS_MAX members; one past them is
@@ -825,7 +850,7 @@ int main(void)
         cmocka_unit_test(a_decision_is_followed_once_by_each_other_object),
         cmocka_unit_test(a_verdict_binds_the_members_older_than_it),
         cmocka_unit_test(a_verdict_binds_across_its_numbers_wrap),
-        cmocka_unit_test(a_lease_holds_across_its_units_wrap),
+        cmocka_unit_test(a_lease_holds_as_its_table_s_base_moves),
         cmocka_unit_test(a_group_counts_up_to_its_most_members),
         cmocka_unit_test(verdicts_follow_the_rung_the_ghost_and_the_fill),
         cmocka_unit_test(a_taken_whole_batch_is_not_cut_by_the_depth),

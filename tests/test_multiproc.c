@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -845,6 +846,80 @@ static void a_maker_that_died_holding_the_room_is_reaped(void **state)
     close_full_store(s, pool, path);
 }
 
+/* The child's last thread: it waits for the parent to close `fd`, then
+ * ends the process. */
+static void *last_thread(void *arg)
+{
+    char c;
+    while (read((int)(intptr_t)arg, &c, 1) > 0) {
+    }
+    _exit(0);
+}
+
+/* How many processes the store at `s` counts attached and alive, and
+ * whether `pid` is one of them. */
+static int attached_with(l3_slabstore *s, pid_t pid, bool *found)
+{
+    int32_t pids[L3_MAX_PROCS];
+    int n = l3_shm_attached(&s->shm, pids, L3_MAX_PROCS);
+    *found = false;
+    for (int i = 0; i < n && i < L3_MAX_PROCS; i++)
+        *found |= pids[i] == pid;
+    return n;
+}
+
+/* A killed process's threads exit one by one, each waiting for its own
+ * writes as it goes, and its liveness thread (which holds `alive`) may be
+ * the first: the others take it for dead, and reclaim what it reserved,
+ * only once its last thread has exited. Before, a slab it was still
+ * writing could be reused, and its late write land over a completed put
+ * (test_crash saw one in a few dozen runs of its ASan build). */
+static void a_process_is_dead_only_once_its_last_thread_exited(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "last_thread");
+    l3_slab_options o = shared_options(path);
+    int ready[2], hold[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(hold), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(ready[0]);
+        close(hold[1]);
+        l3_slabstore *c;
+        if (l3_slabstore_open(&o, &c, NULL) != L3_OK)
+            _exit(3);
+        l3_shm_stop_alive(&c->shm); /* as a kill takes the liveness thread first */
+        pthread_t t;
+        if (pthread_create(&t, NULL, last_thread, (void *)(intptr_t)hold[0]) != 0 || write(ready[1], "r", 1) != 1)
+            _exit(4);
+        pthread_exit(NULL); /* the main thread goes too: one thread is left */
+    }
+    close(ready[1]);
+    close(hold[0]);
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    l3_slabstore *s;
+    assert_int_equal(l3_slabstore_open(&o, &s, NULL), L3_OK);
+    bool found;
+    assert_int_equal(attached_with(s, child, &found), 2);
+    assert_true(found); /* its liveness thread is gone, one of its threads is not */
+    close(hold[1]); /* its last thread ends the process */
+    for (int ms = 0; ms < 5000 && attached_with(s, child, &found) == 2; ms += 10)
+        usleep(10000);
+    assert_false(found); /* ended whole (a zombie not yet reaped) */
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(attached_with(s, child, &found), 1);
+    assert_false(found);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -857,6 +932,7 @@ int main(void)
         cmocka_unit_test(one_process_makes_room_at_a_time),
         cmocka_unit_test(a_maker_that_holds_the_room_too_long_is_passed),
         cmocka_unit_test(a_maker_that_died_holding_the_room_is_reaped),
+        cmocka_unit_test(a_process_is_dead_only_once_its_last_thread_exited),
     };
     return cmocka_run_group_tests_name("multiproc", tests, NULL, NULL);
 }

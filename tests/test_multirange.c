@@ -334,8 +334,9 @@ static void forge_collision(l3_slabstore *s, const char *have, const char *ask)
 /* The index finds a key by its hash and length alone, and seals its
  * entry's crc with the key's crc32c: a key that shares another's hash and
  * length finds that key's entry, and is refused its bytes, whether its
- * payload is read alone (no header to compare the keys) or with its
- * header. */
+ * payload is read alone (no header to compare the keys: its sealed crc
+ * fails, and the entry is dropped as if torn) or with its header (a miss
+ * that leaves the other key's entry be). */
 static void a_colliding_key_is_never_served_another_s_bytes(void **state)
 {
     char path[512];
@@ -359,10 +360,12 @@ static void a_colliding_key_is_never_served_another_s_bytes(void **state)
         assert_false(ok[0]); /* never the other key's bytes */
         assert_true(fail[0]);
         assert_int_equal(submissions(s) - before, alone ? 1 : 2);
+        assert_int_equal(exists_key(st, ask[0]), !alone); /* (the entry it found: dropped, or left be) */
     }
     l3_slab_stats stats;
     l3_slabstore_stats(s, &stats);
-    assert_int_equal(stats.objects, 0); /* (each failed get dropped the entry it found) */
+    assert_int_equal(stats.objects, 1);
+    assert_int_equal(stats.checksum_failures, 1); /* (the payload read alone) */
     l3_slabstore_free(s);
     free(pool);
     unlink(path);

@@ -38,7 +38,7 @@ size_t fsck_table_slot(const fsck *f, const uint32_t *t, uint64_t key, size_t i,
                        bool (*same)(const fsck *, size_t, size_t));
 
 /* Of live objects of one key, leave the rules' winner live (this pass's
- * objects; a key is its hash, crc and length, as in the store's index);
+ * objects; a key is its hash and length, as in the store's index);
  * how many it took out. O(objects). */
 uint64_t fsck_supersede(fsck *f);
 

@@ -150,7 +150,7 @@ void l3_entry_lease_group(l3_slabstore *s, const l3_index_entry *e, uint64_t unt
 {
     l3_group *g = entry_group(s, e);
     if (g)
-        l3_group_lease(g, until, l3_now_ns());
+        l3_groups_lease(&s->groups, g, until, l3_now_ns());
 }
 
 /* Whether an entry fits its slab as the slab stands (under the lock). */

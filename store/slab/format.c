@@ -314,7 +314,7 @@ void l3_summary_head_seal(l3_summary_head *h)
 
 bool l3_summary_head_valid(const l3_summary_head *h, uint32_t slab, const l3_slab_record *r)
 {
-    if (h->magic != L3_SUMMARY_MAGIC || h->slab != slab || h->gen != r->gen || h->epoch != r->epoch ||
+    if ((h->magic != L3_SUMMARY_MAGIC && h->magic != L3_SUMMARY_MAGIC_UNSEALED) || h->slab != slab || h->gen != r->gen || h->epoch != r->epoch ||
         h->payload_blocks != r->payload_blocks || h->num_ns > L3_SUMMARY_NS)
         return false;
     l3_summary_head c = *h;
@@ -430,7 +430,8 @@ void l3_checkpoint_header_seal(l3_checkpoint_header *h)
 bool l3_checkpoint_header_valid(const l3_checkpoint_header *h)
 {
     if (h->magic != L3_CKPT_MAGIC ||
-        (h->version != L3_CKPT_LIST && h->version != L3_CKPT_PACKED_NOSHAPE && h->version != L3_CKPT_PACKED))
+        (h->version != L3_CKPT_LIST && h->version != L3_CKPT_PACKED_NOSHAPE && h->version != L3_CKPT_PACKED_UNSEALED &&
+         h->version != L3_CKPT_PACKED))
         return false;
     l3_checkpoint_header c = *h;
     c.header_crc = 0;

@@ -20,8 +20,12 @@
 #define L3_OBJECT_MAGIC 0x314a424f334c4c33ull /* "3LL3OBJ1" */
 #define L3_JOURNAL_MAGIC 0x4c4e524aU /* "JRNL" */
 #define L3_CKPT_MAGIC 0x54504b43334c4c33ull   /* "3LL3CKPT" */
-#define L3_SUMMARY_MAGIC 0x324d5553u /* "SUM2": entries carry their shape (L3_SUMMARY_SEGMENTED); an
-                                        earlier build's "SUMM" summaries are not read (scanned once) */
+#define L3_SUMMARY_MAGIC 0x334d5553u /* "SUM3": entries carry their shape (L3_SUMMARY_SEGMENTED) and a
+                                        sealed crc (their check 0); an earlier build's "SUMM" summaries
+                                        are not read (scanned once) */
+#define L3_SUMMARY_MAGIC_UNSEALED 0x324d5553u /* "SUM2": an earlier build's, read as this build's (its
+                                                 crc ^ check is the sealed crc); a build before this one
+                                                 does not read "SUM3" (it reads the headers) */
 
 /* Feature flags this build understands: a superblock with others is refused. */
 #define L3_INCOMPAT_DEVICES 1u     /* a store over several devices (num_devices > 1) */
@@ -280,7 +284,10 @@ uint64_t l3_checkpoint_bytes(uint64_t max_objects, uint32_t num_slabs, uint32_t 
  * with the namespaces and one fill word per slab. */
 #define L3_CKPT_LIST 1u    /* earlier builds: 48-byte entries; not read (the store is scanned once) */
 #define L3_CKPT_PACKED_NOSHAPE 2u /* earlier builds: packed, without the shape bit; not read (scanned once) */
-#define L3_CKPT_PACKED 3u  /* a bitmap of the index table's used slots (a bit each, in 64-bit words),
+#define L3_CKPT_PACKED_UNSEALED 3u /* an earlier build's L3_CKPT_PACKED, read as this build's (a record's
+                                      crc ^ check is the sealed crc); a build before this one does not
+                                      read version 4 (it scans) */
+#define L3_CKPT_PACKED 4u  /* a bitmap of the index table's used slots (a bit each, in 64-bit words),
                               one L3_CKPT_RECORD-byte record per entry in table order, then each slab's
                               slot ids below its fill (slabs not free, in order) */
 #define L3_CKPT_RECORD 40u /* an index entry without its slab's generation (the slab's own) and padding;

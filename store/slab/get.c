@@ -59,6 +59,17 @@ static bool header_matches(const l3_slabstore *s, const get_key *g, const char *
            h->key_len == g->id.len && memcmp(h->key, key, g->id.len) == 0;
 }
 
+/* Whether the header read back is sound and of another key than the one
+ * asked for: the entry found is another key's of the same hash and
+ * length (index.h), a miss that leaves it be. */
+static bool another_key(const l3_slabstore *s, const get_key *g, const char *key)
+{
+    const l3_object_header *h = (const l3_object_header *)g->header;
+    return l3_object_header_valid(h, s->geo.header_bytes) && h->seq == g->seq && h->slab_gen == g->gen &&
+           h->slab == g->slab && h->slot == g->slot &&
+           (h->key_len != g->id.len || memcmp(h->key, key, g->id.len) != 0);
+}
+
 /* Whether an object of one range and `size` payload bytes is read without
  * its header: when the header and payload together would be more than the
  * device takes in one request (a 4 MiB page and its 4 KiB header: two
@@ -137,6 +148,11 @@ static void finish_key(l3_slabstore *s, get_wave *w, get_key *g, l3_plan *plans,
             memcpy(p->host + p->direct, p->tail_buf, p->tail);
     }
     uint32_t size = (uint32_t)l3_ranges_disk_len(g->ranges, w->k, b);
+    if (!g->payload_only && another_key(s, g, key)) {
+        res->object_failures[g->pos] = true; /* the entry of a key of the same hash and length: it stays */
+        atomic_fetch_add(&s->get_misses, 1);
+        return;
+    }
     bool header_ok = g->payload_only || header_matches(s, g, key, size);
     if (header_ok && !g->payload_only && !l3_header_has_shape((const l3_object_header *)g->header, g->ranges, w->k)) {
         res->object_failures[g->pos] = true; /* asked as ranges of other sizes: the object stays */

@@ -17,6 +17,7 @@ void l3_groups_format(l3_groups_meta *meta, uint64_t slots)
     meta->slots = slots;
     meta->count = 0;
     meta->skip = 0;
+    meta->lease_base = 0;
 }
 
 static uint64_t home(const l3_groups *g, uint32_t tag)
@@ -85,20 +86,38 @@ void l3_group_follow(l3_group *e)
     e->decided = followers > 1 ? (e->decided & ~(0xffu << 2)) | (followers - 1) << 2 : 0;
 }
 
-bool l3_group_idle(const l3_group *e, uint64_t now)
+bool l3_group_idle(const l3_groups *g, const l3_group *e, uint64_t now)
 {
-    return e->members == 0 && !l3_group_leased(e, now) && !l3_group_decision(e, now);
+    return e->members == 0 && !l3_groups_leased(g, e, now) && !l3_group_decision(e, now);
 }
 
-void l3_group_lease(l3_group *e, uint64_t until, uint64_t now)
+/* Move the leases' base up to `at` (units): every lease is kept as the
+ * same time, one that ended before `at` as none. */
+static void rebase_leases(const l3_groups *g, uint64_t at)
 {
-    const uint64_t unit = L3_GROUP_LEASE_UNIT_NS, most = now / unit + INT16_MAX;
+    uint64_t by = at - g->meta->lease_base;
+    for (uint64_t i = 0; i < g->meta->slots; i++) {
+        l3_group *e = &g->table[i];
+        if (e->tag && e->lease)
+            e->lease = e->lease > by ? e->lease - by : 0;
+    }
+    g->meta->lease_base = at;
+}
+
+void l3_groups_lease(const l3_groups *g, l3_group *e, uint64_t until, uint64_t now)
+{
+    const uint64_t unit = L3_GROUP_LEASE_UNIT_NS, at = now / unit;
     uint64_t end = (until + unit - 1) / unit; /* (whole units: it ends at or after `until`) */
-    if (end > most)
-        end = most;
-    uint16_t at = (uint16_t)end ? (uint16_t)end : 1; /* (0 is none: a unit later) */
-    if (!l3_group_leased(e, now) || (int16_t)(uint16_t)(at - e->lease) > 0)
-        e->lease = at;
+    if (end > at + L3_GROUP_LEASE_MOST)
+        end = at + L3_GROUP_LEASE_MOST;
+    if (end <= at)
+        return; /* (over already) */
+    L3_ASSERT(at >= g->meta->lease_base); /* (CLOCK_MONOTONIC) */
+    if (end - g->meta->lease_base > UINT16_MAX)
+        rebase_leases(g, at); /* (then end - base <= L3_GROUP_LEASE_MOST) */
+    uint64_t rel = end - g->meta->lease_base;
+    if (!l3_groups_leased(g, e, now) || rel > e->lease)
+        e->lease = (uint16_t)rel;
 }
 
 void l3_group_set_verdict(l3_group *e, uint64_t seq, uint32_t bits)
@@ -115,7 +134,7 @@ void l3_group_set_verdict(l3_group *e, uint64_t seq, uint32_t bits)
 static void sweep(const l3_groups *g, uint64_t now)
 {
     for (uint64_t i = 0; i < g->meta->slots; i++)
-        while (g->table[i].tag && l3_group_idle(&g->table[i], now))
+        while (g->table[i].tag && l3_group_idle(g, &g->table[i], now))
             remove_at(g, i); /* (a later entry may have shifted into i) */
 }
 
@@ -155,6 +174,6 @@ void l3_groups_release(const l3_groups *g, uint32_t tag, uint64_t now)
         return;
     if (e->members)
         e->members--;
-    if (l3_group_idle(e, now))
+    if (l3_group_idle(g, e, now))
         remove_at(g, (uint64_t)(e - g->table));
 }

@@ -26,29 +26,32 @@ typedef struct l3_group {
     uint32_t decided;     /* its admission decision: 0 none, else (ms << 10) | (followers << 2) |
                              (1 + verdict), ms of CLOCK_MONOTONIC's low 22 bits (a 2 s window,
                              wrap-safe), followers the members still to follow it (at most 255) */
-    uint64_t verdict : 40; /* (seq's low L3_GROUP_SEQ_BITS << 2) | read << 1 | dead (0: none; below) */
-    uint64_t members : 8;  /* published objects of the group (at most L3_GROUP_MEMBERS_MAX) */
-    uint64_t lease : 16;   /* when its lease ends, in L3_GROUP_LEASE_UNIT_NS of CLOCK_MONOTONIC,
-                              low 16 bits (0: none; l3_group_leased) */
+    uint64_t verdict : 39; /* (seq's low L3_GROUP_SEQ_BITS << 2) | read << 1 | dead (0: none; below) */
+    uint64_t members : 9;  /* published objects of the group (at most L3_GROUP_MEMBERS_MAX) */
+    uint64_t lease : 16;   /* when its lease ends: L3_GROUP_LEASE_UNIT_NS units of CLOCK_MONOTONIC
+                              after the table's lease_base (0: none; l3_groups_leased) */
 } l3_group;
 _Static_assert(sizeof(l3_group) == 16, "group entry size");
 
 /* Published objects a group counts: a member past them is put untracked
  * (it lives and dies alone). A page is at most 256 objects (ranks x
  * pools); the adapters' pages are a few. */
-#define L3_GROUP_MEMBERS_MAX 255u
+#define L3_GROUP_MEMBERS_MAX 511u
 
 /* Low bits of a verdict's sequence number an entry keeps. An object's
- * sequence number is compared with them modulo 2^38: right while the two
- * are within 2^37 writes of each other (weeks of a node's puts); past
+ * sequence number is compared with them modulo 2^37: right while the two
+ * are within 2^36 writes of each other (weeks of a node's puts); past
  * that, an old verdict may bind or free a member as if it were recent (a
  * member kept or dropped with its page, never bytes served). */
-#define L3_GROUP_SEQ_BITS 38
+#define L3_GROUP_SEQ_BITS 37
 
-/* A lease's unit (8 s): 16 bits of them wrap after six days, and a lease
- * is at most half of that (longer ones are cut to it). A lease ends at
- * most one unit after the time asked. */
+/* A lease's unit (8 s). An entry keeps when its lease ends as units after
+ * the table's lease_base, in 16 bits; a lease is at most 2^15 units (three
+ * days: longer ones are cut to it), and the base moves up (every entry's
+ * lease with it) when a new lease would not fit. A lease ends at most one
+ * unit after the time asked. */
 #define L3_GROUP_LEASE_UNIT_NS 8000000000ull
+#define L3_GROUP_LEASE_MOST (1u << 15)
 
 /* A group's tag: 32 bits of its id, mixed (never 0). Two live groups with
  * one tag share their fate (rare: a few in a million groups). */
@@ -67,6 +70,7 @@ typedef struct l3_groups_meta {
     uint64_t slots;   /* entries of the table */
     uint64_t count;   /* entries in use */
     uint64_t skip;    /* refusals of a full table left before it is swept again */
+    uint64_t lease_base; /* the leases' origin: L3_GROUP_LEASE_UNIT_NS units of CLOCK_MONOTONIC */
 } l3_groups_meta;
 
 /* A view of a group table. */
@@ -115,9 +119,9 @@ void l3_group_decide(l3_group *e, uint32_t verdict, uint64_t now, uint32_t objec
 /* One member followed the decision: one fewer still to. */
 void l3_group_follow(l3_group *e);
 
-/* Whether an entry may go at `now`: no members, no decision that binds,
- * no lease. */
-bool l3_group_idle(const l3_group *e, uint64_t now);
+/* Whether entry `e` of table `g` may go at `now`: no members, no
+ * decision that binds, no lease. */
+bool l3_group_idle(const l3_groups *g, const l3_group *e, uint64_t now);
 
 /* A published member of the group tagged `tag` left the index: one
  * fewer; the entry goes when it is idle. */
@@ -133,16 +137,16 @@ static inline bool l3_group_join(l3_group *e)
     return true;
 }
 
-/* Whether the group is leased at `now` (CLOCK_MONOTONIC ns). */
-static inline bool l3_group_leased(const l3_group *e, uint64_t now)
+/* Whether group `e` of table `g` is leased at `now` (CLOCK_MONOTONIC ns). */
+static inline bool l3_groups_leased(const l3_groups *g, const l3_group *e, uint64_t now)
 {
-    uint16_t at = (uint16_t)(now / L3_GROUP_LEASE_UNIT_NS);
-    return e->lease && (int16_t)(uint16_t)(e->lease - at) > 0;
+    return e->lease && g->meta->lease_base + e->lease > now / L3_GROUP_LEASE_UNIT_NS;
 }
 
-/* Lease the group until `until` (ns; at most half the units' wrap after
- * `now`), unless it is leased longer already. */
-void l3_group_lease(l3_group *e, uint64_t until, uint64_t now);
+/* Lease group `e` of table `g` until `until` (ns; at most
+ * L3_GROUP_LEASE_MOST units after `now`), unless it is leased longer
+ * already (under the caller's lock: the table's base may move). */
+void l3_groups_lease(const l3_groups *g, l3_group *e, uint64_t until, uint64_t now);
 
 /* A group's verdict: (seq << 2) | read << 1 | dead, seq's low
  * L3_GROUP_SEQ_BITS. Dead: a member was evicted at `seq`, every member
@@ -193,11 +197,12 @@ static inline void l3_group_set_read(l3_group *e, uint64_t seq)
  * dead since after it. */
 static inline bool l3_group_dead_for(const l3_group *e, uint64_t seq) { return l3_group_binds(e, seq, 1); }
 
-/* Whether an object of the group written at `seq` is to be kept: a member
- * was kept after it was written, or the group is leased at `now` (ns). */
-static inline bool l3_group_kept_for(const l3_group *e, uint64_t seq, uint64_t now)
+/* Whether an object of group `e` (of table `g`) written at `seq` is to
+ * be kept: a member was kept after it was written, or the group is leased
+ * at `now` (ns). */
+static inline bool l3_group_kept_for(const l3_groups *g, const l3_group *e, uint64_t seq, uint64_t now)
 {
-    return e && (l3_group_binds(e, seq, 0) || l3_group_leased(e, now));
+    return e && (l3_group_binds(e, seq, 0) || l3_groups_leased(g, e, now));
 }
 
 /* The sequence at which a member read after `seq` was written, or 0 (no

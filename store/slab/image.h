@@ -91,8 +91,8 @@ uint64_t l3_image_summary_entry_offset(const l3_geometry *g, uint32_t slab, uint
 /* ---- the checkpoint ---- */
 
 /* A checkpoint record as a reader matches it against the objects on disk:
- * the object it names (its key's hash, sequence, payload crc and bytes)
- * and where it lies. */
+ * the object it names (its key's hash, sequence, sealed crc (format.h,
+ * l3_crc_seal) and bytes) and where it lies. */
 typedef struct l3_image_ckpt_entry {
     uint64_t hash, seq;
     uint32_t crc, slab, slot, size;

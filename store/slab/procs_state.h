@@ -17,6 +17,7 @@ typedef struct proc_slot {
     uint32_t used;
     int32_t pid;
     uint64_t attached_at;    /* unix seconds */
+    uint64_t started;        /* the process's start (/proc's clock ticks after boot; 0: unknown) */
 } proc_slot;
 
 #endif

@@ -61,9 +61,10 @@ typedef struct put_wave {
     size_t tail_from;   /* the first key of the batch's last page */
 } put_wave;
 
+/* Whether two keys are one to the index: their hash and length. */
 static bool same_key(const put_key *a, const put_key *b)
 {
-    return a->id.hash == b->id.hash && a->id.check == b->id.check && a->id.len == b->id.len;
+    return a->id.hash == b->id.hash && a->id.len == b->id.len;
 }
 
 /* A verdict beside admit.h's: refused by the write budget. */
@@ -257,8 +258,7 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
          * group's entry (its decisions) does not go in between. */
         uint32_t group = e.group;
         l3_group *g = l3_groups_find(&s->groups, group);
-        if (g && !l3_group_join(g))
-            g = NULL; /* (a full group: the copy goes untracked) */
+        bool held = g && l3_group_join(g); /* (a full group cannot go idle below either) */
         l3_entry_unpublish(s, cur);
         e.seq = p->seq;
         e.slab = p->slab;
@@ -268,7 +268,7 @@ static bool replace_moved(l3_slabstore *s, put_wave *w, const put_key *p, const 
         if (p->move->early)
             e.flags |= L3_ENTRY_EARLY;
         bool published = l3_entry_publish_grouped(s, &e, g ? group : 0);
-        if (g)
+        if (held)
             l3_groups_release(&s->groups, group, l3_now_ns());
         if (published) {
             atomic_fetch_add(&s->early_keeps, p->move->early);

@@ -36,7 +36,7 @@ static l3_keep keeps(l3_slabstore *s, const l3_index_entry *e, l3_group *g)
         atomic_fetch_add(&s->group_dropped, 1);
         return L3_KEEP_NOT;
     }
-    if (l3_group_kept_for(g, e->seq, l3_policy_clock_ns()))
+    if (l3_group_kept_for(&s->groups, g, e->seq, l3_policy_clock_ns()))
         return L3_KEEP;
     /* Its own reads, or its page's: a member read since it was written
      * counts for every member written before that read. */

@@ -195,7 +195,7 @@ bool l3_checkpoint_matches(const l3_checkpoint_header *h, const l3_superblock *s
         snprintf(why, why_len, "the checkpoint header does not check");
         return false;
     }
-    if (h->version != L3_CKPT_PACKED) {
+    if (h->version != L3_CKPT_PACKED && h->version != L3_CKPT_PACKED_UNSEALED) {
         snprintf(why, why_len, "the checkpoint has an earlier build's layout");
         return false;
     }

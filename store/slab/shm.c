@@ -144,7 +144,46 @@ l3_shm_views l3_shm_views_of(shared *h)
                            .index = (l3_index_entry *)(base + h->off_index) };
 }
 
-/* 1 alive, 0 dead or unused (then the slot's mutex is ours to reset). */
+/* Of process `pid` (from /proc/<pid>/stat): its state, its threads and
+ * its start (clock ticks after boot). False when it cannot be read: no
+ * such process (it was reaped), or no procfs. */
+static bool proc_stat(int32_t pid, char *state, long *threads, unsigned long long *started)
+{
+    char path[48], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* (after the command, which may hold spaces) */
+    /* Fields 3 (state), 4-19, 20 (threads), 21, 22 (start). */
+    return p && sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %ld %*s %llu",
+                       state, threads, started) == 3;
+}
+
+/* Whether the process of a slot whose liveness thread is gone has ended
+ * whole: every thread exited. Until then one of its threads may still
+ * have writes in flight (a thread's io_uring requests are waited for as
+ * it exits, libaio's as the last one does; the liveness thread dies
+ * first), so its reservations are not yet ours to reuse. Reaped, its pid
+ * taken by another process, or no procfs to ask (started 0): ended. */
+static bool process_ended(const proc_slot *p)
+{
+    char state;
+    long threads;
+    unsigned long long started;
+    if (!p->started || !proc_stat(p->pid, &state, &threads, &started) || started != p->started)
+        return true;
+    return (state == 'Z' || state == 'X') && threads <= 1;
+}
+
+/* 1 alive, 0 dead or unused (then the slot's mutex is ours to reset).
+ * Dead: its liveness thread died holding `alive` (or let it go without
+ * detaching), and the whole process has ended (process_ended). */
 static int probe(proc_slot *p)
 {
     int rc = pthread_mutex_trylock(&p->alive);
@@ -154,7 +193,7 @@ static int probe(proc_slot *p)
         pthread_mutex_consistent(&p->alive);
     if (rc == 0 || rc == EOWNERDEAD)
         pthread_mutex_unlock(&p->alive);
-    return 0;
+    return process_ended(p) ? 0 : 1;
 }
 
 uint64_t l3_shm_dead_slots(l3_shm *m)
@@ -192,6 +231,10 @@ bool l3_shm_claim_slot(l3_shm *m)
     me->used = 1;
     me->pid = (int32_t)getpid();
     me->attached_at = (uint64_t)time(NULL);
+    char state;
+    long threads;
+    unsigned long long started;
+    me->started = proc_stat(me->pid, &state, &threads, &started) ? started : 0;
     m->sh->attached++;
     return true;
 }

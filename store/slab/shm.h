@@ -30,7 +30,7 @@
 struct stat;
 
 #define L3_SHM_MAGIC 0x4d48533343334c33ull /* "3L3C3SHM" */
-#define L3_SHM_VERSION 25
+#define L3_SHM_VERSION 26
 
 /* A device's state (in the mapping). */
 enum { DEV_OK = 0, DEV_MISSING = 1, DEV_FAILED = 2 };

@@ -517,7 +517,8 @@ static bool model_checkpoint(const l3_checkpoint_header *h, const l3_superblock 
     uint64_t words = (l3_index_capacity_for(g->max_objects) + 63) / 64;
     uint64_t body = (uint64_t)h->num_namespaces * 258 + (uint64_t)h->num_slabs * 4 + words * 8 +
                     h->num_entries * 40 + (uint64_t)h->num_slot_ids * 4;
-    return l3_checkpoint_header_valid(h) && h->version == L3_CKPT_PACKED && sb->clean &&
+    return l3_checkpoint_header_valid(h) && (h->version == L3_CKPT_PACKED || h->version == L3_CKPT_PACKED_UNSEALED) &&
+           sb->clean &&
            h->sequence == sb->sequence && h->body_crc == sb->ckpt_crc && h->body_bytes == sb->ckpt_bytes &&
            h->num_slabs == g->num_slabs && h->num_namespaces <= L3_MAX_NAMESPACES &&
            h->num_entries <= g->max_objects && g->block_size + h->body_bytes <= g->checkpoint_len &&
@@ -541,8 +542,8 @@ static void check_checkpoint(src *s)
     h.sequence = 41 + (how & 16 ? 1 : 0);
     h.body_crc = 0xabcd + (how & 32 ? 1 : 0);
     l3_checkpoint_header_seal(&h);
-    if (how & 2048) { /* an earlier build's layout, sealed by hand (the seal takes the packed one only) */
-        h.version = L3_CKPT_LIST;
+    if (how & 2048 || how & 4096) { /* an earlier build's layout, sealed by hand (the seal takes this one only) */
+        h.version = how & 2048 ? L3_CKPT_LIST : L3_CKPT_PACKED_UNSEALED; /* (the packed one before sealed crcs: read alike) */
         h.header_crc = 0;
         h.header_crc = l3_crc32c(0, &h, sizeof h);
     }
