@@ -229,18 +229,27 @@ static void k_and_v_in_two_regions_use_only_fixed_buffers(void **state)
     unlink(path);
 }
 
+/* A 16 MiB store at `path` (named `name`) with the engine of `state`, and
+ * a 1 MiB pool filled with pattern `seed`. */
+static l3_slabstore *patterned_store(void **state, const char *name, char *path, size_t path_len, uint8_t **pool,
+                                     uint32_t seed)
+{
+    temp_store_path(path, path_len, name);
+    l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
+    *pool = aligned_pool(MIB);
+    fill_pattern(*pool, MIB, seed);
+    return open_test_store(&o);
+}
+
 /* A get must ask for the shape the put stored: other range sizes of the
  * same total, or one range, are object failures, and the object stays. */
 static void a_get_of_another_shape_fails_and_keeps_the_object(void **state)
 {
     char path[512];
-    temp_store_path(path, sizeof path, "mrshape");
-    l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
-    l3_slabstore *s = open_test_store(&o);
+    uint8_t *pool;
+    l3_slabstore *s = patterned_store(state, "mrshape", path, sizeof path, &pool, 9);
     l3_store *st = l3_slabstore_store(s);
     size_t len = MIB;
-    uint8_t *pool = aligned_pool(len);
-    fill_pattern(pool, len, 9);
     const char *key[] = { "sh_page" };
     l3_range stored[2] = { { 0, 8192 }, { 65536, 4096 } };
     l3_range swapped[2] = { { 0, 4096 }, { 65536, 8192 } };
@@ -340,13 +349,10 @@ static void forge_collision(l3_slabstore *s, const char *have, const char *ask)
 static void a_colliding_key_is_never_served_another_s_bytes(void **state)
 {
     char path[512];
-    temp_store_path(path, sizeof path, "mrcollide");
-    l3_slab_options o = test_options(path, 16 * MIB, KIND(state));
-    l3_slabstore *s = open_test_store(&o);
+    uint8_t *pool;
+    l3_slabstore *s = patterned_store(state, "mrcollide", path, sizeof path, &pool, 5);
     l3_store *st = l3_slabstore_store(s);
     size_t len = MIB;
-    uint8_t *pool = aligned_pool(len);
-    fill_pattern(pool, len, 5);
     l3_range r[1] = { { 0, 16384 } }, into[1] = { { 65536, 16384 } };
     bool ok[1], fail[1];
     for (int alone = 1; alone >= 0; alone--) {
