@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "fsck_io.h"
-#include "l3_crc32c.h"
 
 bool fsck_grow_objects(fsck *f)
 {
@@ -57,17 +56,14 @@ uint64_t fsck_used_slots(fsck *f)
     return n;
 }
 
-/* Whether an object matches its sealed crc (read from the image): its
- * header checks, and its payload's crc32c sealed with the crc32c of the
- * key the header holds is the object's. */
+/* Whether an object is a whole copy (read from the image; the rules'
+ * l3_object_image_checks). */
 static bool object_checks(fsck *f, const fsck_object *o)
 {
     size_t hb = f->geo.header_bytes, len = hb + l3_round_up(o->size, f->geo.block_size);
     uint8_t *buf = malloc(len);
-    const l3_object_header *h = (const l3_object_header *)buf;
-    bool ok = buf && fsck_read(f, buf, len, o->offset) == 0 && l3_object_header_valid(h, (uint32_t)hb) &&
-              h->size == o->size &&
-              l3_crc_seal(l3_crc32c(0, buf + hb, o->size), l3_crc32c(0, h->key, h->key_len)) == o->crc;
+    bool ok = buf && fsck_read(f, buf, len, o->offset) == 0 &&
+              l3_object_image_checks(buf, (uint32_t)hb, o->size, o->crc);
     free(buf);
     return ok;
 }

@@ -36,18 +36,23 @@ static void published(l3_slabstore *s, const l3_index_entry *e)
     l3_entry_count(s, e);
 }
 
-bool l3_entry_publish(l3_slabstore *s, const l3_index_entry *e)
+/* Publish a copy of `e` in its group (counted first: before any lookup
+ * finds it), by a plain insert or, `unique`, unless its key is there;
+ * what the index did. */
+static l3_index_put publish(l3_slabstore *s, const l3_index_entry *e, bool unique)
 {
     l3_index_entry c = *e;
-    join_group(s, &c); /* (first: the group counts the member before any lookup finds it) */
-    if (!l3_index_insert(&s->index, &c)) {
-        if (c.group)
-            l3_groups_release(&s->groups, c.group, l3_now_ns());
-        return false;
-    }
-    published(s, &c);
-    return true;
+    join_group(s, &c);
+    l3_index_put put = unique ? l3_index_insert_unique(&s->index, &c)
+                              : l3_index_insert(&s->index, &c) ? L3_INDEX_ADDED : L3_INDEX_FULL;
+    if (put == L3_INDEX_ADDED)
+        published(s, &c);
+    else if (c.group)
+        l3_groups_release(&s->groups, c.group, l3_now_ns());
+    return put;
 }
+
+bool l3_entry_publish(l3_slabstore *s, const l3_index_entry *e) { return publish(s, e, false) == L3_INDEX_ADDED; }
 
 bool l3_entry_publish_grouped(l3_slabstore *s, const l3_index_entry *e, uint32_t group)
 {
@@ -56,17 +61,7 @@ bool l3_entry_publish_grouped(l3_slabstore *s, const l3_index_entry *e, uint32_t
     return l3_entry_publish(s, &c);
 }
 
-l3_index_put l3_entry_publish_unique(l3_slabstore *s, const l3_index_entry *e)
-{
-    l3_index_entry c = *e;
-    join_group(s, &c);
-    l3_index_put put = l3_index_insert_unique(&s->index, &c);
-    if (put == L3_INDEX_ADDED)
-        published(s, &c);
-    else if (c.group)
-        l3_groups_release(&s->groups, c.group, l3_now_ns());
-    return put;
-}
+l3_index_put l3_entry_publish_unique(l3_slabstore *s, const l3_index_entry *e) { return publish(s, e, true); }
 
 void l3_entry_count(l3_slabstore *s, const l3_index_entry *e)
 {

@@ -48,26 +48,22 @@ static int cmp_dev_order(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Whether the header read back with a payload is the one its index entry
- * promises: sealed, and of its key, sequence, slab, generation, slot, size
- * and payload crc. */
-static bool header_matches(const l3_slabstore *s, const get_key *g, const char *key, uint32_t size)
+/* Whether the header read back with a payload is sound and the one of
+ * the entry found: sealed, and of its sequence, slab, generation and
+ * slot. */
+static bool header_of_entry(const l3_slabstore *s, const get_key *g)
 {
     const l3_object_header *h = (const l3_object_header *)g->header;
     return l3_object_header_valid(h, s->geo.header_bytes) && h->seq == g->seq && h->slab_gen == g->gen &&
-           h->slab == g->slab && h->slot == g->slot && h->size == size && h->payload_crc == g->crc &&
-           h->key_len == g->id.len && memcmp(h->key, key, g->id.len) == 0;
+           h->slab == g->slab && h->slot == g->slot;
 }
 
-/* Whether the header read back is sound and of another key than the one
- * asked for: the entry found is another key's of the same hash and
- * length (index.h), a miss that leaves it be. */
-static bool another_key(const l3_slabstore *s, const get_key *g, const char *key)
+/* Whether that header is of `key`: else the entry found is another key's
+ * of the same hash and length (index.h). */
+static bool header_of_key(const get_key *g, const char *key)
 {
     const l3_object_header *h = (const l3_object_header *)g->header;
-    return l3_object_header_valid(h, s->geo.header_bytes) && h->seq == g->seq && h->slab_gen == g->gen &&
-           h->slab == g->slab && h->slot == g->slot &&
-           (h->key_len != g->id.len || memcmp(h->key, key, g->id.len) != 0);
+    return h->key_len == g->id.len && memcmp(h->key, key, g->id.len) == 0;
 }
 
 /* Whether an object of one range and `size` payload bytes is read without
@@ -148,12 +144,15 @@ static void finish_key(l3_slabstore *s, get_wave *w, get_key *g, l3_plan *plans,
             memcpy(p->host + p->direct, p->tail_buf, p->tail);
     }
     uint32_t size = (uint32_t)l3_ranges_disk_len(g->ranges, w->k, b);
-    if (!g->payload_only && another_key(s, g, key)) {
+    const l3_object_header *h = (const l3_object_header *)g->header;
+    bool of_entry = !g->payload_only && header_of_entry(s, g);
+    if (of_entry && !header_of_key(g, key)) {
         res->object_failures[g->pos] = true; /* the entry of a key of the same hash and length: it stays */
         atomic_fetch_add(&s->get_misses, 1);
         return;
     }
-    bool header_ok = g->payload_only || header_matches(s, g, key, size);
+    /* The one its entry promises: of its key, size and payload crc too. */
+    bool header_ok = g->payload_only || (of_entry && h->size == size && h->payload_crc == g->crc);
     if (header_ok && !g->payload_only && !l3_header_has_shape((const l3_object_header *)g->header, g->ranges, w->k)) {
         res->object_failures[g->pos] = true; /* asked as ranges of other sizes: the object stays */
         atomic_fetch_add(&s->get_misses, 1);

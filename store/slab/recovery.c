@@ -54,19 +54,16 @@ static bool payload_checks(l3_slabstore *s, uint64_t slot_off, uint32_t size, ui
     return ok;
 }
 
-/* Whether the object of `size` payload bytes at `slot_off` matches an
- * entry's sealed `crc`: its header checks, and its payload's crc32c sealed
- * with the crc32c of the key the header holds is `crc`. */
+/* Whether the object at `slot_off` is a whole copy of `size` payload
+ * bytes and sealed crc `crc` (l3_object_image_checks). */
 static bool object_checks(l3_slabstore *s, uint64_t slot_off, uint32_t size, uint32_t crc)
 {
     uint32_t b = s->geo.block_size, hb = s->geo.header_bytes;
     uint32_t len = hb + (uint32_t)l3_round_up(size, b);
     uint8_t *tmp = l3_meta_alloc(b, len);
-    const l3_object_header *h = (const l3_object_header *)tmp;
     l3_error perr;
     bool ok = tmp && l3_meta_io(s, false, tmp, len, slot_off, &perr) == L3_OK &&
-              l3_object_header_valid(h, hb) && h->size == size &&
-              l3_crc_seal(l3_crc32c(0, tmp + hb, size), l3_crc32c(0, h->key, h->key_len)) == crc;
+              l3_object_image_checks(tmp, hb, size, crc);
     free(tmp);
     return ok;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "index.h"
+#include "l3_crc32c.h"
 
 bool l3_sb_place(uint32_t c, uint32_t k, uint64_t size, uint64_t *off)
 {
@@ -209,4 +210,11 @@ bool l3_checkpoint_matches(const l3_checkpoint_header *h, const l3_superblock *s
         return false;
     }
     return true;
+}
+
+bool l3_object_image_checks(const uint8_t *img, uint32_t header_bytes, uint32_t size, uint32_t crc)
+{
+    const l3_object_header *h = (const l3_object_header *)img;
+    return l3_object_header_valid(h, header_bytes) && h->size == size &&
+           l3_crc_seal(l3_crc32c(0, img + header_bytes, size), l3_crc32c(0, h->key, h->key_len)) == crc;
 }

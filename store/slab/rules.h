@@ -164,6 +164,13 @@ bool l3_summary_usable(const l3_geometry *g, const uint8_t *buf, uint32_t slab, 
  * the index, and a torn copy must never shadow a whole one. */
 static inline bool l3_dup_wins(uint64_t a, uint64_t b, bool higher_checks) { return (a > b) == higher_checks; }
 
+/* Whether an object's image (its `header_bytes` of header, then its
+ * payload) is a whole copy of `size` payload bytes and sealed crc `crc`
+ * (l3_crc_seal): its header checks, and its payload's crc32c sealed with
+ * the crc32c of the key the header holds is `crc`. What l3_dup_wins asks
+ * of the higher copy. */
+bool l3_object_image_checks(const uint8_t *img, uint32_t header_bytes, uint32_t size, uint32_t crc);
+
 /* Whether a checkpoint header belongs to superblock `sb` (clean) and fits
  * geometry `g`; false with the reason in `why`. */
 bool l3_checkpoint_matches(const l3_checkpoint_header *h, const l3_superblock *sb,
