@@ -37,7 +37,7 @@ typedef struct fsck_object {
 
 /* What a pass over the slabs counts (the first pass's count stands). */
 typedef struct fsck_counts {
-    uint64_t stale, corrupt_headers, corrupt_payloads, deleted, empty_slots, summaries, header_slabs;
+    uint64_t stale, corrupt_headers, corrupt_payloads, torn, deleted, empty_slots, summaries, header_slabs;
 } fsck_counts;
 
 /* One device of the store, as l3fsck opened it (fd -1: not given). */
@@ -77,6 +77,7 @@ typedef struct fsck {
     uint32_t *by_key, *by_slot;  /* a pass's objects by key and by slot (open addressing; UINT32_MAX empty) */
     size_t table_cap;
     uint64_t stale, corrupt_headers, corrupt_payloads, deleted, empty_slots;
+    uint64_t torn;               /* live headers of slabs judged by them whose payload does not check (a crash's) */
     uint64_t summaries;          /* slabs judged by their summary (a crash scan would use it) */
     uint64_t header_slabs;       /* slabs whose headers were read */
     char **ns_texts;             /* namespaces of summaries' objects (interned) */

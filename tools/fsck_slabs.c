@@ -1,9 +1,9 @@
 /* l3fsck's slab pass (fsck_slabs.h): every used slab of a given device,
  * judged as a crash scan would judge it: by its summary where a crash
  * scan would use one (summaries read ahead on a thread), else by its
- * headers (a slab dense with them read whole), each slot by the rulebook;
- * a summary checked against its headers when both are read; --verify
- * reads every payload. */
+ * headers, each slot by the rulebook (after a crash, its payload checked
+ * as the crash scan checks it: the slab read whole); a summary checked
+ * against its headers when both are read; --verify checks every payload. */
 #include "fsck_slabs.h"
 
 #include <stdio.h>
@@ -41,11 +41,13 @@ typedef struct slab_view {
     const l3_slab_record *r;
     uint8_t *whole;       /* the slab's bytes, or NULL */
     uint8_t *hdr;         /* one header (when not whole) */
-    uint8_t *payload;     /* a payload buffer (verify, not whole) */
+    uint8_t *payload;     /* a payload buffer (not whole) */
     size_t payload_cap;
+    bool by_headers;      /* the store's next open judges it by its headers: a crash scan, without a
+                             summary it uses (payloads checked, torn ones dropped) */
 } slab_view;
 
-/* Whether a live object's payload checks (--verify). */
+/* Whether a live object's payload checks. */
 static bool payload_ok(fsck *f, slab_view *v, const l3_object_header *h, uint64_t off, uint64_t in_slab)
 {
     uint32_t b = f->geo.block_size, hb = f->geo.header_bytes;
@@ -85,7 +87,12 @@ static void check_slot(fsck *f, slab_view *v, uint32_t k)
         return;
     case L3_SLOT_LIVE: break;
     }
-    if (f->verify && !payload_ok(f, v, h, off, in_slab)) {
+    bool checked = f->verify || v->by_headers;
+    if (checked && v->by_headers && !payload_ok(f, v, h, off, in_slab)) {
+        f->torn++; /* a put the crash cut short: a crash scan drops it too */
+        return;
+    }
+    if (checked && !v->by_headers && !payload_ok(f, v, h, off, in_slab)) {
         f->corrupt_payloads++;
         fsck_problem(f, true, "object %.*s (slab %u slot %u, payload at offset %llu): payload checksum mismatch",
                      (int)(h->key_len > 120 ? 120 : h->key_len), h->key, v->slab, k,
@@ -146,17 +153,14 @@ static bool take_summary(fsck *f, uint32_t i, uint8_t *buf)
     return true;
 }
 
-/* Check slab i's summary, where a crash scan would use it, against its
- * headers (its objects live by header are objects[first...], in slot
- * order): every live entry must name the live object at its slot, and an
- * object no entry names (written, never published: its put did not
- * complete) is not served, as a crash scan would not serve it. */
-static void check_summary(fsck *f, uint32_t i, size_t first)
+/* Check slab i's summary (buf, its verdicts), one a crash scan would
+ * use, against its headers (its objects live by header are
+ * objects[first...], in slot order): every live entry must name the live
+ * object at its slot, and an object no entry names (written, never
+ * published: its put did not complete) is not served, as a crash scan
+ * would not serve it. */
+static void check_summary(fsck *f, uint32_t i, size_t first, uint8_t *buf, const uint8_t *verdicts)
 {
-    const uint8_t *verdicts;
-    uint8_t *buf = usable_summary(f, i, &verdicts);
-    if (!buf)
-        return;
     const l3_summary_head *h = (const l3_summary_head *)buf;
     const l3_summary_entry *ents = (const l3_summary_entry *)(buf + L3_SUMMARY_ENTRIES_AT);
     uint32_t wrong = 0, at = 0;
@@ -184,7 +188,6 @@ static void check_summary(fsck *f, uint32_t i, size_t first)
                    "a summary that disagrees with its headers dropped (a crash scan reads them)");
         }
     }
-    free(buf);
 }
 
 static void progress(fsck *f, uint64_t done, uint64_t total)
@@ -199,13 +202,14 @@ static void progress(fsck *f, uint64_t done, uint64_t total)
 
 static void save_counts(fsck *f, fsck_counts *c, bool restore)
 {
-    fsck_counts now = { f->stale, f->corrupt_headers, f->corrupt_payloads, f->deleted, f->empty_slots,
+    fsck_counts now = { f->stale, f->corrupt_headers, f->corrupt_payloads, f->torn, f->deleted, f->empty_slots,
                         f->summaries, f->header_slabs };
     if (!restore) {
         *c = now;
         return;
     }
     f->stale = c->stale, f->corrupt_headers = c->corrupt_headers, f->corrupt_payloads = c->corrupt_payloads;
+    f->torn = c->torn;
     f->deleted = c->deleted, f->empty_slots = c->empty_slots, f->summaries = c->summaries;
     f->header_slabs = c->header_slabs;
 }
@@ -253,9 +257,12 @@ static void check_headers(fsck *f, slab_view *v, uint8_t **whole, uint32_t i, ui
     v->slab = i;
     v->r = &f->table[i];
     uint32_t nslots = l3_slots_per_slab(g, v->r->payload_blocks);
+    const uint8_t *verdicts = NULL;
+    uint8_t *summary = usable_summary(f, i, &verdicts);
+    v->by_headers = !summary && !f->sb.clean;
     f->header_slabs++;
-    /* Verifying, or headers a quarter of the slab or more: read it whole. */
-    bool read_whole = f->verify || (uint64_t)nslots * g->header_bytes * 4 >= g->slab_size;
+    /* Payloads to check, or headers a quarter of the slab or more: read it whole. */
+    bool read_whole = f->verify || v->by_headers || (uint64_t)nslots * g->header_bytes * 4 >= g->slab_size;
     if (read_whole && !*whole) /* huge pages where the kernel gives them: fewer DMA segments */
         *whole = l3_pool_alloc(g->slab_size, NULL);
     v->whole = read_whole && *whole &&
@@ -267,7 +274,9 @@ static void check_headers(fsck *f, slab_view *v, uint8_t **whole, uint32_t i, ui
             progress(f, *done, total);
         check_slot(f, v, k);
     }
-    check_summary(f, i, first);
+    if (summary)
+        check_summary(f, i, first, summary, verdicts);
+    free(summary);
 }
 
 void fsck_objects(fsck *f)

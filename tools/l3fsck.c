@@ -357,10 +357,10 @@ static void print_text(const fsck *f, const summary *sm)
     printf("namespaces:\n");
     print_rows("  ", "  ", sm->namespaces);
     human(sm->live_bytes, b, sizeof b);
-    printf("objects: %llu served (%s), %llu stale, %llu deleted, %llu corrupt headers, %llu corrupt "
+    printf("objects: %llu served (%s), %llu stale, %llu deleted, %llu torn, %llu corrupt headers, %llu corrupt "
            "payloads%s\n", (unsigned long long)sm->live, b, (unsigned long long)f->stale,
-           (unsigned long long)f->deleted, (unsigned long long)f->corrupt_headers,
-           (unsigned long long)f->corrupt_payloads, f->verify ? "" : " (payloads not read: --verify)");
+           (unsigned long long)f->deleted, (unsigned long long)f->torn, (unsigned long long)f->corrupt_headers,
+           (unsigned long long)f->corrupt_payloads, f->verify ? "" : " (summaries' payloads not read: --verify)");
     printf("slabs judged by their summary: %llu; by their headers: %llu%s\n", (unsigned long long)f->summaries,
            (unsigned long long)f->header_slabs, f->headers ? "" : " (--headers reads every header)");
     if (f->parts > 1)
@@ -410,9 +410,10 @@ static void print_json(const fsck *f, summary *sm)
     json_object_set_new(root, "slabs", sm->slabs);
     json_object_set_new(root, "classes", sm->classes);
     json_object_set_new(root, "namespaces", sm->namespaces);
-    json_object_set_new(root, "objects", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "served", (json_int_t)sm->live,
+    json_object_set_new(root, "objects", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "served", (json_int_t)sm->live,
                                                    "bytes", (json_int_t)sm->live_bytes, "stale", (json_int_t)f->stale,
-                                                   "deleted", (json_int_t)f->deleted, "corrupt_headers",
+                                                   "deleted", (json_int_t)f->deleted, "torn", (json_int_t)f->torn,
+                                                   "corrupt_headers",
                                                    (json_int_t)f->corrupt_headers, "corrupt_payloads",
                                                    (json_int_t)f->corrupt_payloads, "verified", f->verify));
     json_object_set_new(root, "summaries", json_integer((json_int_t)f->summaries));

@@ -36,23 +36,9 @@ static uint32_t online_devices(const l3_slabstore *s)
 
 typedef struct scan_state {
     uint64_t max_seq, dropped;
+    uint64_t torn;          /* live headers whose payload did not check */
     uint64_t summarized;    /* slabs indexed from their summary */
-    l3_io_req *reqs;
-    l3_io_ctx *ctx;
 } scan_state;
-
-/* Whether the `size` payload bytes of the slot at `slot_off` match `crc`. */
-static bool payload_checks(l3_slabstore *s, uint64_t slot_off, uint32_t size, uint32_t crc)
-{
-    uint32_t b = s->geo.block_size;
-    uint32_t len = (uint32_t)l3_round_up(size, b);
-    uint8_t *tmp = l3_meta_alloc(b, len);
-    l3_error perr;
-    bool ok = tmp && l3_meta_io(s, false, tmp, len, slot_off + s->geo.header_bytes, &perr) == L3_OK &&
-              l3_crc32c(0, tmp, size) == crc;
-    free(tmp);
-    return ok;
-}
 
 /* Whether the object at `slot_off` is a whole copy of `size` payload
  * bytes and sealed crc `crc` (l3_object_image_checks). */
@@ -112,9 +98,10 @@ static void offer(l3_slabstore *s, l3_index_entry c, const char *key, size_t len
     l3_slab_unlock(s);
 }
 
-/* Index one slot's header if the rules say it is live and it beats any
- * other live header of its key. */
-static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object_header *h,
+/* Index one slot (its header h, its payload read with it) if the rules
+ * say it is live, its payload checks, and it beats any other live header
+ * of its key. */
+static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object_header *h, const uint8_t *payload,
                         uint64_t slot_off, scan_state *ss)
 {
     l3_slot_verdict v = l3_slot_judge(&s->geo, s->sh->sb.epoch, &s->table[i], i, k, h, s->journal);
@@ -128,9 +115,12 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
     }
     if (h->seq > ss->max_seq)
         ss->max_seq = h->seq; /* later puts go above every live header, served or not */
-    /* With verify_checksums off nothing checks a payload later: now. */
-    if (s->opt.no_verify_checksums && !payload_checks(s, slot_off, h->size, h->payload_crc)) {
-        ss->dropped++;
+    /* A header proves only that its own write landed: the payload's may
+     * not have (a put cut short by the crash). Only a whole copy is
+     * indexed, so that a put of its key never takes a torn copy for one
+     * already stored (and skips writing it). */
+    if (l3_crc32c(0, payload, h->size) != h->payload_crc) {
+        ss->torn++;
         return;
     }
     l3_key_id id = l3_key_identity(h->key, h->key_len);
@@ -436,39 +426,42 @@ static void parse_whole(l3_slabstore *s, uint32_t i, const uint8_t *buf, scan_st
     slab_info *sl = &s->slabs[i];
     uint64_t slot_bytes = l3_slot_bytes(&s->geo, sl->payload_blocks);
     uint64_t base_off = l3_slot_offset(&s->geo, i, sl->payload_blocks, 0);
+    uint32_t hb = s->geo.header_bytes;
     for (uint32_t k = 0; k < sl->nslots; k++)
-        scan_header(s, i, k, (const l3_object_header *)(buf + k * slot_bytes), base_off + k * slot_bytes, ss);
+        scan_header(s, i, k, (const l3_object_header *)(buf + k * slot_bytes), buf + k * slot_bytes + hb,
+                    base_off + k * slot_bytes, ss);
 }
 
-/* The slabs dense with headers, read whole ahead (readahead.h: a thread,
- * two buffers) while this thread judges the one before: reading and
+/* The slabs judged by their headers, read whole ahead (readahead.h: a
+ * thread, two buffers; every live header's payload is checked, so each
+ * is read with it) while this thread judges the one before: reading and
  * judging overlap. */
-typedef struct dense_read {
+typedef struct whole_read {
     l3_slabstore *s;
     const uint32_t *slabs;
     l3_io_ctx *ctx;
     l3_io_req *reqs;
     bool retired;           /* every read was reaped (the reader's: seen after the stop) */
-} dense_read;
+} whole_read;
 
-static l3_status read_dense(void *arg, size_t j, void *buf, l3_error *err)
+static l3_status read_slab(void *arg, size_t j, void *buf, l3_error *err)
 {
-    dense_read *d = arg;
+    whole_read *d = arg;
     bool retired = true;
     l3_status st = read_whole(d->s, d->ctx, d->reqs, d->slabs[j], buf, &retired, err);
     d->retired = d->retired && retired;
     return st;
 }
 
-/* Judge the dense slabs as the reader lands them. */
-static l3_status scan_dense(l3_slabstore *s, const uint32_t *slabs, size_t n, scan_state *ss, l3_error *err)
+/* Judge the slabs as the reader lands them. */
+static l3_status scan_whole(l3_slabstore *s, const uint32_t *slabs, size_t n, scan_state *ss, l3_error *err)
 {
     /* The buffers on huge pages where the kernel gives them (l3_pool_alloc):
      * a request then needs a DMA segment per 2 MiB, not per 4 KiB. */
-    dense_read d = { .s = s, .slabs = slabs, .retired = true,
+    whole_read d = { .s = s, .slabs = slabs, .retired = true,
                      .reqs = calloc((size_t)(s->geo.slab_size / SCAN_CHUNK), sizeof(l3_io_req)) };
     l3_readahead_spec spec = { .items = n, .buf_bytes = (size_t)s->geo.slab_size, .ring = 2, .threads = 1,
-                               .read = read_dense, .arg = &d };
+                               .read = read_slab, .arg = &d };
     l3_readahead *ra = NULL;
     if (!d.reqs)
         return l3_fail(err, L3_ENOMEM, "allocating a scan batch");
@@ -493,32 +486,6 @@ static l3_status scan_dense(l3_slabstore *s, const uint32_t *slabs, size_t n, sc
     return st;
 }
 
-/* Scan a slab's headers in waves, one read per header. */
-static l3_status scan_headers(l3_slabstore *s, uint32_t i, scan_state *ss, bool *retired, l3_error *err)
-{
-    const l3_geometry *g = &s->geo;
-    uint32_t hb = g->header_bytes;
-    slab_info *sl = &s->slabs[i];
-    uint8_t *bounce = l3_io_bounce(ss->ctx, NULL);
-    size_t w = s->wave_keys;
-    l3_status st = L3_OK;
-    for (uint32_t base = 0; base < sl->nslots && st == L3_OK; base += (uint32_t)w) {
-        uint32_t m = sl->nslots - base < w ? sl->nslots - base : (uint32_t)w;
-        for (uint32_t k = 0; k < m; k++)
-            ss->reqs[k] = (l3_io_req){ .write = false, .offset = l3_slot_offset(g, i, sl->payload_blocks, base + k),
-                                       .buf = bounce + (size_t)k * hb, .len = hb };
-        st = l3_io_run(s->engine, ss->ctx, ss->reqs, m, s->opt.io_timeout, retired, err);
-        for (uint32_t k = 0; k < m && st == L3_OK; k++) {
-            if (ss->reqs[k].res != (int32_t)hb)
-                return l3_fail(err, L3_EIO, "reading slab %u's headers: %s", i,
-                               strerror(ss->reqs[k].res < 0 ? -ss->reqs[k].res : EIO));
-            scan_header(s, i, base + k, (const l3_object_header *)(bounce + (size_t)k * hb),
-                        ss->reqs[k].offset, ss);
-        }
-    }
-    return st;
-}
-
 /* Start faulting the index and slot table in on threads when the slabs
  * to scan hold enough objects to touch nearly all their pages: a fault
  * per page as entries land costs more (the reads go on meanwhile). */
@@ -528,34 +495,6 @@ static void prefault(l3_slabstore *s, const uint32_t *slabs, size_t n, l3_popula
     for (size_t j = 0; j < n; j++)
         slots += s->slabs[slabs[j]].nslots;
     l3_populate_start(s, slots, pop);
-}
-
-/* Scan slabs by their headers: slabs with few read a header at a time,
- * then the ones dense with headers read whole (scan_dense). */
-static l3_status scan_all_headers(l3_slabstore *s, const uint32_t *slabs, size_t n, scan_state *ss, l3_error *err)
-{
-    const l3_geometry *g = &s->geo;
-    uint32_t *dense = calloc(n ? n : 1, sizeof *dense);
-    size_t num_dense = 0;
-    l3_status st = dense ? L3_OK : l3_fail(err, L3_ENOMEM, "allocating a scan batch");
-    ss->ctx = st == L3_OK ? l3_io_acquire(s->engine) : NULL;
-    for (size_t j = 0; j < n && st == L3_OK; j++) {
-        bool retired = true;
-        /* Headers a quarter of the slab or more: one sequential read of the
-         * whole slab beats a read per header. */
-        if ((uint64_t)s->slabs[slabs[j]].nslots * g->header_bytes * 4 >= g->slab_size)
-            dense[num_dense++] = slabs[j];
-        else
-            st = scan_headers(s, slabs[j], ss, &retired, err);
-        if (!retired)
-            atomic_store(&s->fatal, true);
-    }
-    if (ss->ctx)
-        l3_io_release(s->engine, ss->ctx);
-    if (st == L3_OK && num_dense)
-        st = scan_dense(s, dense, num_dense, ss, err);
-    free(dense);
-    return st;
 }
 
 /* Rebuild the index of every used slab on the devices of `mask`: from its
@@ -569,11 +508,11 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
     l3_slab_unlock(s);
     if (st != L3_OK)
         return st;
-    scan_state ss = { .reqs = calloc(s->wave_keys, sizeof(l3_io_req)) };
+    scan_state ss = { .max_seq = 0 };
     l3_populate pop = { .started = 0 };
     uint32_t *used = calloc(g->num_slabs, sizeof *used), *rest = calloc(g->num_slabs, sizeof *rest);
     size_t num_used = 0, num_rest = 0;
-    if (!ss.reqs || !used || !rest)
+    if (!used || !rest)
         st = l3_fail(err, L3_ENOMEM, "allocating a scan batch");
     for (uint32_t i = 0; i < g->num_slabs && st == L3_OK; i++)
         if (s->slabs[i].disk_used && (mask >> l3_slab_device(g, i) & 1))
@@ -582,15 +521,14 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
         prefault(s, used, num_used, &pop);
     if (st == L3_OK && g->summaries && num_used) /* (no reader thread for no slab) */
         st = scan_summaries(s, used, num_used, rest, &num_rest, &ss, err);
-    if (st == L3_OK)
-        st = g->summaries ? scan_all_headers(s, rest, num_rest, &ss, err)
-                          : scan_all_headers(s, used, num_used, &ss, err);
+    size_t num_whole = g->summaries ? num_rest : num_used;
+    if (st == L3_OK && num_whole)
+        st = scan_whole(s, g->summaries ? rest : used, num_whole, &ss, err);
     l3_populate_join(&pop);
     /* The slabs read by their headers (sealed now) get their summary, so
      * that the next crash scan reads it instead. */
     for (size_t j = 0; st == L3_OK && g->summaries && !s->opt.read_only && j < num_rest; j++)
         l3_summary_settle(s, rest[j]);
-    free(ss.reqs);
     free(used);
     free(rest);
     if (st != L3_OK)
@@ -599,9 +537,9 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
     s->sh->recovered_summaries = ss.summarized;
     if (ss.max_seq + 1 > atomic_load(&s->sh->seq))
         atomic_store(&s->sh->seq, ss.max_seq + 1);
-    if (ss.dropped)
-        l3_log("info", "%s: recovery dropped %llu torn, stale or unverifiable objects", s->path,
-               (unsigned long long)ss.dropped);
+    if (ss.dropped || ss.torn)
+        l3_log("info", "%s: recovery dropped %llu torn objects (a payload the crash cut short) and %llu stale "
+                       "or unverifiable ones", s->path, (unsigned long long)ss.torn, (unsigned long long)ss.dropped);
     return L3_OK;
 }
 
