@@ -50,7 +50,7 @@ static l3_slab_options scale_options(const char *file, uint64_t n)
     l3_slab_options_default(&so, file);
     so.capacity = (uint64_t)((double)n * SLOT_GUESS * 1.1) + (64u << 20);
     so.block_size = 512;
-    so.expected_object_size = SLOT_GUESS;
+    so.expected_object_size = OBJ; /* (the payload: the index bound counts each header) */
     so.create = true;
     so.batch_keys = BATCH;
     so.io_contexts = 4;

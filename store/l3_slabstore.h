@@ -48,7 +48,7 @@ typedef struct l3_slab_options {
                                   file's size (the smallest device's, for several) */
     uint64_t slab_size;        /* default 1/64 of the capacity, a power of two from 1 to 64 MiB */
     uint32_t block_size;       /* logical block, default 4096 */
-    uint64_t max_objects;      /* index bound; default the slabs' bytes / expected_object_size */
+    uint64_t max_objects;      /* index bound; default the objects of expected_object_size the slabs hold */
     uint64_t expected_object_size; /* what the index and slot table are sized for; default 1 MiB */
     l3_engine_kind engine;     /* default auto */
     double io_timeout;         /* seconds a batch may take; default 30 */

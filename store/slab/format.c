@@ -87,6 +87,19 @@ static bool slots_fit(const l3_geometry *g, char *why, size_t why_len)
     return false;
 }
 
+/* Objects of `expected` payload bytes one slab holds: each with its
+ * header, the slab's summary after them (the index bound counts no
+ * object a slab could not hold). */
+static uint64_t objects_per_slab(const l3_geometry *g, uint64_t expected)
+{
+    uint64_t slot = g->header_bytes + l3_round_up(expected, g->block_size);
+    uint64_t n = (g->slab_size - sizeof(l3_summary_head)) / (slot + sizeof(l3_summary_entry));
+    while (n > 1 && n * slot + l3_round_up(sizeof(l3_summary_head) + n * sizeof(l3_summary_entry), g->block_size) >
+                        g->slab_size)
+        n--; /* (the summary is whole blocks) */
+    return n ? n : 1;
+}
+
 uint64_t l3_default_slab_size(uint64_t capacity, uint64_t expected_object)
 {
     uint64_t object = (expected_object ? expected_object : L3_DEFAULT_EXPECTED_OBJECT) + 4096;
@@ -131,9 +144,8 @@ bool l3_geometry_plan_devices(uint64_t capacity, uint32_t devices, uint64_t slab
     /* Slabs per device: solve with the metadata subtracted (two passes). */
     uint64_t guess = capacity / slab_size;
     for (int pass = 0; pass < 2; pass++) {
-        uint64_t data_guess = guess * devices * slab_size;
-        uint64_t objects = max_objects ? max_objects
-                                        : data_guess / (expected_object ? expected_object : L3_DEFAULT_EXPECTED_OBJECT);
+        uint64_t expected = expected_object ? expected_object : L3_DEFAULT_EXPECTED_OBJECT;
+        uint64_t objects = max_objects ? max_objects : guess * devices * objects_per_slab(g, expected);
         if (objects < 1024)
             objects = 1024;
         g->max_objects = objects;
