@@ -347,6 +347,31 @@ static void crash_open(const char *path)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* A payload a crash cut short (its header landed): the crash scan does
+ * not serve it, and l3fsck counts it torn, not served, not an error. The
+ * same bit on a clean store is the checkpoint's object: --verify's. */
+static void a_torn_payload_after_a_crash_is_torn_and_served_by_neither(void **state)
+{
+    (void)state;
+    char path[512];
+    make_store(path, sizeof path, "fsck-torn");
+    uint64_t at = header_offset(path, 7) + geometry_of(path).header_bytes + 100;
+    uint8_t b;
+    peek_file(path, at, &b, 1);
+    b ^= 1;
+    poke_file(path, at, &b, 1);
+    crash_open(path);
+    assert_int_equal(fsck(out, sizeof out, "-n", "--json", path, NULL), 0);
+    json_t *root = json_loads(out, 0, NULL);
+    assert_non_null(root);
+    json_t *objects = json_object_get(root, "objects");
+    assert_int_equal(json_integer_value(json_object_get(objects, "served")), N - 1);
+    assert_int_equal(json_integer_value(json_object_get(objects, "torn")), 1);
+    json_decref(root);
+    assert_int_equal(store_serves(path), N - 1); /* the store agrees */
+    unlink(path);
+}
+
 /* Flip one bit of journal record 0 (inside its prefix): it no longer checks. */
 static void flip_journal_bit(const char *path)
 {
@@ -700,6 +725,7 @@ int main(void)
         cmocka_unit_test(a_damaged_journal_record_stays_until_an_epoch_bump),
         cmocka_unit_test(a_repair_that_cannot_be_written_leaves_the_error),
         cmocka_unit_test(an_absurd_superblock_is_an_error_not_a_crash),
+        cmocka_unit_test(a_torn_payload_after_a_crash_is_torn_and_served_by_neither),
         cmocka_unit_test(passes_over_ranges_of_keys_report_what_one_pass_does),
         cmocka_unit_test(an_earlier_builds_checkpoint_is_not_an_error),
     };

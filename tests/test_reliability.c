@@ -364,11 +364,7 @@ static void stale_shared_objects_are_reclaimed(void **state)
  * every slot of every slab of class `pb` payload blocks. */
 static uint64_t find_header(const char *path, const char *key, uint32_t pb)
 {
-    l3_superblock sb;
-    peek_file(path, 0, &sb, sizeof sb);
-    l3_geometry g;
-    char why[128];
-    assert_true(l3_geometry_from_sb(&sb, 0, &g, why, sizeof why));
+    l3_geometry g = geometry_of(path);
     uint8_t hdr[L3_OBJ_HEADER_FIXED + 64];
     for (uint32_t slab = 0; slab < g.num_slabs; slab++)
         for (uint32_t k = 0; k < l3_slots_per_slab(&g, pb); k++) {
@@ -433,7 +429,7 @@ static void a_torn_copy_alone_is_not_indexed_and_its_put_is_written(void **state
     uint64_t off = find_header(path, "t_torn", OBJ / 4096);
     uint8_t old[4096];
     memset(old, 0x5a, sizeof old); /* what the slot held before: the payload's first block never landed */
-    poke_file(path, off + 4096 * ((L3_OBJ_HEADER_FIXED + L3_OBJECT_KEY_MAX + 4095) / 4096), old, sizeof old);
+    poke_file(path, off + geometry_of(path).header_bytes, old, sizeof old);
     crash_after(path, nothing); /* the next open scans the headers */
     s = open_store(path);
     assert_false(exists_key(l3_slabstore_store(s), "t_torn"));

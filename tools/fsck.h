@@ -78,6 +78,7 @@ typedef struct fsck {
     size_t table_cap;
     uint64_t stale, corrupt_headers, corrupt_payloads, deleted, empty_slots;
     uint64_t torn;               /* live headers of slabs judged by them whose payload does not check (a crash's) */
+    bool scans;                  /* the store's next open scans (dirty, or its checkpoint header unusable) */
     uint64_t summaries;          /* slabs judged by their summary (a crash scan would use it) */
     uint64_t header_slabs;       /* slabs whose headers were read */
     char **ns_texts;             /* namespaces of summaries' objects (interned) */

@@ -168,6 +168,12 @@ static bool read_header(fsck *f, l3_checkpoint_header *h)
     return read && l3_checkpoint_matches(h, &f->sb, &f->geo, why, sizeof why);
 }
 
+bool fsck_checkpoint_opens(fsck *f)
+{
+    l3_checkpoint_header h;
+    return f->sb.clean && read_header(f, &h);
+}
+
 void fsck_checkpoint(fsck *f)
 {
     l3_checkpoint_header *h = &f->checkpoint;

@@ -7,6 +7,10 @@
 
 #include "fsck.h"
 
+/* Whether the store's next open loads its checkpoint (clean, its header
+ * valid and this build's) rather than scanning its slabs. */
+bool fsck_checkpoint_opens(fsck *f);
+
 /* A clean store serves only its checkpoint: match its entries against
  * this pass's objects (the first pass also reads its header and checks
  * its body's crc). */

@@ -1,9 +1,9 @@
 /* l3fsck's slab pass (fsck_slabs.h): every used slab of a given device,
  * judged as a crash scan would judge it: by its summary where a crash
  * scan would use one (summaries read ahead on a thread), else by its
- * headers, each slot by the rulebook (after a crash, its payload checked
- * as the crash scan checks it: the slab read whole); a summary checked
- * against its headers when both are read; --verify checks every payload. */
+ * headers, each slot by the rulebook and its payload checked as a crash
+ * scan checks it (the slab read whole); a summary checked against its
+ * headers when both are read; --verify checks every payload. */
 #include "fsck_slabs.h"
 
 #include <stdio.h>
@@ -43,8 +43,8 @@ typedef struct slab_view {
     uint8_t *hdr;         /* one header (when not whole) */
     uint8_t *payload;     /* a payload buffer (not whole) */
     size_t payload_cap;
-    bool by_headers;      /* the store's next open judges it by its headers: a crash scan, without a
-                             summary it uses (payloads checked, torn ones dropped) */
+    bool by_headers;      /* the store's next open scans it by its headers (no summary it uses):
+                             each payload checked, torn ones dropped */
 } slab_view;
 
 /* Whether a live object's payload checks. */
@@ -259,7 +259,7 @@ static void check_headers(fsck *f, slab_view *v, uint8_t **whole, uint32_t i, ui
     uint32_t nslots = l3_slots_per_slab(g, v->r->payload_blocks);
     const uint8_t *verdicts = NULL;
     uint8_t *summary = usable_summary(f, i, &verdicts);
-    v->by_headers = !summary && !f->sb.clean;
+    v->by_headers = !summary && (f->scans || fsck_slab_behind(f, i));
     f->header_slabs++;
     /* Payloads to check, or headers a quarter of the slab or more: read it whole. */
     bool read_whole = f->verify || v->by_headers || (uint64_t)nslots * g->header_bytes * 4 >= g->slab_size;

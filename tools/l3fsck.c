@@ -463,6 +463,7 @@ static int check(fsck *f)
     summarize_begin(f, &sm);
     if (!fsck_plan_passes(f))
         f->parts = 0;
+    f->scans = !fsck_checkpoint_opens(f); /* (a slab without a summary is then judged with its payloads) */
     /* Each pass the objects of one range of keys; the last one's stay for
      * the repairs below (-y has one pass: all of them). */
     for (f->part = 0; f->part < f->parts; f->part++) {

@@ -538,8 +538,8 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
     if (ss.max_seq + 1 > atomic_load(&s->sh->seq))
         atomic_store(&s->sh->seq, ss.max_seq + 1);
     if (ss.dropped || ss.torn)
-        l3_log("info", "%s: recovery dropped %llu torn objects (a payload the crash cut short) and %llu stale "
-                       "or unverifiable ones", s->path, (unsigned long long)ss.torn, (unsigned long long)ss.dropped);
+        l3_log("info", "%s: recovery dropped objects: %llu torn (a payload the crash cut short), %llu stale "
+                       "or unverifiable", s->path, (unsigned long long)ss.torn, (unsigned long long)ss.dropped);
     return L3_OK;
 }
 
