@@ -2,6 +2,7 @@
 #include "background.h"
 
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #include "l3_clock.h"
@@ -9,11 +10,34 @@
 #include "monotonic.h"
 #include "summary.h"
 
+/* Flush the devices this process wrote and those of the first n held
+ * slabs, then write their summaries (outside the queue's lock): a
+ * summary lands only once what it names is durable, so that after a
+ * power cut it never names a payload the cut lost (a later put of that
+ * key would take it for stored and skip its write). */
+static void flush_then_settle(l3_slabstore *s, const uint32_t *slabs, uint32_t n, const char *what)
+{
+    uint32_t mask = atomic_load(&s->dirty);
+    for (uint32_t k = 0; k < n; k++)
+        mask |= 1u << l3_slab_device(&s->geo, slabs[k]);
+    l3_error err;
+    if (mask && l3_meta_flush(s, mask, &err) != L3_OK) {
+        l3_log("error", "%s: flushing %s: %s (%u summaries not written: a crash scan reads their headers)", s->path,
+               what, err.msg, n);
+        return;
+    }
+    for (uint32_t k = 0; k < n; k++)
+        l3_summary_settle(s, slabs[k]);
+}
+
 /* Write one deferred item (outside the queue's lock). */
 static void write_deferred(l3_slabstore *s, l3_deferred d)
 {
     if (!d.record) {
-        l3_summary_settle(s, d.slab);
+        if (s->opt.flush == L3_FLUSH_INTERVAL)
+            flush_then_settle(s, &d.slab, 1, "a filled slab's device"); /* (not held: now) */
+        else
+            l3_summary_settle(s, d.slab); /* (batch: its puts were flushed before they were published) */
         return;
     }
     l3_error e;
@@ -21,12 +45,32 @@ static void write_deferred(l3_slabstore *s, l3_deferred d)
         l3_log("warning", "writing standby slab %u's record: %s (its first writer writes it)", d.slab, e.msg);
 }
 
+/* Flush, then write the summaries held so far (the queue's lock held,
+ * released around them). */
+static void settle_held(l3_slabstore *s, const char *what)
+{
+    uint32_t slabs[L3_HELD_MAX], n = s->num_held;
+    memcpy(slabs, s->held, n * sizeof *slabs);
+    s->num_held = 0;
+    pthread_mutex_unlock(&s->flusher_mu);
+    if (!atomic_load(&s->fatal))
+        flush_then_settle(s, slabs, n, what);
+    pthread_mutex_lock(&s->flusher_mu);
+}
+
 /* Write everything deferred so far (the queue's lock held, released
- * around each write). */
+ * around each write); with store.flush "interval" a summary is held for
+ * the next flush instead (flushed early when too many wait). */
 static void drain(l3_slabstore *s)
 {
     while (s->num_deferred > 0) {
         l3_deferred d = s->deferred[--s->num_deferred];
+        if (!d.record && s->opt.flush == L3_FLUSH_INTERVAL) {
+            if (s->num_held == L3_HELD_MAX)
+                settle_held(s, "the device cache early (summaries waiting)");
+            s->held[s->num_held++] = d.slab;
+            continue;
+        }
         pthread_mutex_unlock(&s->flusher_mu);
         if (!atomic_load(&s->fatal))
             write_deferred(s, d);
@@ -43,10 +87,7 @@ static void *background_main(void *arg)
     while (!s->flusher_stop) {
         drain(s);
         if (interval && l3_monotonic_seconds() >= next_flush) {
-            pthread_mutex_unlock(&s->flusher_mu);
-            if (!atomic_load(&s->fatal))
-                l3_meta_flush_dirty(s, "the device cache");
-            pthread_mutex_lock(&s->flusher_mu);
+            settle_held(s, "the device cache"); /* (the summaries held before it began) */
             next_flush = l3_monotonic_seconds() + s->opt.flush_interval;
             continue;
         }
@@ -59,6 +100,8 @@ static void *background_main(void *arg)
             pthread_cond_wait(&s->flusher_cv, &s->flusher_mu);
     }
     drain(s);
+    if (s->num_held)
+        settle_held(s, "the device cache at close");
     pthread_mutex_unlock(&s->flusher_mu);
     return NULL;
 }

@@ -526,8 +526,16 @@ static l3_status scan(l3_slabstore *s, uint32_t mask, l3_error *err)
         st = scan_whole(s, g->summaries ? rest : used, num_whole, &ss, err);
     l3_populate_join(&pop);
     /* The slabs read by their headers (sealed now) get their summary, so
-     * that the next crash scan reads it instead. */
-    for (size_t j = 0; st == L3_OK && g->summaries && !s->opt.read_only && j < num_rest; j++)
+     * that the next crash scan reads it instead: once what they hold is
+     * flushed (a crash may have left it in the device's cache). */
+    bool settle = st == L3_OK && g->summaries && !s->opt.read_only && num_rest;
+    l3_error ferr;
+    if (settle && l3_meta_flush(s, mask, &ferr) != L3_OK) {
+        l3_log("warning", "%s: flushing after the scan: %s (the slabs it read by their headers keep no summary)",
+               s->path, ferr.msg);
+        settle = false;
+    }
+    for (size_t j = 0; settle && j < num_rest; j++)
         l3_summary_settle(s, rest[j]);
     free(used);
     free(rest);

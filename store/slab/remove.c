@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "background.h"
 #include "batch.h"
 #include "meta.h"
 #include "rules.h"
@@ -220,7 +221,10 @@ static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n,
         l3_alloc_release(s, pinned[k]);
     l3_slab_unlock(s);
     for (size_t k = 0; k < r && retired; k++)
-        l3_summary_settle(s, pinned[k]);
+        if (s->opt.flush == L3_FLUSH_INTERVAL)
+            l3_background_defer(s, pinned[k], 0, false); /* (a put into it may have landed since the flush) */
+        else
+            l3_summary_settle(s, pinned[k]);
     return retired ? st : l3_fail(err, L3_ETIMEDOUT, "deleting in %s: I/O not reaped", s->path);
 }
 

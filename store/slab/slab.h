@@ -34,6 +34,10 @@ typedef struct l3_deferred {
 /* The deferred writes queued at once; more are written by their caller. */
 #define L3_DEFERRED_MAX 64u
 
+/* Summaries held for the next flush at once (store.flush "interval"); at
+ * more, the thread flushes early. */
+#define L3_HELD_MAX 256u
+
 struct l3_slabstore {
     l3_store base;
     l3_slab_options opt;
@@ -77,6 +81,8 @@ struct l3_slabstore {
     pthread_cond_t flusher_cv;
     l3_deferred deferred[L3_DEFERRED_MAX]; /* metadata writes deferred to it */
     uint32_t num_deferred;
+    uint32_t held[L3_HELD_MAX]; /* slabs whose summary waits for a flush begun after they filled */
+    uint32_t num_held;
     bool closed;
     bool formatted;          /* this open formatted the store */
     bool engine_leaked;
