@@ -60,15 +60,15 @@ static void settle_held(l3_slabstore *s, const char *what)
 
 /* Write everything deferred so far (the queue's lock held, released
  * around each write); with store.flush "interval" a summary is held for
- * the next flush instead (flushed early when too many wait). */
+ * the next flush instead (flushed early when L3_HELD_MAX wait). */
 static void drain(l3_slabstore *s)
 {
     while (s->num_deferred > 0) {
         l3_deferred d = s->deferred[--s->num_deferred];
         if (!d.record && s->opt.flush == L3_FLUSH_INTERVAL) {
+            s->held[s->num_held++] = d.slab;
             if (s->num_held == L3_HELD_MAX)
                 settle_held(s, "the device cache early (summaries waiting)");
-            s->held[s->num_held++] = d.slab;
             continue;
         }
         pthread_mutex_unlock(&s->flusher_mu);

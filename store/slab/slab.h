@@ -34,9 +34,11 @@ typedef struct l3_deferred {
 /* The deferred writes queued at once; more are written by their caller. */
 #define L3_DEFERRED_MAX 64u
 
-/* Summaries held for the next flush at once (store.flush "interval"); at
- * more, the thread flushes early. */
-#define L3_HELD_MAX 256u
+/* Summaries held for the next flush at most (store.flush "interval"):
+ * with this many the thread flushes early, so that a crash scan reads at
+ * most this many filled slabs whole for want of their summaries (512 MiB
+ * at the largest default slab). */
+#define L3_HELD_MAX 8u
 
 struct l3_slabstore {
     l3_store base;
