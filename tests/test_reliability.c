@@ -378,6 +378,25 @@ static uint64_t find_header(const char *path, const char *key, uint32_t pb)
     return 0;
 }
 
+/* A store at a new path named `name` holding `keys` (put_all), closed. */
+static void store_of(char *path, size_t len, const char *name, const char *const *keys, size_t n)
+{
+    temp_store_path(path, len, name);
+    l3_slabstore *s = open_store(path);
+    put_all(s, keys, n);
+    l3_slabstore_free(s);
+}
+
+/* Close s, no get of it having failed a checksum, and remove its file. */
+static void close_unfailed(l3_slabstore *s, const char *path)
+{
+    l3_slab_stats st;
+    l3_slabstore_stats(s, &st);
+    assert_int_equal(st.checksum_failures, 0);
+    l3_slabstore_free(s);
+    unlink(path);
+}
+
 /* Two live headers of one key (two processes put it at once; only the
  * first to publish is indexed): after a crash the higher sequence is
  * served, unless its payload is torn, when the other, whole copy is. */
@@ -385,11 +404,8 @@ static void a_torn_copy_never_shadows_a_whole_one(void **state)
 {
     (void)state;
     char path[512];
-    temp_store_path(path, sizeof path, "rel-dup");
-    l3_slabstore *s = open_store(path);
     const char *keys[] = { "d_whole", "d_other" };
-    put_all(s, keys, 2);
-    l3_slabstore_free(s);
+    store_of(path, sizeof path, "rel-dup", keys, 2);
     /* d_other's slot becomes a later copy of d_whole whose payload never
      * landed: its header claims d_whole's crc, its payload is d_other's. */
     uint64_t whole = find_header(path, "d_whole", OBJ / 4096), other = find_header(path, "d_other", OBJ / 4096);
@@ -404,13 +420,9 @@ static void a_torn_copy_never_shadows_a_whole_one(void **state)
     l3_object_header_seal(ho);
     poke_file(path, other, b, sizeof b);
     crash_after(path, nothing); /* the next open scans the headers */
-    s = open_store(path);
+    l3_slabstore *s = open_store(path);
     assert_true(served(s, "d_whole"));
-    l3_slab_stats st;
-    l3_slabstore_stats(s, &st);
-    assert_int_equal(st.checksum_failures, 0);
-    l3_slabstore_free(s);
-    unlink(path);
+    close_unfailed(s, path);
 }
 
 /* A copy whose header landed but whose payload did not (its put cut
@@ -421,27 +433,20 @@ static void a_torn_copy_alone_is_not_indexed_and_its_put_is_written(void **state
 {
     (void)state;
     char path[512];
-    temp_store_path(path, sizeof path, "rel-torn");
-    l3_slabstore *s = open_store(path);
     const char *keys[] = { "t_torn", "t_whole" };
-    put_all(s, keys, 2);
-    l3_slabstore_free(s);
+    store_of(path, sizeof path, "rel-torn", keys, 2);
     uint64_t off = find_header(path, "t_torn", OBJ / 4096);
     uint8_t old[4096];
     memset(old, 0x5a, sizeof old); /* what the slot held before: the payload's first block never landed */
     poke_file(path, off + geometry_of(path).header_bytes, old, sizeof old);
     crash_after(path, nothing); /* the next open scans the headers */
-    s = open_store(path);
+    l3_slabstore *s = open_store(path);
     assert_false(exists_key(l3_slabstore_store(s), "t_torn"));
     assert_true(exists_key(l3_slabstore_store(s), "t_whole"));
     put_all(s, keys, 1);
     assert_true(served(s, "t_torn"));
     assert_true(served(s, "t_whole"));
-    l3_slab_stats st;
-    l3_slabstore_stats(s, &st);
-    assert_int_equal(st.checksum_failures, 0);
-    l3_slabstore_free(s);
-    unlink(path);
+    close_unfailed(s, path);
 }
 
 int main(void)
