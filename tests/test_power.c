@@ -109,6 +109,7 @@ typedef struct child_state {
     int fd;
     uint64_t rng;
     uint32_t ver[IDS];
+    bool mine[IDS];      /* this child confirmed a put of the key: its version is the one served */
     uint8_t *pool;
 } child_state;
 
@@ -171,14 +172,14 @@ static void child_put(child_state *c)
                  L3_OK)
         _exit(6);
     for (size_t i = 0; i < n; i++)
-        if (ok[i])
+        if (ok[i]) {
+            c->mine[ids[i]] = true;
             report(c, R_CONFIRM, ids[i], c->ver[ids[i]]);
+        }
 }
 
-/* Before the child exits 8: which of the key's versions the bytes read
- * are (0: none of them), said on stderr, so that one failure tells which
- * path served them (a stale version, or bytes of no version). */
-static void say_wrong_bytes(child_state *c, uint32_t id, uint64_t size)
+/* Which of the key's versions the bytes read are (0: none of them). */
+static uint32_t version_read(child_state *c, uint32_t id, uint64_t size)
 {
     uint8_t *want = c->pool + OBJ;
     uint32_t match = 0;
@@ -186,8 +187,7 @@ static void say_wrong_bytes(child_state *c, uint32_t id, uint64_t size)
         fill_pattern(want, size, pattern_seed(id, v));
         match = memcmp(c->pool, want, size) == 0 ? v : 0;
     }
-    fprintf(stderr, "power child: key %u served version %u's bytes (0: no version's) where %u was put last\n", id,
-            match, c->ver[id]);
+    return match;
 }
 
 /* Read a few keys back (reinsertion keeps what was read). */
@@ -206,8 +206,16 @@ static void child_get(child_state *c)
             _exit(7);
         uint8_t *want = c->pool + OBJ;
         fill_pattern(want, size, pattern_seed(id, c->ver[id]));
-        if (ok && memcmp(c->pool, want, size) != 0) {
-            say_wrong_bytes(c, id, size);
+        if (!ok || memcmp(c->pool, want, size) == 0)
+            continue;
+        /* A key this child did not put may be an older version: a copy
+         * evicted before the last cut comes back with the crash scan
+         * until its slab is written again, while the newer put was lost
+         * (SEMANTICS.md). One this child put is its own version. */
+        uint32_t v = version_read(c, id, size);
+        if (c->mine[id] || v == 0) {
+            fprintf(stderr, "power child: key %u served version %u's bytes (0: no version's) where %u was put last%s\n",
+                    id, v, c->ver[id], c->mine[id] ? " (by this child)" : "");
             _exit(8); /* wrong bytes before any cut */
         }
     }
