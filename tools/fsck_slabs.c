@@ -87,12 +87,11 @@ static void check_slot(fsck *f, slab_view *v, uint32_t k)
         return;
     case L3_SLOT_LIVE: break;
     }
-    bool checked = f->verify || v->by_headers;
-    if (checked && v->by_headers && !payload_ok(f, v, h, off, in_slab)) {
-        f->torn++; /* a put the crash cut short: a crash scan drops it too */
-        return;
-    }
-    if (checked && !v->by_headers && !payload_ok(f, v, h, off, in_slab)) {
+    if ((f->verify || v->by_headers) && !payload_ok(f, v, h, off, in_slab)) {
+        if (v->by_headers) {
+            f->torn++; /* a put the crash cut short: a crash scan drops it too */
+            return;
+        }
         f->corrupt_payloads++;
         fsck_problem(f, true, "object %.*s (slab %u slot %u, payload at offset %llu): payload checksum mismatch",
                      (int)(h->key_len > 120 ? 120 : h->key_len), h->key, v->slab, k,

@@ -151,6 +151,14 @@ void l3_background_stop(l3_slabstore *s)
         l3_meta_flush_dirty(s, "the device cache at close");
 }
 
+void l3_background_settle(l3_slabstore *s, uint32_t slab, bool driven)
+{
+    if (driven || s->opt.flush == L3_FLUSH_INTERVAL)
+        l3_background_defer(s, slab, 0, false);
+    else
+        l3_summary_settle(s, slab);
+}
+
 void l3_background_defer(l3_slabstore *s, uint32_t slab, uint64_t gen, bool record)
 {
     l3_deferred d = { .slab = slab, .gen = gen, .record = record };

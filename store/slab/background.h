@@ -28,4 +28,11 @@ void l3_background_stop(l3_slabstore *s);
  * stopped). */
 void l3_background_defer(l3_slabstore *s, uint32_t slab, uint64_t gen, bool record);
 
+/* Have the summary of slab `slab`, which a put wave or a delete left due,
+ * written once what it names is durable: with store.flush "interval" by
+ * the thread after its next flush; with "batch" (its puts flushed before
+ * they were published) here and now, or by the thread when `driven` (a
+ * driver does not wait on a metadata write). */
+void l3_background_settle(l3_slabstore *s, uint32_t slab, bool driven);
+
 #endif

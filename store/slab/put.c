@@ -691,10 +691,8 @@ static void wave_close(l3_store_put_job *j)
      * every operation of its driver. */
     bool defer = j->notify_fd >= 0;
     for (size_t k = 0; k < w->num_slabs && j->retired; k++)
-        if (w->due[k] && (defer || s->opt.flush == L3_FLUSH_INTERVAL))
-            l3_background_defer(s, w->slabs[k], 0, false); /* (interval: held for the next flush) */
-        else if (w->due[k])
-            l3_summary_settle(s, w->slabs[k]); /* a slab this wave filled (batch: flushed) */
+        if (w->due[k])
+            l3_background_settle(s, w->slabs[k], defer); /* a slab this wave filled */
     l3_plan_free(w->plans, w->np * w->k);
     zero_orphans(s, w);
     for (uint32_t k = 0; k < w->num_standby && j->rc == L3_OK && j->retired; k++) {

@@ -56,11 +56,13 @@ static bool object_checks(l3_slabstore *s, uint64_t slot_off, uint32_t size, uin
 
 /* Whether the object (sequence `seq`, `size` bytes of sealed crc `crc`) at
  * slot_off is served over the indexed copy `old` of its key, by the rules:
- * the higher sequence unless its payload is torn. */
-static bool beats(l3_slabstore *s, uint64_t seq, uint64_t slot_off, uint32_t size, uint32_t crc, l3_index_entry old)
+ * the higher sequence unless its payload is torn (`checked`: its payload
+ * was checked where it was read, not read again). */
+static bool beats(l3_slabstore *s, uint64_t seq, uint64_t slot_off, uint32_t size, uint32_t crc, bool checked,
+                  l3_index_entry old)
 {
     bool mine = seq > old.seq;
-    bool higher_checks = mine ? object_checks(s, slot_off, size, crc)
+    bool higher_checks = mine ? checked || object_checks(s, slot_off, size, crc)
                               : object_checks(s, l3_slot_offset(&s->geo, old.slab, s->slabs[old.slab].payload_blocks,
                                                                 old.slot), old.size, old.crc);
     return l3_dup_wins(seq, old.seq, higher_checks);
@@ -77,10 +79,12 @@ static void publish_new(l3_slabstore *s, l3_index_entry c, const char *key, size
         ss->dropped++;
 }
 
-/* Index the live object `c` (at slot_off; `key` its key or namespace
- * text, to intern the namespace, or NULL: c.ns is set) unless a live copy
- * of its key already indexed beats it. */
-static void offer(l3_slabstore *s, l3_index_entry c, const char *key, size_t len, uint64_t slot_off, scan_state *ss)
+/* Index the live object `c` (at slot_off, its payload `checked` already
+ * or not; `key` its key or namespace text, to intern the namespace, or
+ * NULL: c.ns is set) unless a live copy of its key already indexed beats
+ * it. */
+static void offer(l3_slabstore *s, l3_index_entry c, const char *key, size_t len, uint64_t slot_off, bool checked,
+                  scan_state *ss)
 {
     l3_key_id id = { .hash = c.hash, .len = c.key_len };
     l3_slab_lock(s);
@@ -88,7 +92,7 @@ static void offer(l3_slabstore *s, l3_index_entry c, const char *key, size_t len
     if (old) {
         l3_index_entry copy = *old;
         l3_slab_unlock(s);
-        if (!beats(s, c.seq, slot_off, c.size, c.crc, copy))
+        if (!beats(s, c.seq, slot_off, c.size, c.crc, checked, copy))
             return;
         l3_slab_lock(s);
         if ((old = l3_index_find(&s->index, id)))
@@ -127,7 +131,7 @@ static void scan_header(l3_slabstore *s, uint32_t i, uint32_t k, const l3_object
     l3_index_entry e = { .hash = id.hash, .seq = h->seq, .crc = l3_crc_seal(h->payload_crc, id.check),
                          .slab = i, .slot = k, .size = h->size, .gen = l3_index_gen(h->slab_gen), .key_len = id.len,
                          .flags = h->flags & L3_OBJ_SEGMENTED ? L3_ENTRY_SEGMENTED : 0 };
-    offer(s, e, h->key, h->key_len, slot_off, ss);
+    offer(s, e, h->key, h->key_len, slot_off, true, ss); /* (its payload checked above) */
 }
 
 /* The index entry of summary entry k (of slab i, head h). */
@@ -195,7 +199,7 @@ static void gather_flush(l3_slabstore *s, gather *g, l3_index_entry *scratch, sc
     for (size_t k = 0; k < dups; k++) {
         const l3_index_entry *c = &scratch[k];
         uint32_t pb = s->slabs[c->slab].payload_blocks;
-        offer(s, *c, NULL, 0, l3_slot_offset(&s->geo, c->slab, pb, c->slot), ss);
+        offer(s, *c, NULL, 0, l3_slot_offset(&s->geo, c->slab, pb, c->slot), false, ss);
     }
     g->n = 0;
 }

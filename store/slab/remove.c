@@ -221,10 +221,7 @@ static l3_status delete_wave(l3_slabstore *s, const char *const *keys, size_t n,
         l3_alloc_release(s, pinned[k]);
     l3_slab_unlock(s);
     for (size_t k = 0; k < r && retired; k++)
-        if (s->opt.flush == L3_FLUSH_INTERVAL)
-            l3_background_defer(s, pinned[k], 0, false); /* (a put into it may have landed since the flush) */
-        else
-            l3_summary_settle(s, pinned[k]);
+        l3_background_settle(s, pinned[k], false); /* (a put into it may have landed since the flush) */
     return retired ? st : l3_fail(err, L3_ETIMEDOUT, "deleting in %s: I/O not reaped", s->path);
 }
 
