@@ -108,9 +108,10 @@ static void finish_ops(driver *d)
     l3_exec_wake_outside(d->e);
 }
 
-/* Sleep on the eventfd until an I/O finishes, an operation is queued,
- * shutdown begins, or an operation's wake-up time comes (the state lock
- * released). */
+/* Sleep until the operations' I/O has come in (the store's driver_wait:
+ * one wake-up for many completions), or else on the eventfd until an I/O
+ * finishes; either way until an operation is queued, shutdown begins, or
+ * an operation's wake-up time comes (the state lock released). */
 static void sleep_on_events(driver *d)
 {
     int ms = -1;
@@ -118,9 +119,13 @@ static void sleep_on_events(driver *d)
         double left = d->wake_by - l3_monotonic_seconds();
         ms = left <= 0 ? 0 : (int)ceil(left * 1e3);
     }
+    if (ms == 0)
+        return;
+    l3_store *st = d->e->store;
+    if (st->ops->driver_wait && st->ops->driver_wait(st, d->fd, d->wake_by))
+        return;
     struct pollfd p = { .fd = d->fd, .events = POLLIN };
-    if (ms != 0)
-        (void)poll(&p, 1, ms); /* (EINTR: a round, then back) */
+    (void)poll(&p, 1, ms); /* (EINTR: a round, then back) */
 }
 
 /* Drain the eventfd's count: the round that follows looks at everything. */

@@ -128,7 +128,9 @@ typedef struct l3_store_ops {
     /* Optional (all three, or none): batch_get_into in three calls, for
      * one thread that drives many batches from submission to verified
      * completion. get_begin checks the batch and makes its job, whose
-     * reads signal eventfd `notify_fd` (or -1) as they finish; its
+     * reads signal eventfd `notify_fd` (or -1) as they finish (at least
+     * once for those that finish between two polls; while the caller
+     * sleeps in driver_wait, not at all); its
      * arguments stay put until get_end. It fails only when it cannot make
      * the job (nothing then to end). get_poll never sleeps: it looks keys
      * up and submits their reads, takes the reads that finished, verifies
@@ -156,6 +158,14 @@ typedef struct l3_store_ops {
     /* Optional: the caller no longer sleeps on `notify_fd` (it may close
      * it), so nothing of the store signals it any more. */
     void (*forget_notify)(l3_store *store, int notify_fd);
+    /* Optional: for the thread that begins and polls jobs with
+     * `notify_fd`, a sleep between its rounds that wakes once for many of
+     * its jobs' completions, not once each: until much of its oldest
+     * job's I/O in flight has finished, `notify_fd` is written by anything
+     * else (a new operation queued), or `until` (monotonic seconds; 0:
+     * none). False at once when its jobs have no I/O in flight on which to
+     * sleep: the caller sleeps on `notify_fd` itself. */
+    bool (*driver_wait)(l3_store *store, int notify_fd, double until);
 } l3_store_ops;
 
 /* The most ranges one object may have. The slab store's on-disk segment

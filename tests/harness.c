@@ -338,6 +338,12 @@ static void b_forget_notify(l3_store *s, int notify_fd)
     in->ops->forget_notify(in, notify_fd);
 }
 
+static bool b_driver_wait(l3_store *s, int notify_fd, double until)
+{
+    l3_store *in = ((borrowed *)s)->inner;
+    return in->ops->driver_wait(in, notify_fd, until);
+}
+
 static const l3_store_ops borrowed_ops = {
     .batch_exists = b_exists, .batch_get_into = b_get, .batch_put_from = b_put,
     .remove_by_prefix = b_remove, .close = b_close, .failures_retire = b_retire,
@@ -360,6 +366,8 @@ l3_store *borrowed_store(l3_store *inner)
     }
     if (inner->ops->forget_notify)
         b->ops.forget_notify = b_forget_notify;
+    if (inner->ops->driver_wait)
+        b->ops.driver_wait = b_driver_wait;
     b->base.ops = &b->ops;
     b->inner = inner;
     return &b->base;

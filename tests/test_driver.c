@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +322,153 @@ static void a_poll_leaves_nothing_unsent_behind_it(l3_engine_kind kind)
     free(want);
 }
 
+/* Write eventfd *arg after 50 ms (a thread beside a sleeping driver). */
+static void *signal_later(void *arg)
+{
+    usleep(50000);
+    (void)eventfd_write(*(int *)arg, 1);
+    return NULL;
+}
+
+/* Seconds l3_io_wait_owned slept for eventfd efd, at most `most`. */
+static double owned_sleep(l3_io_engine *e, int efd, double most)
+{
+    double t0 = l3_monotonic_seconds();
+    assert_true(l3_io_wait_owned(e, efd, t0 + most));
+    return l3_monotonic_seconds() - t0;
+}
+
+/* Start n 4 KiB writes on ctx (the first `stalled` of them held by the
+ * device for ever: they time out after `timeout` seconds). */
+static void start_writes(l3_io_engine *e, l3_io_ctx *ctx, l3_io_req *reqs, uint8_t *buf, size_t n, size_t stalled,
+                         double timeout)
+{
+    bool retired;
+    l3_error err;
+    if (stalled)
+        l3_io_engine_set_fault(e, &(l3_io_fault){ .kind = L3_FAULT_STALL, .ops = 2, .count = (uint32_t)stalled });
+    for (size_t i = 0; i < n; i++)
+        reqs[i] = (l3_io_req){ .write = true, .offset = i * 4096, .buf = buf + i * 4096, .len = 4096 };
+    assert_int_equal(l3_io_start(e, ctx, reqs, n, timeout, &retired, &err), L3_OK);
+}
+
+/* End ctx's batch: every request landed, or (stalled) it timed out. */
+static void end_writes(l3_io_engine *e, l3_io_ctx *ctx, bool stalled)
+{
+    bool retired;
+    l3_error err;
+    assert_int_equal(l3_io_finish(e, ctx, &retired, &err), stalled ? L3_ETIMEDOUT : L3_OK);
+    l3_io_engine_set_fault(e, NULL);
+}
+
+/* A driving thread's own context (io_uring): it sleeps on its ring, not
+ * on its eventfd, while its batch is in flight (false at once with none),
+ * and wakes when the eventfd is written (a new operation queued), not
+ * before: also after the wake armed by an earlier sleep fired into the
+ * idle ring (left there, it ended the next sleep at once, and the one
+ * after that had no wake armed). */
+static void a_driver_s_sleep_on_its_ring_wakes_for_its_eventfd(void **state)
+{
+    (void)state;
+    char path[512];
+    int fd;
+    l3_io_engine *e = engine_on_file(L3_ENGINE_IO_URING, "owned", 1, path, &fd);
+    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    uint8_t *buf = aligned_pool(4 * 4096);
+    l3_io_req reqs[4];
+    l3_io_ctx *ctx = l3_io_try_acquire_for(e, efd);
+    assert_non_null(ctx);
+    assert_false(l3_io_wait_owned(e, efd, l3_monotonic_seconds() + 5)); /* nothing in flight */
+    start_writes(e, ctx, reqs, buf, 1, 0, 10);
+    assert_true(owned_sleep(e, efd, 5) < 2); /* it lands */
+    end_writes(e, ctx, false);
+    (void)eventfd_write(efd, 1); /* the wake armed on the ring fires, nobody asleep */
+    eventfd_t v;
+    (void)eventfd_read(efd, &v);
+    start_writes(e, ctx, reqs, buf, 1, 1, 1.5);
+    pthread_t t;
+    pthread_create(&t, NULL, signal_later, &efd);
+    double slept = owned_sleep(e, efd, 5);
+    assert_true(slept >= 0.04 && slept < 1); /* woken by the eventfd: not before, not by the 5 s */
+    pthread_join(t, NULL);
+    end_writes(e, ctx, true);
+    l3_io_release(e, ctx);
+    l3_io_forget_notify(e, efd);
+    l3_io_engine_close(e);
+    close(efd);
+    close(fd);
+    unlink(path);
+    free(buf);
+}
+
+/* Acquire a context for eventfd *arg on this thread and hand it back. */
+static void *acquire_elsewhere(void *arg)
+{
+    l3_io_engine **pe = arg;
+    return l3_io_try_acquire_for(pe[0], (int)(intptr_t)pe[1]);
+}
+
+/* A driving thread's own contexts stay its own: another thread acquiring
+ * for the same eventfd gets another; its own comes back to it. */
+static void a_driver_s_contexts_stay_its_own(void **state)
+{
+    (void)state;
+    char path[512];
+    int fd;
+    l3_io_engine *e = engine_on_file(L3_ENGINE_IO_URING, "own", 1, path, &fd);
+    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    l3_io_ctx *mine = l3_io_try_acquire_for(e, efd);
+    assert_non_null(mine);
+    l3_io_release(e, mine);
+    void *args[2] = { e, (void *)(intptr_t)efd };
+    pthread_t t;
+    void *theirs = NULL;
+    pthread_create(&t, NULL, acquire_elsewhere, args);
+    pthread_join(t, &theirs);
+    assert_non_null(theirs);
+    assert_ptr_not_equal(theirs, mine);
+    assert_ptr_equal(l3_io_try_acquire_for(e, efd), mine);
+    l3_io_release(e, mine);
+    l3_io_release(e, theirs);
+    l3_io_engine_close(e);
+    close(efd);
+    close(fd);
+    unlink(path);
+}
+
+/* The sleep waits for half of the oldest batch in flight, or, after
+ * l3_io_set_wake_all, for all of it: of four writes two never land, so
+ * the first sleep ends as the other two do, the second only at its time. */
+static void a_driver_s_sleep_counts_its_batch(void **state)
+{
+    (void)state;
+    for (int all = 0; all < 2; all++) {
+        char path[512];
+        int fd;
+        l3_io_engine *e = engine_on_file(L3_ENGINE_IO_URING, "count", 1, path, &fd);
+        int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        uint8_t *buf = aligned_pool(4 * 4096);
+        l3_io_req reqs[4];
+        l3_io_ctx *ctx = l3_io_try_acquire_for(e, efd);
+        if (all)
+            l3_io_set_wake_all(ctx);
+        start_writes(e, ctx, reqs, buf, 4, 2, 1.5);
+        double slept = owned_sleep(e, efd, 0.4);
+        if (all)
+            assert_true(slept >= 0.35);
+        else
+            assert_true(slept < 0.35);
+        end_writes(e, ctx, true);
+        l3_io_release(e, ctx);
+        l3_io_forget_notify(e, efd);
+        l3_io_engine_close(e);
+        close(efd);
+        close(fd);
+        unlink(path);
+        free(buf);
+    }
+}
+
 /* A context's window bounds its batch in flight, as a driven put wave
  * beside gets uses it: at 0 nothing is sent (the file stays empty) and a
  * poll comes back with nothing; at 2 no poll reports more than 2
@@ -488,6 +636,9 @@ static void a_put_at_the_gate_leaves_its_driver_free(l3_engine_kind kind)
         l3_slabstore_set_fault(v->store, &f);
         SUBMIT(v->h, GET(100 + round, hashes[0], 64));
         wait_count(&g->reads, 1);
+        for (int i = 0; i < 5000 && l3_io_engine_faults(v->store->engine) < 1; i++)
+            usleep(1000); /* (its read held: the driver's first ring may still be in the making) */
+        assert_int_equal(l3_io_engine_faults(v->store->engine), 1);
         f = (l3_io_fault){ .kind = L3_FAULT_DELAY, .ops = 2, .count = 1, .shift = 30000 };
         l3_slabstore_set_fault(v->store, &f);
         fill_pattern(v->h->pool, 2 * PAGE, (uint32_t)round + 50);
@@ -612,6 +763,9 @@ int main(void)
         cmocka_unit_test(many_workers),
         cmocka_unit_test(poll_uring),
         cmocka_unit_test(poll_aio),
+        cmocka_unit_test(a_driver_s_sleep_on_its_ring_wakes_for_its_eventfd),
+        cmocka_unit_test(a_driver_s_contexts_stay_its_own),
+        cmocka_unit_test(a_driver_s_sleep_counts_its_batch),
         cmocka_unit_test(short_uring),
         cmocka_unit_test(short_aio),
         cmocka_unit_test(second_uring),

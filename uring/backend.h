@@ -146,6 +146,13 @@ void l3_aio_ctx_free(l3_io_engine *e, l3_io_ctx *c);
 l3_status l3_uring_begin(l3_io_engine *e, l3_io_ctx *c);
 /* Signal eventfd `fd` (or none, -1) on each of the context's completions. */
 l3_status l3_uring_set_notify(l3_io_ctx *c, int fd, l3_error *err);
+/* Sleep on owned context c's ring (its owner thread) until half its
+ * batch's requests in flight are in (all, with wake_all), eventfd `fd` is
+ * written, or `until` (monotonic seconds) passes; at once when some have
+ * finished already. What came in is reported by the next step. */
+void l3_uring_wait_owned(l3_io_engine *e, l3_io_ctx *c, int fd, double until);
+/* Stop signalling the context's eventfd on its completions. */
+void l3_uring_quiet(l3_io_ctx *c);
 l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c);
 l3_status l3_aio_begin(l3_io_engine *e, l3_io_ctx *c);
 l3_status l3_aio_step(l3_io_engine *e, l3_io_ctx *c);

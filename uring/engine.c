@@ -46,10 +46,12 @@ static void ctx_free(l3_io_engine *e, l3_io_ctx *c)
     free(c->done);
 }
 
-static l3_status ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
+static l3_status ctx_init(l3_io_engine *e, l3_io_ctx *c, bool owned, l3_error *err)
 {
     memset(c, 0, sizeof *c);
     c->notify_fd = -1;
+    c->owned = owned;
+    c->owner = pthread_self();
     c->bounce_len = e->options.bounce_bytes;
     if (c->bounce_len && !(c->bounce = l3_aligned_alloc(4096, c->bounce_len, true)))
         return l3_fail(err, L3_ENOMEM, "allocating a %zu-byte bounce buffer", c->bounce_len);
@@ -64,6 +66,11 @@ static void engine_free(l3_io_engine *e)
     for (unsigned i = 0; i < e->num_ctxs; i++)
         ctx_free(e, &e->ctxs[i]);
     free(e->ctxs);
+    for (unsigned i = 0; i < e->num_owned; i++) {
+        if (e->owned[i])
+            ctx_free(e, e->owned[i]); /* (a thread that never forgot them: their files go as the rings do) */
+        free(e->owned[i]);
+    }
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->freed);
     free(e);
@@ -94,7 +101,7 @@ static l3_status engine_build(const l3_io_options *o, const int *fds, unsigned n
         return l3_fail(err, L3_ENOMEM, "allocating I/O contexts");
     }
     for (unsigned i = 0; i < o->contexts; i++) {
-        l3_status st = ctx_init(e, &e->ctxs[i], err);
+        l3_status st = ctx_init(e, &e->ctxs[i], false, err);
         if (st != L3_OK) {
             ctx_free(e, &e->ctxs[i]);
             engine_free(e);
@@ -224,19 +231,100 @@ l3_io_ctx *l3_io_acquire_within(l3_io_engine *e, double seconds)
 
 l3_io_ctx *l3_io_try_acquire(l3_io_engine *e) { return untagged(e, l3_io_try_acquire_for(e, -1)); }
 
+/* Whether owned context c is the calling thread's for eventfd fd. */
+static bool owned_by_me(const l3_io_ctx *c, int fd)
+{
+    return c && c->notify_fd == fd && pthread_equal(c->owner, pthread_self());
+}
+
 void l3_io_forget_notify(l3_io_engine *e, int fd)
 {
+    l3_io_ctx *gone[L3_IO_MAX_OWNED];
+    unsigned n = 0;
     pthread_mutex_lock(&e->mu);
     for (unsigned i = 0; i < e->num_ctxs; i++) {
         l3_io_ctx *c = &e->ctxs[i];
         if (c->notify_fd == fd && fd >= 0 && !c->in_use)
             (void)l3_io_set_notify(e, c, -1, NULL);
     }
+    for (unsigned i = 0; i < e->num_owned; i++) {
+        if (fd >= 0 && owned_by_me(e->owned[i], fd) && !e->owned[i]->in_use) {
+            gone[n++] = e->owned[i];
+            e->owned[i] = NULL;
+        }
+    }
     pthread_mutex_unlock(&e->mu);
+    for (unsigned i = 0; i < n; i++) { /* (on their owner's thread: their rings' files let go at once) */
+        ctx_free(e, gone[i]);
+        free(gone[i]);
+    }
+}
+
+/* Make the calling thread a context of its own for eventfd fd, in use;
+ * NULL when none can be had (no DEFER_TASKRUN, which turns owned contexts
+ * off: the pool serves the thread, its completions waking it each). */
+static l3_io_ctx *make_owned(l3_io_engine *e, int fd)
+{
+    l3_io_ctx *c = malloc(sizeof *c);
+    l3_error err = { 0 };
+    l3_status st = c ? ctx_init(e, c, true, &err) : L3_ENOMEM;
+    if (st != L3_OK) {
+        if (c)
+            ctx_free(e, c);
+        free(c);
+        if (st == L3_EUNSUPPORTED && !atomic_exchange(&e->owned_off, true))
+            l3_log("info", "%s: driving threads share the pool's rings", err.msg);
+        return NULL;
+    }
+    if (l3_uring_set_notify(c, fd, &err) != L3_OK) {
+        ctx_free(e, c);
+        free(c);
+        return NULL;
+    }
+    c->notify_fd = fd;
+    c->in_use = true;
+    pthread_mutex_lock(&e->mu);
+    unsigned k = 0;
+    while (k < e->num_owned && e->owned[k])
+        k++;
+    bool room = k < L3_IO_MAX_OWNED;
+    if (room) {
+        e->owned[k] = c;
+        e->num_owned += k == e->num_owned;
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (!room) {
+        ctx_free(e, c);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* A free context the calling thread owns for eventfd fd, in use; or one
+ * made for it; NULL when neither can be had. */
+static l3_io_ctx *take_owned(l3_io_engine *e, int fd)
+{
+    pthread_mutex_lock(&e->mu);
+    for (unsigned i = 0; i < e->num_owned; i++) {
+        l3_io_ctx *c = e->owned[i];
+        if (owned_by_me(c, fd) && !c->in_use) {
+            c->in_use = true;
+            pthread_mutex_unlock(&e->mu);
+            return c;
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    return make_owned(e, fd);
 }
 
 l3_io_ctx *l3_io_try_acquire_for(l3_io_engine *e, int notify_fd)
 {
+    if (notify_fd >= 0 && e->kind == L3_ENGINE_IO_URING && !atomic_load(&e->owned_off)) {
+        l3_io_ctx *c = take_owned(e, notify_fd);
+        if (c)
+            return c;
+    }
     pthread_mutex_lock(&e->mu);
     l3_io_ctx *got = take_free(e, notify_fd);
     pthread_mutex_unlock(&e->mu);
@@ -247,6 +335,7 @@ void l3_io_release(l3_io_engine *e, l3_io_ctx *c)
 {
     L3_ASSERT(!c->batch.open); /* its batch ended (l3_io_finish) */
     c->window_on = false;
+    c->wake_all = false;
     pthread_mutex_lock(&e->mu);
     c->in_use = false;
     pthread_cond_signal(&e->freed);
@@ -356,6 +445,7 @@ l3_status l3_io_start(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, 
             c->done[b->tail++] = (uint32_t)i; /* nothing to move: finished (res 0) */
     }
     c->gen++;
+    c->started = atomic_fetch_add(&e->starts, 1) + 1;
     b->deadline = l3_monotonic_seconds() + timeout;
     l3_status st = e->kind == L3_ENGINE_IO_URING ? l3_uring_begin(e, c) : l3_aio_begin(e, c);
     if (st != L3_OK)
@@ -405,6 +495,7 @@ double l3_io_wake_by(const l3_io_ctx *c)
 
 l3_status l3_io_set_notify(l3_io_engine *e, l3_io_ctx *c, int fd, l3_error *err)
 {
+    L3_ASSERT(!c->owned || fd == c->notify_fd); /* (signalling its owner's eventfd from its making on) */
     if (c->notify_fd == fd)
         return L3_OK;
     if (e->kind == L3_ENGINE_IO_URING) {
@@ -414,6 +505,51 @@ l3_status l3_io_set_notify(l3_io_engine *e, l3_io_ctx *c, int fd, l3_error *err)
     }
     c->notify_fd = fd;
     return L3_OK;
+}
+
+void l3_io_set_wake_all(l3_io_ctx *c) { c->wake_all = true; }
+
+/* The calling thread's owned context for fd whose batch, with requests in
+ * flight, started first (NULL: none); whether another has some too. Each
+ * of its contexts stops signalling fd: the thread sleeps on their rings
+ * from now on, and on fd only while none has I/O in flight. */
+static l3_io_ctx *oldest_owned(l3_io_engine *e, int fd, bool *others)
+{
+    l3_io_ctx *oldest = NULL;
+    *others = false;
+    pthread_mutex_lock(&e->mu);
+    for (unsigned i = 0; i < e->num_owned; i++) {
+        l3_io_ctx *c = e->owned[i];
+        if (!owned_by_me(c, fd))
+            continue;
+        l3_uring_quiet(c);
+        if (!c->in_use || !c->batch.open || !c->batch.inflight)
+            continue;
+        *others = *others || oldest;
+        if (!oldest || c->started < oldest->started)
+            oldest = c;
+    }
+    pthread_mutex_unlock(&e->mu);
+    return oldest;
+}
+
+bool l3_io_wait_owned(l3_io_engine *e, int fd, double until)
+{
+    if (e->kind != L3_ENGINE_IO_URING || fd < 0)
+        return false;
+    bool others;
+    l3_io_ctx *c = oldest_owned(e, fd, &others);
+    if (!c)
+        return false;
+    const l3_io_batch *b = &c->batch;
+    double by = l3_io_wait_until(b); /* (a held-back request's time, else the deadline) */
+    if (until <= 0 || until > by)
+        until = by;
+    double soon = l3_monotonic_seconds() + L3_IO_OTHERS_WAIT;
+    if (others && until > soon)
+        until = soon; /* (the others' completions are not counted: look at them now and then) */
+    l3_uring_wait_owned(e, c, fd, until);
+    return true;
 }
 
 l3_status l3_io_finish(l3_io_engine *e, l3_io_ctx *c, bool *retired, l3_error *err)

@@ -69,8 +69,31 @@ l3_io_ctx *l3_io_acquire_for(l3_io_engine *engine, int notify_fd);
 /* l3_io_acquire, waiting `seconds` at most: NULL when none was freed. */
 l3_io_ctx *l3_io_acquire_within(l3_io_engine *engine, double seconds);
 
-/* l3_io_acquire_for without waiting: NULL when all are in use. */
+/* A context for a thread that drives batches and sleeps on eventfd
+ * `notify_fd` (-1: l3_io_try_acquire), without waiting; NULL when none is
+ * free. On io_uring with DEFER_TASKRUN it is one the calling thread owns
+ * (made at its first need, up to L3_IO_MAX_OWNED in all), signalling
+ * `notify_fd`: its ring is that thread's alone, and its batches must be
+ * started, polled and finished there. Its completions are posted only
+ * when the thread polls, and signal `notify_fd` once for all those that
+ * came in since it last polled; a thread that sleeps in l3_io_wait_owned
+ * is woken once for many. Otherwise the pool's (l3_io_set_notify). */
 l3_io_ctx *l3_io_try_acquire_for(l3_io_engine *engine, int notify_fd);
+
+/* Sleep, as a driving thread between rounds, until its oldest batch on
+ * its own contexts for `notify_fd` (those with requests in flight) has
+ * half of them finished (all, after l3_io_set_wake_all), `notify_fd` is
+ * written by anything else, or `until` (monotonic seconds; 0: none)
+ * passes; at most L3_IO_OTHERS_WAIT seconds while other batches of its
+ * own are in flight, whose completions it does not count. False at once
+ * when it has none in flight: the thread then sleeps on `notify_fd`. */
+bool l3_io_wait_owned(l3_io_engine *engine, int notify_fd, double until);
+#define L3_IO_OTHERS_WAIT 0.005
+
+/* l3_io_wait_owned waits for all of the context's batch in flight, not
+ * half (a batch whose caller can do nothing before its end), until the
+ * context is released. */
+void l3_io_set_wake_all(l3_io_ctx *ctx);
 
 /* Take a free context without waiting, or NULL when all are in use. */
 l3_io_ctx *l3_io_try_acquire(l3_io_engine *engine);
@@ -119,10 +142,11 @@ l3_status l3_io_wait_some(l3_io_engine *engine, l3_io_ctx *ctx, size_t *done, si
  * batches: it submits what waits, takes what has finished (up to `max`
  * into done[0..*ndone), possibly none) and judges the deadline. Returns
  * the batch's outcome as l3_io_wait_some does; whether the batch goes on
- * is l3_io_batch_open. A thread that sleeps between polls sleeps on the
- * context's eventfd (l3_io_set_notify) until l3_io_wake_by at the latest.
- * An io_uring context's completions reach the thread that submitted its
- * requests: poll a batch from the thread that started it. */
+ * is l3_io_batch_open. A thread that sleeps between polls sleeps in
+ * l3_io_wait_owned, or on the context's eventfd (l3_io_set_notify), until
+ * l3_io_wake_by at the latest. An io_uring context's completions reach
+ * the thread that submitted its requests: poll a batch from the thread
+ * that started it. */
 l3_status l3_io_poll_some(l3_io_engine *engine, l3_io_ctx *ctx, size_t *done, size_t max, size_t *ndone,
                           bool *retired, l3_error *err);
 
@@ -143,11 +167,13 @@ bool l3_io_batch_open(const l3_io_ctx *ctx);
 double l3_io_wake_by(const l3_io_ctx *ctx);
 
 /* Have the context signal eventfd `fd` on every completion from its next
- * submission on (-1: none). The context keeps it until it is set again. */
+ * submission on (-1: none). The context keeps it until it is set again.
+ * An owned context (l3_io_try_acquire_for) signals none: nothing to do. */
 l3_status l3_io_set_notify(l3_io_engine *engine, l3_io_ctx *ctx, int fd, l3_error *err);
 
 /* No free context signals eventfd `fd` any more (its thread is done with
- * it: the descriptor may be closed and its number reused). */
+ * it: the descriptor may be closed and its number reused); the calling
+ * thread's own contexts for it are freed (call it from that thread). */
 void l3_io_forget_notify(l3_io_engine *engine, int fd);
 
 /* End the batch: wait for the rest of its requests without reporting

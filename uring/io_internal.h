@@ -45,8 +45,19 @@ typedef struct l3_io_batch {
     l3_error err;         /* the message of a status other than L3_OK */
 } l3_io_batch;
 
+#define L3_IO_MAX_OWNED 64 /* contexts owned by driving threads, in all */
+
 struct l3_io_ctx {
     bool in_use;
+    /* A context owned by the thread that drives its batches
+     * (l3_io_try_acquire_for): its ring is that thread's alone
+     * (IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN), so its completions wake
+     * nobody until the thread waits on the ring (l3_io_wait_owned). */
+    bool owned;
+    pthread_t owner;
+    bool link_armed;  /* a poll of notify_fd, linked to a timeout that ends a wait, is armed on the ring */
+    bool wake_all;    /* l3_io_wait_owned waits for all of its batch in flight, not half */
+    uint64_t started; /* the engine's count of batches started, at its batch's start */
     void *bounce;
     size_t bounce_len;
     uint32_t gen; /* batch generation, in each SQE's user_data */
@@ -90,6 +101,10 @@ struct l3_io_engine {
     pthread_cond_t freed;
     l3_io_ctx *ctxs;
     unsigned num_ctxs;
+    l3_io_ctx *owned[L3_IO_MAX_OWNED]; /* driving threads' own contexts (NULL: freed); under mu */
+    unsigned num_owned;
+    atomic_bool owned_off;             /* the kernel has no DEFER_TASKRUN: drivers use the pool */
+    atomic_ulong starts;               /* batches started (their order, for l3_io_wait_owned) */
     l3_io_region host[L3_IO_MAX_REGIONS]; /* the registered Host regions */
     unsigned nhost;
     uint64_t host_gen; /* bumped by every l3_io_engine_set_hosts */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
 
 #include "backend.h"
@@ -24,10 +25,20 @@ l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
 {
     /* Completions' task work runs when this thread next enters the kernel
      * (a submission, a wait, or a poll that sees IORING_SQ_TASKRUN), not
-     * by an interrupt of the thread in the middle of a checksum. */
-    int rc = ring_init(e, c, IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
-    if (rc == -EINVAL)
-        rc = ring_init(e, c, 0); /* (a kernel before 5.19) */
+     * by an interrupt of the thread in the middle of a checksum. An owned
+     * context's ring is its creating thread's alone, and its completions
+     * wait for that thread to ask for them: they wake it only once as many
+     * as it waits for are in (one wake for a batch, not one a request). */
+    int rc;
+    if (c->owned) {
+        rc = ring_init(e, c, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
+        if (rc == -EINVAL)
+            return l3_fail(err, L3_EUNSUPPORTED, "io_uring: no IORING_SETUP_DEFER_TASKRUN (a kernel before 6.1)");
+    } else {
+        rc = ring_init(e, c, IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
+        if (rc == -EINVAL)
+            rc = ring_init(e, c, 0); /* (a kernel before 5.19) */
+    }
     if (rc < 0)
         return l3_fail(err, rc == -ENOMEM ? L3_ENOMEM : L3_EUNSUPPORTED,
                        "io_uring_setup(%u entries): %s", e->depth, strerror(-rc));
@@ -218,6 +229,10 @@ static void prep_io(l3_io_engine *e, l3_io_ctx *c, struct io_uring_sqe *sqe, uin
 /* The index in a no-op's user data (with the batch's generation): never a
  * request's, and never liburing's own UINT64_MAX. */
 #define NOP_INDEX (UINT32_MAX - 1)
+/* The user data of an owned ring's poll of its thread's eventfd and of the
+ * timeout linked to it (l3_uring_wait_owned): no batch's. */
+#define WAKE_POLL ((uint64_t)UINT32_MAX << 32 | (UINT32_MAX - 2))
+#define WAKE_TIMEOUT ((uint64_t)UINT32_MAX << 32 | (UINT32_MAX - 3))
 
 /* Fill the SQ from the pending stack, up to the context's window; a request
  * held back by L3_FAULT_DELAY stops it until its time. */
@@ -296,6 +311,10 @@ static void reap(l3_io_engine *e, l3_io_ctx *c)
     {
         seen++;
         uint64_t ud = io_uring_cqe_get_data64(cqe);
+        if (ud == WAKE_TIMEOUT)
+            c->link_armed = false; /* (the last of the pair: the poll came first) */
+        if (ud == WAKE_POLL || ud == WAKE_TIMEOUT)
+            continue;
         if ((uint32_t)(ud >> 32) == c->gen && (uint32_t)ud == NOP_INDEX) {
             L3_ASSERT(b->nops > 0);
             b->nops--;
@@ -387,4 +406,53 @@ l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c)
     /* Finished requests to report: first send what they left to resubmit,
      * so that the device works while the caller looks at them. */
     return b->npending ? push(e, c) : L3_OK;
+}
+
+/* Arm, once, a poll of eventfd `fd` on the owned ring, linked to a timeout
+ * of no time: when `fd` is written the timeout fires, and a fired timeout
+ * ends a wait however few completions it has (a poll's completion alone
+ * would count as one). False when the SQ has no room for the pair. */
+static bool arm_wake(l3_io_ctx *c, int fd)
+{
+    static struct __kernel_timespec no_time = { 0, 0 };
+    if (c->link_armed)
+        return true;
+    if (io_uring_sq_space_left(&c->ring) < 2)
+        return false;
+    struct io_uring_sqe *poll = io_uring_get_sqe(&c->ring);
+    io_uring_prep_poll_add(poll, fd, POLLIN);
+    poll->flags |= IOSQE_IO_LINK;
+    io_uring_sqe_set_data64(poll, WAKE_POLL);
+    struct io_uring_sqe *tmo = io_uring_get_sqe(&c->ring);
+    io_uring_prep_timeout(tmo, &no_time, 0, 0);
+    io_uring_sqe_set_data64(tmo, WAKE_TIMEOUT);
+    c->link_armed = true;
+    return true;
+}
+
+void l3_uring_wait_owned(l3_io_engine *e, l3_io_ctx *c, int fd, double until)
+{
+    L3_ASSERT(c->owned);
+    l3_io_batch *b = &c->batch;
+    if (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN) {
+        io_uring_get_events(&c->ring); /* (what came in since the round, a fired wake pair too) */
+        reap(e, c);
+    }
+    if (b->head != b->tail || !b->inflight)
+        return; /* something to report already */
+    unsigned nr = (unsigned)(c->wake_all ? b->inflight : (b->inflight + 1) / 2);
+    if (!arm_wake(c, fd) && until > l3_monotonic_seconds() + 1e-3)
+        until = l3_monotonic_seconds() + 1e-3; /* (no room to be woken: look again soon) */
+    double left = until - l3_monotonic_seconds();
+    if (left <= 0)
+        return;
+    struct __kernel_timespec ts = { .tv_sec = (long long)left, .tv_nsec = (long long)((left - floor(left)) * 1e9) };
+    struct io_uring_cqe *cqe;
+    (void)io_uring_submit_and_wait_timeout(&c->ring, &cqe, nr, &ts, NULL); /* (the round reaps and judges) */
+}
+
+void l3_uring_quiet(l3_io_ctx *c)
+{
+    if (c->ring_ready)
+        (void)io_uring_cq_eventfd_toggle(&c->ring, false); /* (a kernel without the flag: it signals) */
 }

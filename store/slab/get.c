@@ -275,7 +275,7 @@ static void wave_begin(l3_store_job *j, l3_io_ctx *ctx)
     for (size_t i = 0; i < m; i++)
         w->keys[i].id = l3_key_identity(j->keys[j->base + i], strlen(j->keys[j->base + i]));
     j->ctx = ctx;
-    if (j->notify_fd >= 0)
+    if (j->notify_fd >= 0) /* (its driver wakes for half a wave: keys are checked as they land) */
         j->rc = l3_io_set_notify(s->engine, j->ctx, j->notify_fd, &j->err);
     plan_wave(s, w, j->base, m, j->ranges, l3_io_bounce(j->ctx, NULL), j->res);
     int r = build_reads(s, w);
@@ -516,6 +516,11 @@ l3_status l3_slab_get_end(l3_store_job *j, l3_error *err)
 void l3_slab_forget_notify(l3_store *st, int notify_fd)
 {
     l3_io_forget_notify(((l3_slabstore *)st)->engine, notify_fd);
+}
+
+bool l3_slab_driver_wait(l3_store *st, int notify_fd, double until)
+{
+    return l3_io_wait_owned(((l3_slabstore *)st)->engine, notify_fd, until);
 }
 
 l3_status l3_slab_get(l3_store *st, const char *const *keys, size_t n, l3_host_buffer host,

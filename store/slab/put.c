@@ -612,8 +612,10 @@ static bool wave_context(l3_store_put_job *j, bool block)
     }
     if (!j->ctx)
         return false;
-    if (j->notify_fd >= 0)
+    if (j->notify_fd >= 0) {
         j->rc = l3_io_set_notify(s->engine, j->ctx, j->notify_fd, &j->err);
+        l3_io_set_wake_all(j->ctx); /* (a wave is published whole: its driver need not wake before) */
+    }
     int r = plan_writes(s, j->w, j->keys, j->host, j->ranges, l3_io_bounce(j->ctx, NULL));
     j->r = r < 0 ? 0 : (size_t)r;
     j->sent = 0;
