@@ -141,18 +141,25 @@ void *l3_exec_driver(void *arg)
     int kind = ((worker_arg *)arg)->kind;
     driver d = { .e = e, .kind = kind, .fd = e->drive_fd[kind],
                  .cap = kind == KIND_GET ? e->config.read_workers : e->config.write_workers };
-    if (!(d.a = calloc(d.cap, sizeof *d.a))) {
+    if ((d.a = calloc(d.cap, sizeof *d.a)) && e->store->ops->driver_start)
+        e->store->ops->driver_start(e->store, d.fd, d.cap); /* (its rings made now, not by its first gets) */
+    pthread_mutex_lock(&e->mu);
+    e->drivers_preparing--;
+    pthread_cond_broadcast(&e->exited); /* (start waits for its drivers) */
+    if (!d.a) {
+        pthread_mutex_unlock(&e->mu);
         l3_log("warning", "out of memory for the %s driver's slots: they run one at a time on its thread",
                l3_exec_kind_names[kind]);
         return l3_exec_worker(arg);
     }
-    pthread_mutex_lock(&e->mu);
     for (;;) {
         size_t taken = take_ops(&d);
         if (d.n == 0 && e->stopping) {
             free(d.a);
+            pthread_mutex_unlock(&e->mu); /* (stopping: nothing is taken meanwhile, close waits for the exit) */
             if (e->store->ops->forget_notify)
-                e->store->ops->forget_notify(e->store, d.fd); /* (the lock held: a store call that does no I/O) */
+                e->store->ops->forget_notify(e->store, d.fd); /* (it may free this thread's rings) */
+            pthread_mutex_lock(&e->mu);
             l3_exec_worker_exit(e);
             return NULL;
         }

@@ -82,7 +82,7 @@ struct l3_executor {
     pthread_cond_t work[NUM_KINDS]; /* per kind: a job was queued, or shutdown began */
     int drive_fd[NUM_KINDS];        /* per kind: its driver's eventfd (driver.h), or -1: it runs on workers */
     atomic_bool driver_asleep[NUM_KINDS]; /* that driver sleeps on its eventfd: a queued job, or shutdown, writes it */
-    pthread_cond_t exited;          /* a worker exited */
+    pthread_cond_t exited;          /* a worker exited, or a driver made its rings ready */
     pthread_cond_t finished;        /* a completion was queued for poll */
     size_t waiters;                 /* threads in l3_executor_wait */
     bool wake_waiters;              /* a finish for them: woken when the lock is released */
@@ -97,6 +97,7 @@ struct l3_executor {
     bool unsafe_io;
     uint64_t last_submitted;
     size_t running_workers;
+    size_t drivers_preparing; /* drivers still making their rings ready: start waits for them */
 
     pthread_mutex_t prefix_mu;
     char prefix[L3_KEY_PREFIX_LEN + 1];

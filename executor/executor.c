@@ -227,19 +227,25 @@ l3_status l3_executor_start_regions(l3_store *store, const l3_host_buffer *regio
         return l3_fail(err, L3_ENOMEM, "allocating the executor");
     }
     const size_t counts[NUM_KINDS] = { config->query_workers, readers, writers };
+    l3_error rerr; /* (before the drivers start: they register it on their rings as they do) */
+    if (l3_store_register_hosts(store, regions, n, &rerr) != L3_OK)
+        l3_log("warning", "registering the Host pool with the store: %s", rerr.msg);
     e->running_workers = workers;
+    e->drivers_preparing = (e->drive_fd[KIND_GET] >= 0) + (e->drive_fd[KIND_PUT] >= 0);
     int rc = spawn(e, counts);
     if (rc != 0) {
         pthread_mutex_lock(&e->mu);
         e->running_workers = e->num_threads;
         pthread_mutex_unlock(&e->mu);
         stop_and_join(e);
+        l3_store_register_hosts(store, NULL, 0, NULL);
         executor_free_parts(e);
         return l3_fail(err, L3_ENOMEM, "spawning an L3 worker: %s", strerror(rc));
     }
-    l3_error rerr;
-    if (l3_store_register_hosts(store, regions, n, &rerr) != L3_OK)
-        l3_log("warning", "registering the Host pool with the store: %s", rerr.msg);
+    pthread_mutex_lock(&e->mu); /* (its first operations then pay for no ring's making) */
+    while (e->drivers_preparing > 0)
+        pthread_cond_wait(&e->exited, &e->mu);
+    pthread_mutex_unlock(&e->mu);
     *out = e;
     return L3_OK;
 }

@@ -129,8 +129,8 @@ typedef struct l3_store_ops {
      * one thread that drives many batches from submission to verified
      * completion. get_begin checks the batch and makes its job, whose
      * reads signal eventfd `notify_fd` (or -1) as they finish (at least
-     * once for those that finish between two polls; while the caller
-     * sleeps in driver_wait, not at all); its
+     * once for those that finish between two polls; once the caller
+     * has slept in driver_wait, not at all); its
      * arguments stay put until get_end. It fails only when it cannot make
      * the job (nothing then to end). get_poll never sleeps: it looks keys
      * up and submits their reads, takes the reads that finished, verifies
@@ -160,12 +160,17 @@ typedef struct l3_store_ops {
     void (*forget_notify)(l3_store *store, int notify_fd);
     /* Optional: for the thread that begins and polls jobs with
      * `notify_fd`, a sleep between its rounds that wakes once for many of
-     * its jobs' completions, not once each: until much of its oldest
-     * job's I/O in flight has finished, `notify_fd` is written by anything
-     * else (a new operation queued), or `until` (monotonic seconds; 0:
-     * none). False at once when its jobs have no I/O in flight on which to
-     * sleep: the caller sleeps on `notify_fd` itself. */
+     * its jobs' completions, not once each: until much of one job's I/O
+     * in flight has finished, `notify_fd` is written by anything else (a
+     * new operation queued), or `until` (monotonic seconds; 0: none).
+     * False at once when its jobs have no I/O in flight on which to sleep:
+     * the caller sleeps on `notify_fd` itself. */
     bool (*driver_wait)(l3_store *store, int notify_fd, double until);
+    /* Optional: the thread that will begin and poll up to `ops` jobs at
+     * once with `notify_fd` makes ready what they will use (the slab
+     * store: rings of its own, the Host regions registered on them), so
+     * that its first jobs do not pay for it. */
+    void (*driver_start)(l3_store *store, int notify_fd, size_t ops);
 } l3_store_ops;
 
 /* The most ranges one object may have. The slab store's on-disk segment

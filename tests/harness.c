@@ -344,6 +344,12 @@ static bool b_driver_wait(l3_store *s, int notify_fd, double until)
     return in->ops->driver_wait(in, notify_fd, until);
 }
 
+static void b_driver_start(l3_store *s, int notify_fd, size_t ops)
+{
+    l3_store *in = ((borrowed *)s)->inner;
+    in->ops->driver_start(in, notify_fd, ops);
+}
+
 static const l3_store_ops borrowed_ops = {
     .batch_exists = b_exists, .batch_get_into = b_get, .batch_put_from = b_put,
     .remove_by_prefix = b_remove, .close = b_close, .failures_retire = b_retire,
@@ -368,6 +374,8 @@ l3_store *borrowed_store(l3_store *inner)
         b->ops.forget_notify = b_forget_notify;
     if (inner->ops->driver_wait)
         b->ops.driver_wait = b_driver_wait;
+    if (inner->ops->driver_start)
+        b->ops.driver_start = b_driver_start;
     b->base.ops = &b->ops;
     b->inner = inner;
     return &b->base;

@@ -26,6 +26,7 @@
 #include "harness.h"
 #include "l3_slabstore.h"
 #include "engine.h"
+#include "io_internal.h"
 #include "gate.h"
 #include "slab.h"
 #include "slabstore.h"
@@ -365,8 +366,9 @@ static void end_writes(l3_io_engine *e, l3_io_ctx *ctx, bool stalled)
  * on its eventfd, while its batch is in flight (false at once with none),
  * and wakes when the eventfd is written (a new operation queued), not
  * before: also after the wake armed by an earlier sleep fired into the
- * idle ring (left there, it ended the next sleep at once, and the one
- * after that had no wake armed). */
+ * idle ring (it ends the next sleep at once, and must leave the one after
+ * that with a wake armed). A context whose I/O never retired is not freed
+ * when its thread forgets the eventfd. */
 static void a_driver_s_sleep_on_its_ring_wakes_for_its_eventfd(void **state)
 {
     (void)state;
@@ -378,22 +380,32 @@ static void a_driver_s_sleep_on_its_ring_wakes_for_its_eventfd(void **state)
     l3_io_req reqs[4];
     l3_io_ctx *ctx = l3_io_try_acquire_for(e, efd);
     assert_non_null(ctx);
+    assert_true(ctx->owned);
     assert_false(l3_io_wait_owned(e, efd, l3_monotonic_seconds() + 5)); /* nothing in flight */
     start_writes(e, ctx, reqs, buf, 1, 0, 10);
     assert_true(owned_sleep(e, efd, 5) < 2); /* it lands */
     end_writes(e, ctx, false);
-    (void)eventfd_write(efd, 1); /* the wake armed on the ring fires, nobody asleep */
+    start_writes(e, ctx, reqs, buf, 4, 4, 1.5); /* (it waits for 2: only the wake can end it early) */
+    double slept = owned_sleep(e, efd, 0.05); /* (its wake armed) */
+    assert_true(slept >= 0.04);
+    (void)eventfd_write(efd, 1); /* the wake fires, nobody asleep */
     eventfd_t v;
     (void)eventfd_read(efd, &v);
-    start_writes(e, ctx, reqs, buf, 1, 1, 1.5);
+    assert_true(owned_sleep(e, efd, 1) < 0.04); /* at once: the wake that fired is reported, a round first */
     pthread_t t;
     pthread_create(&t, NULL, signal_later, &efd);
-    double slept = owned_sleep(e, efd, 5);
-    assert_true(slept >= 0.04 && slept < 1); /* woken by the eventfd: not before, not by the 5 s */
+    double t0 = l3_monotonic_seconds();
+    while (l3_monotonic_seconds() - t0 < 0.045)
+        (void)owned_sleep(e, efd, 1); /* (the fired wake's timeout may still end one early) */
+    assert_true(l3_monotonic_seconds() - t0 < 0.5); /* woken by the eventfd, not by its time */
     pthread_join(t, NULL);
     end_writes(e, ctx, true);
     l3_io_release(e, ctx);
     l3_io_forget_notify(e, efd);
+    bool kept = false; /* its writes never retired: the kernel may still write its memory */
+    for (unsigned i = 0; i < e->num_owned; i++)
+        kept = kept || e->owned[i] == ctx;
+    assert_true(kept);
     l3_io_engine_close(e);
     close(efd);
     close(fd);
@@ -430,19 +442,58 @@ static void a_driver_s_contexts_stay_its_own(void **state)
     assert_ptr_equal(l3_io_try_acquire_for(e, efd), mine);
     l3_io_release(e, mine);
     l3_io_release(e, theirs);
+    l3_io_forget_notify(e, efd); /* mine is freed, theirs (another thread's) kept */
+    unsigned left = 0;
+    for (unsigned i = 0; i < e->num_owned; i++)
+        left += e->owned[i] != NULL;
+    assert_int_equal(left, 1);
     l3_io_engine_close(e);
     close(efd);
     close(fd);
     unlink(path);
 }
 
-/* The sleep waits for half of the oldest batch in flight, or, after
- * l3_io_set_wake_all, for all of it: of four writes two never land, so
- * the first sleep ends as the other two do, the second only at its time. */
+/* A driver's rings made ready as it starts (l3_io_own): as many as asked,
+ * its own, the Host regions already seen by each (their registration
+ * done, not left to the first batch), and the first acquire takes one. */
+static void a_driver_s_rings_are_made_ready_as_it_starts(void **state)
+{
+    (void)state;
+    char path[512];
+    int fd;
+    l3_io_engine *e = engine_on_file(L3_ENGINE_IO_URING, "ready", 1, path, &fd);
+    uint8_t *pool = aligned_pool(1 << 20);
+    l3_io_engine_set_hosts(e, &(l3_io_region){ pool, 1 << 20 }, 1);
+    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    l3_io_own(e, efd, 3);
+    assert_int_equal(e->num_owned, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        assert_false(e->owned[i]->in_use);
+        assert_int_equal(e->owned[i]->host_gen, e->host_gen); /* (registered, as the options say: here not) */
+    }
+    l3_io_ctx *c = l3_io_try_acquire_for(e, efd);
+    assert_true(c == e->owned[0] || c == e->owned[1] || c == e->owned[2]);
+    l3_io_release(e, c);
+    l3_io_forget_notify(e, efd);
+    l3_io_engine_close(e);
+    close(efd);
+    close(fd);
+    unlink(path);
+    free(pool);
+}
+
+/* The sleep waits for half of its batch in flight, or, after
+ * l3_io_set_wake_all, for all of it: of four writes, with two that never
+ * land it ends as the other two do, with three only at its time; with two,
+ * waiting for all, only at its time too. */
 static void a_driver_s_sleep_counts_its_batch(void **state)
 {
     (void)state;
-    for (int all = 0; all < 2; all++) {
+    static const struct { size_t stalled; bool all, early; } cases[] = {
+        { 2, false, true }, { 3, false, false }, { 2, true, false } };
+    for (size_t k = 0; k < 3; k++) {
+        size_t stalled = cases[k].stalled;
+        bool all = cases[k].all;
         char path[512];
         int fd;
         l3_io_engine *e = engine_on_file(L3_ENGINE_IO_URING, "count", 1, path, &fd);
@@ -452,12 +503,12 @@ static void a_driver_s_sleep_counts_its_batch(void **state)
         l3_io_ctx *ctx = l3_io_try_acquire_for(e, efd);
         if (all)
             l3_io_set_wake_all(ctx);
-        start_writes(e, ctx, reqs, buf, 4, 2, 1.5);
+        start_writes(e, ctx, reqs, buf, 4, stalled, 1.5);
         double slept = owned_sleep(e, efd, 0.4);
-        if (all)
-            assert_true(slept >= 0.35);
-        else
+        if (cases[k].early)
             assert_true(slept < 0.35);
+        else
+            assert_true(slept >= 0.35);
         end_writes(e, ctx, true);
         l3_io_release(e, ctx);
         l3_io_forget_notify(e, efd);
@@ -766,6 +817,7 @@ int main(void)
         cmocka_unit_test(a_driver_s_sleep_on_its_ring_wakes_for_its_eventfd),
         cmocka_unit_test(a_driver_s_contexts_stay_its_own),
         cmocka_unit_test(a_driver_s_sleep_counts_its_batch),
+        cmocka_unit_test(a_driver_s_rings_are_made_ready_as_it_starts),
         cmocka_unit_test(short_uring),
         cmocka_unit_test(short_aio),
         cmocka_unit_test(second_uring),

@@ -144,8 +144,18 @@ void l3_aio_ctx_free(l3_io_engine *e, l3_io_ctx *c);
  * error that ends the batch (its message in c->batch.err, and
  * c->batch.retired false when some I/O may still be in flight). */
 l3_status l3_uring_begin(l3_io_engine *e, l3_io_ctx *c);
+/* Register the engine's Host regions on the context's ring now, not at its
+ * next begin. */
+void l3_uring_prepare(l3_io_engine *e, l3_io_ctx *c);
 /* Signal eventfd `fd` (or none, -1) on each of the context's completions. */
 l3_status l3_uring_set_notify(l3_io_ctx *c, int fd, l3_error *err);
+/* How many completions a sleep on owned context c waits for: half its
+ * batch in flight (all, with wake_all). */
+static inline size_t l3_io_wake_count(const l3_io_ctx *c)
+{
+    return c->wake_all ? c->batch.inflight : (c->batch.inflight + 1) / 2;
+}
+
 /* Sleep on owned context c's ring (its owner thread) until half its
  * batch's requests in flight are in (all, with wake_all), eventfd `fd` is
  * written, or `until` (monotonic seconds) passes; at once when some have

@@ -35,6 +35,9 @@ bool l3_engine_parse(const char *text, l3_engine_kind *kind)
     return true;
 }
 
+/* An owned slot taken while its context is being made (never matches). */
+static l3_io_ctx reserved_slot = { .notify_fd = -3 };
+
 static void ctx_free(l3_io_engine *e, l3_io_ctx *c)
 {
     if (e->kind == L3_ENGINE_IO_URING)
@@ -52,6 +55,7 @@ static l3_status ctx_init(l3_io_engine *e, l3_io_ctx *c, bool owned, l3_error *e
     c->notify_fd = -1;
     c->owned = owned;
     c->owner = pthread_self();
+    c->batch.retired = true; /* (nothing ever in flight) */
     c->bounce_len = e->options.bounce_bytes;
     if (c->bounce_len && !(c->bounce = l3_aligned_alloc(4096, c->bounce_len, true)))
         return l3_fail(err, L3_ENOMEM, "allocating a %zu-byte bounce buffer", c->bounce_len);
@@ -67,9 +71,12 @@ static void engine_free(l3_io_engine *e)
         ctx_free(e, &e->ctxs[i]);
     free(e->ctxs);
     for (unsigned i = 0; i < e->num_owned; i++) {
-        if (e->owned[i])
-            ctx_free(e, e->owned[i]); /* (a thread that never forgot them: their files go as the rings do) */
-        free(e->owned[i]);
+        /* A thread that never forgot them: unregistering from here is
+         * refused (SINGLE_ISSUER), their files let go as the rings end. */
+        if (e->owned[i] && e->owned[i] != &reserved_slot) {
+            ctx_free(e, e->owned[i]);
+            free(e->owned[i]);
+        }
     }
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->freed);
@@ -241,17 +248,23 @@ void l3_io_forget_notify(l3_io_engine *e, int fd)
 {
     l3_io_ctx *gone[L3_IO_MAX_OWNED];
     unsigned n = 0;
+    bool broken = atomic_load(&e->broken);
     pthread_mutex_lock(&e->mu);
     for (unsigned i = 0; i < e->num_ctxs; i++) {
         l3_io_ctx *c = &e->ctxs[i];
-        if (c->notify_fd == fd && fd >= 0 && !c->in_use)
+        if (!c->in_use && fd >= 0 && c->notify_fd == fd)
             (void)l3_io_set_notify(e, c, -1, NULL);
     }
     for (unsigned i = 0; i < e->num_owned; i++) {
-        if (fd >= 0 && owned_by_me(e->owned[i], fd) && !e->owned[i]->in_use) {
-            gone[n++] = e->owned[i];
-            e->owned[i] = NULL;
+        l3_io_ctx *c = e->owned[i];
+        if (fd < 0 || !owned_by_me(c, fd) || c->in_use)
+            continue;
+        if (broken || !c->batch.retired) {
+            c->notify_fd = -2; /* its I/O may still land in its memory: kept, as a broken engine is */
+            continue;
         }
+        gone[n++] = c;
+        e->owned[i] = NULL;
     }
     pthread_mutex_unlock(&e->mu);
     for (unsigned i = 0; i < n; i++) { /* (on their owner's thread: their rings' files let go at once) */
@@ -260,44 +273,44 @@ void l3_io_forget_notify(l3_io_engine *e, int fd)
     }
 }
 
-/* Make the calling thread a context of its own for eventfd fd, in use;
- * NULL when none can be had (no DEFER_TASKRUN, which turns owned contexts
- * off: the pool serves the thread, its completions waking it each). */
-static l3_io_ctx *make_owned(l3_io_engine *e, int fd)
+/* Reserve a slot for an owned context (e->mu held); its index, or -1. */
+static int reserve_owned(l3_io_engine *e)
+{
+    unsigned k = 0;
+    while (k < e->num_owned && e->owned[k])
+        k++;
+    if (k == L3_IO_MAX_OWNED)
+        return -1;
+    e->owned[k] = &reserved_slot;
+    e->num_owned += k == e->num_owned;
+    return (int)k;
+}
+
+/* Make the calling thread a context of its own for eventfd fd in slot k,
+ * in use; NULL when none can be had, which turns owned contexts off (no
+ * DEFER_TASKRUN, a kernel before 6.1, or no memory for a ring): the pool
+ * serves the thread, its completions waking it each. */
+static l3_io_ctx *make_owned(l3_io_engine *e, int fd, int k)
 {
     l3_io_ctx *c = malloc(sizeof *c);
     l3_error err = { 0 };
-    l3_status st = c ? ctx_init(e, c, true, &err) : L3_ENOMEM;
+    l3_status st = c ? ctx_init(e, c, true, &err) : l3_fail(&err, L3_ENOMEM, "allocating an I/O context");
+    if (st == L3_OK)
+        st = l3_uring_set_notify(c, fd, &err);
     if (st != L3_OK) {
         if (c)
             ctx_free(e, c);
         free(c);
-        if (st == L3_EUNSUPPORTED && !atomic_exchange(&e->owned_off, true))
+        c = NULL;
+        if (!atomic_exchange(&e->owned_off, true))
             l3_log("info", "%s: driving threads share the pool's rings", err.msg);
-        return NULL;
+    } else {
+        c->notify_fd = fd;
+        c->in_use = true;
     }
-    if (l3_uring_set_notify(c, fd, &err) != L3_OK) {
-        ctx_free(e, c);
-        free(c);
-        return NULL;
-    }
-    c->notify_fd = fd;
-    c->in_use = true;
     pthread_mutex_lock(&e->mu);
-    unsigned k = 0;
-    while (k < e->num_owned && e->owned[k])
-        k++;
-    bool room = k < L3_IO_MAX_OWNED;
-    if (room) {
-        e->owned[k] = c;
-        e->num_owned += k == e->num_owned;
-    }
+    e->owned[k] = c;
     pthread_mutex_unlock(&e->mu);
-    if (!room) {
-        ctx_free(e, c);
-        free(c);
-        return NULL;
-    }
     return c;
 }
 
@@ -314,8 +327,21 @@ static l3_io_ctx *take_owned(l3_io_engine *e, int fd)
             return c;
         }
     }
+    int k = reserve_owned(e);
     pthread_mutex_unlock(&e->mu);
-    return make_owned(e, fd);
+    return k < 0 ? NULL : make_owned(e, fd, k);
+}
+
+void l3_io_own(l3_io_engine *e, int fd, size_t n)
+{
+    l3_io_ctx *made[L3_IO_MAX_OWNED];
+    unsigned k = 0;
+    if (fd < 0 || e->kind != L3_ENGINE_IO_URING)
+        return;
+    while (k < n && k < L3_IO_MAX_OWNED && !atomic_load(&e->owned_off) && (made[k] = take_owned(e, fd)))
+        l3_uring_prepare(e, made[k++]);
+    for (unsigned i = 0; i < k; i++)
+        l3_io_release(e, made[i]);
 }
 
 l3_io_ctx *l3_io_try_acquire_for(l3_io_engine *e, int notify_fd)
@@ -446,6 +472,8 @@ l3_status l3_io_start(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, 
     }
     c->gen++;
     c->started = atomic_fetch_add(&e->starts, 1) + 1;
+    for (size_t i = 0; i < n; i++)
+        b->bytes += reqs[i].len;
     b->deadline = l3_monotonic_seconds() + timeout;
     l3_status st = e->kind == L3_ENGINE_IO_URING ? l3_uring_begin(e, c) : l3_aio_begin(e, c);
     if (st != L3_OK)
@@ -509,13 +537,16 @@ l3_status l3_io_set_notify(l3_io_engine *e, l3_io_ctx *c, int fd, l3_error *err)
 
 void l3_io_set_wake_all(l3_io_ctx *c) { c->wake_all = true; }
 
-/* The calling thread's owned context for fd whose batch, with requests in
- * flight, started first (NULL: none); whether another has some too. Each
- * of its contexts stops signalling fd: the thread sleeps on their rings
- * from now on, and on fd only while none has I/O in flight. */
-static l3_io_ctx *oldest_owned(l3_io_engine *e, int fd, bool *others)
+/* The calling thread's owned context for fd, with requests in flight, whose
+ * batch should reach its wake count first: the fewest bytes to wait for (as
+ * many of its requests, of their mean length), the oldest of equals; NULL
+ * when none has any; whether another has some too. Each of its contexts stops signalling fd: the thread
+ * sleeps on their rings from now on, and on fd only while none has I/O in
+ * flight. */
+static l3_io_ctx *soonest_owned(l3_io_engine *e, int fd, bool *others)
 {
-    l3_io_ctx *oldest = NULL;
+    l3_io_ctx *best = NULL;
+    double best_bytes = 0;
     *others = false;
     pthread_mutex_lock(&e->mu);
     for (unsigned i = 0; i < e->num_owned; i++) {
@@ -525,12 +556,15 @@ static l3_io_ctx *oldest_owned(l3_io_engine *e, int fd, bool *others)
         l3_uring_quiet(c);
         if (!c->in_use || !c->batch.open || !c->batch.inflight)
             continue;
-        *others = *others || oldest;
-        if (!oldest || c->started < oldest->started)
-            oldest = c;
+        double bytes = (double)l3_io_wake_count(c) * (double)c->batch.bytes / (double)c->batch.n;
+        *others = *others || best;
+        if (!best || bytes < best_bytes || (bytes == best_bytes && c->started < best->started)) {
+            best = c;
+            best_bytes = bytes;
+        }
     }
     pthread_mutex_unlock(&e->mu);
-    return oldest;
+    return best;
 }
 
 bool l3_io_wait_owned(l3_io_engine *e, int fd, double until)
@@ -538,16 +572,15 @@ bool l3_io_wait_owned(l3_io_engine *e, int fd, double until)
     if (e->kind != L3_ENGINE_IO_URING || fd < 0)
         return false;
     bool others;
-    l3_io_ctx *c = oldest_owned(e, fd, &others);
+    l3_io_ctx *c = soonest_owned(e, fd, &others);
     if (!c)
         return false;
-    const l3_io_batch *b = &c->batch;
-    double by = l3_io_wait_until(b); /* (a held-back request's time, else the deadline) */
+    double by = l3_io_wait_until(&c->batch); /* (a held-back request's time, else the deadline) */
     if (until <= 0 || until > by)
         until = by;
-    double soon = l3_monotonic_seconds() + L3_IO_OTHERS_WAIT;
-    if (others && until > soon)
-        until = soon; /* (the others' completions are not counted: look at them now and then) */
+    double most = l3_monotonic_seconds() + L3_IO_OTHERS_WAIT;
+    if (others && until > most)
+        until = most; /* (the other batches' completions are not counted: look at them now and then) */
     l3_uring_wait_owned(e, c, fd, until);
     return true;
 }

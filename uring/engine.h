@@ -80,15 +80,24 @@ l3_io_ctx *l3_io_acquire_within(l3_io_engine *engine, double seconds);
  * is woken once for many. Otherwise the pool's (l3_io_set_notify). */
 l3_io_ctx *l3_io_try_acquire_for(l3_io_engine *engine, int notify_fd);
 
-/* Sleep, as a driving thread between rounds, until its oldest batch on
- * its own contexts for `notify_fd` (those with requests in flight) has
- * half of them finished (all, after l3_io_set_wake_all), `notify_fd` is
- * written by anything else, or `until` (monotonic seconds; 0: none)
- * passes; at most L3_IO_OTHERS_WAIT seconds while other batches of its
- * own are in flight, whose completions it does not count. False at once
- * when it has none in flight: the thread then sleeps on `notify_fd`. */
+/* Make `n` contexts of the calling thread's own for `notify_fd` ready (as
+ * l3_io_try_acquire_for would make them, with the Host regions registered
+ * now), so that its first batches do not pay for them; nothing on libaio
+ * or without DEFER_TASKRUN. */
+void l3_io_own(l3_io_engine *engine, int notify_fd, size_t n);
+
+/* Sleep, as a driving thread between rounds, on one of its own contexts
+ * for `notify_fd` with requests in flight: the one whose batch should first
+ * have half of them finished (all, after l3_io_set_wake_all), by the bytes
+ * that takes; until they have, `notify_fd` is written, or `until`
+ * (monotonic seconds; 0: none) passes: at most L3_IO_OTHERS_WAIT seconds
+ * while its other contexts have I/O in flight too, whose completions it
+ * does not count. At once when some have finished already, or when
+ * `notify_fd` was written since the last sleep. From its first call the
+ * thread's own contexts no longer signal `notify_fd`. False at once when
+ * none has I/O in flight: the thread then sleeps on `notify_fd`. */
 bool l3_io_wait_owned(l3_io_engine *engine, int notify_fd, double until);
-#define L3_IO_OTHERS_WAIT 0.005
+#define L3_IO_OTHERS_WAIT 0.05
 
 /* l3_io_wait_owned waits for all of the context's batch in flight, not
  * half (a batch whose caller can do nothing before its end), until the
@@ -168,7 +177,8 @@ double l3_io_wake_by(const l3_io_ctx *ctx);
 
 /* Have the context signal eventfd `fd` on every completion from its next
  * submission on (-1: none). The context keeps it until it is set again.
- * An owned context (l3_io_try_acquire_for) signals none: nothing to do. */
+ * An owned context (l3_io_try_acquire_for) signals its owner's from its
+ * making: nothing to do. */
 l3_status l3_io_set_notify(l3_io_engine *engine, l3_io_ctx *ctx, int fd, l3_error *err);
 
 /* No free context signals eventfd `fd` any more (its thread is done with

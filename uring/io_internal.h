@@ -26,6 +26,7 @@
 typedef struct l3_io_batch {
     l3_io_req *reqs;
     size_t n;
+    size_t bytes;         /* the requests' lengths, summed */
     double deadline;      /* monotonic seconds: reaped by then, or unretired */
     size_t npending;      /* requests to (re)submit: the context's pending stack */
     size_t inflight;      /* submitted, not yet reaped */
@@ -56,6 +57,7 @@ struct l3_io_ctx {
     bool owned;
     pthread_t owner;
     bool link_armed;  /* a poll of notify_fd, linked to a timeout that ends a wait, is armed on the ring */
+    bool woken;       /* that poll completed since the last l3_io_wait_owned: notify_fd was written */
     bool wake_all;    /* l3_io_wait_owned waits for all of its batch in flight, not half */
     uint64_t started; /* the engine's count of batches started, at its batch's start */
     void *bounce;

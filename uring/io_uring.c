@@ -64,7 +64,8 @@ void l3_uring_ctx_free(l3_io_engine *e, l3_io_ctx *c)
     if (c->ring_ready) {
         /* Unregistering waits for the kernel to drop its references, so
          * the file (and its lock) is released when this returns; the ring
-         * teardown after queue_exit is asynchronous. */
+         * teardown after queue_exit is asynchronous. (An owned ring's
+         * other threads are refused: theirs go with the teardown.) */
         if (c->file_registered)
             io_uring_unregister_files(&c->ring);
         if (c->buffers_registered)
@@ -311,8 +312,10 @@ static void reap(l3_io_engine *e, l3_io_ctx *c)
     {
         seen++;
         uint64_t ud = io_uring_cqe_get_data64(cqe);
-        if (ud == WAKE_TIMEOUT)
-            c->link_armed = false; /* (the last of the pair: the poll came first) */
+        if (ud == WAKE_POLL) {
+            c->link_armed = false; /* (its timeout follows: a stray one ends some wait early, no harm) */
+            c->woken = true;
+        }
         if (ud == WAKE_POLL || ud == WAKE_TIMEOUT)
             continue;
         if ((uint32_t)(ud >> 32) == c->gen && (uint32_t)ud == NOP_INDEX) {
@@ -332,6 +335,8 @@ static void reap(l3_io_engine *e, l3_io_ctx *c)
     }
     io_uring_cq_advance(&c->ring, seen);
 }
+
+void l3_uring_prepare(l3_io_engine *e, l3_io_ctx *c) { register_host(e, c); }
 
 l3_status l3_uring_begin(l3_io_engine *e, l3_io_ctx *c)
 {
@@ -408,13 +413,16 @@ l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c)
     return b->npending ? push(e, c) : L3_OK;
 }
 
-/* Arm, once, a poll of eventfd `fd` on the owned ring, linked to a timeout
- * of no time: when `fd` is written the timeout fires, and a fired timeout
- * ends a wait however few completions it has (a poll's completion alone
- * would count as one). False when the SQ has no room for the pair. */
+/* Arm, once, a poll of eventfd `fd` on the owned ring, linked to a short
+ * timeout: when `fd` is written the poll completes and the timeout starts,
+ * and a timeout that fires during a wait ends it however few completions
+ * it has (a poll's completion alone counts as one). The timeout is not of
+ * no time: a poll that completed just before a wait has its completion
+ * run as the wait begins, and the wait counts only timeouts that fire
+ * after it has begun. False when the SQ has no room for the pair. */
 static bool arm_wake(l3_io_ctx *c, int fd)
 {
-    static struct __kernel_timespec no_time = { 0, 0 };
+    static struct __kernel_timespec soon = { 0, 50000 }; /* 50 us */
     if (c->link_armed)
         return true;
     if (io_uring_sq_space_left(&c->ring) < 2)
@@ -424,7 +432,7 @@ static bool arm_wake(l3_io_ctx *c, int fd)
     poll->flags |= IOSQE_IO_LINK;
     io_uring_sqe_set_data64(poll, WAKE_POLL);
     struct io_uring_sqe *tmo = io_uring_get_sqe(&c->ring);
-    io_uring_prep_timeout(tmo, &no_time, 0, 0);
+    io_uring_prep_timeout(tmo, &soon, 0, 0);
     io_uring_sqe_set_data64(tmo, WAKE_TIMEOUT);
     c->link_armed = true;
     return true;
@@ -434,13 +442,14 @@ void l3_uring_wait_owned(l3_io_engine *e, l3_io_ctx *c, int fd, double until)
 {
     L3_ASSERT(c->owned);
     l3_io_batch *b = &c->batch;
-    if (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN) {
-        io_uring_get_events(&c->ring); /* (what came in since the round, a fired wake pair too) */
-        reap(e, c);
+    if (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN)
+        io_uring_get_events(&c->ring); /* (what came in since the round) */
+    reap(e, c); /* (a submission may have posted some, a fired wake too) */
+    if (b->head != b->tail || !b->inflight || c->woken) {
+        c->woken = false;
+        return; /* something to report, or fd was written: a round first */
     }
-    if (b->head != b->tail || !b->inflight)
-        return; /* something to report already */
-    unsigned nr = (unsigned)(c->wake_all ? b->inflight : (b->inflight + 1) / 2);
+    unsigned nr = (unsigned)l3_io_wake_count(c);
     if (!arm_wake(c, fd) && until > l3_monotonic_seconds() + 1e-3)
         until = l3_monotonic_seconds() + 1e-3; /* (no room to be woken: look again soon) */
     double left = until - l3_monotonic_seconds();

@@ -136,6 +136,8 @@ l3_status l3_slab_get_begin(l3_store *st, const char *const *keys, size_t n, l3_
 bool l3_slab_get_poll(l3_store_job *job, double *wake_by);
 l3_status l3_slab_get_end(l3_store_job *job, l3_error *err);
 void l3_slab_forget_notify(l3_store *st, int notify_fd);
+/* The store op driver_start: the engine's l3_io_own. */
+void l3_slab_driver_start(l3_store *st, int notify_fd, size_t ops);
 /* The store op driver_wait: the engine's l3_io_wait_owned. */
 bool l3_slab_driver_wait(l3_store *st, int notify_fd, double until);
 bool l3_slab_remove(l3_store *st, const char *prefix);

@@ -518,6 +518,11 @@ void l3_slab_forget_notify(l3_store *st, int notify_fd)
     l3_io_forget_notify(((l3_slabstore *)st)->engine, notify_fd);
 }
 
+void l3_slab_driver_start(l3_store *st, int notify_fd, size_t ops)
+{
+    l3_io_own(((l3_slabstore *)st)->engine, notify_fd, ops);
+}
+
 bool l3_slab_driver_wait(l3_store *st, int notify_fd, double until)
 {
     return l3_io_wait_owned(((l3_slabstore *)st)->engine, notify_fd, until);

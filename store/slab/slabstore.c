@@ -225,6 +225,7 @@ static const l3_store_ops slab_ops = {
     .get_poll = l3_slab_get_poll,
     .get_end = l3_slab_get_end,
     .forget_notify = l3_slab_forget_notify,
+    .driver_start = l3_slab_driver_start,
     .driver_wait = l3_slab_driver_wait,
     .put_begin = slab_put_begin,
     .put_poll = slab_put_poll,
