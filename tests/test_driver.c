@@ -323,6 +323,28 @@ static void a_poll_leaves_nothing_unsent_behind_it(l3_engine_kind kind)
     free(want);
 }
 
+/* An io_uring engine over a fresh file, and an eventfd for a driving
+ * thread (the owned-context tests). */
+typedef struct owned_env {
+    char path[512];
+    int fd, efd;
+    l3_io_engine *e;
+} owned_env;
+
+static void owned_open(owned_env *v, const char *name)
+{
+    v->e = engine_on_file(L3_ENGINE_IO_URING, name, 1, v->path, &v->fd);
+    v->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+static void owned_close(owned_env *v)
+{
+    l3_io_engine_close(v->e);
+    close(v->efd);
+    close(v->fd);
+    unlink(v->path);
+}
+
 /* Write eventfd *arg after 50 ms (a thread beside a sleeping driver). */
 static void *signal_later(void *arg)
 {
@@ -372,10 +394,10 @@ static void end_writes(l3_io_engine *e, l3_io_ctx *ctx, bool stalled)
 static void a_driver_s_sleep_on_its_ring_wakes_for_its_eventfd(void **state)
 {
     (void)state;
-    char path[512];
-    int fd;
-    l3_io_engine *e = engine_on_file(L3_ENGINE_IO_URING, "owned", 1, path, &fd);
-    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    owned_env v;
+    owned_open(&v, "owned");
+    l3_io_engine *e = v.e;
+    int efd = v.efd;
     uint8_t *buf = aligned_pool(4 * 4096);
     l3_io_req reqs[4];
     l3_io_ctx *ctx = l3_io_try_acquire_for(e, efd);
@@ -389,8 +411,8 @@ static void a_driver_s_sleep_on_its_ring_wakes_for_its_eventfd(void **state)
     double slept = owned_sleep(e, efd, 0.05); /* (its wake armed) */
     assert_true(slept >= 0.04);
     (void)eventfd_write(efd, 1); /* the wake fires, nobody asleep */
-    eventfd_t v;
-    (void)eventfd_read(efd, &v);
+    eventfd_t count;
+    (void)eventfd_read(efd, &count);
     assert_true(owned_sleep(e, efd, 1) < 0.04); /* at once: the wake that fired is reported, a round first */
     pthread_t t;
     pthread_create(&t, NULL, signal_later, &efd);
@@ -406,10 +428,7 @@ static void a_driver_s_sleep_on_its_ring_wakes_for_its_eventfd(void **state)
     for (unsigned i = 0; i < e->num_owned; i++)
         kept = kept || e->owned[i] == ctx;
     assert_true(kept);
-    l3_io_engine_close(e);
-    close(efd);
-    close(fd);
-    unlink(path);
+    owned_close(&v);
     free(buf);
 }
 
@@ -425,10 +444,10 @@ static void *acquire_elsewhere(void *arg)
 static void a_driver_s_contexts_stay_its_own(void **state)
 {
     (void)state;
-    char path[512];
-    int fd;
-    l3_io_engine *e = engine_on_file(L3_ENGINE_IO_URING, "own", 1, path, &fd);
-    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    owned_env v;
+    owned_open(&v, "own");
+    l3_io_engine *e = v.e;
+    int efd = v.efd;
     l3_io_ctx *mine = l3_io_try_acquire_for(e, efd);
     assert_non_null(mine);
     l3_io_release(e, mine);
@@ -447,10 +466,7 @@ static void a_driver_s_contexts_stay_its_own(void **state)
     for (unsigned i = 0; i < e->num_owned; i++)
         left += e->owned[i] != NULL;
     assert_int_equal(left, 1);
-    l3_io_engine_close(e);
-    close(efd);
-    close(fd);
-    unlink(path);
+    owned_close(&v);
 }
 
 /* A driver's rings made ready as it starts (l3_io_own): as many as asked,
@@ -459,12 +475,12 @@ static void a_driver_s_contexts_stay_its_own(void **state)
 static void a_driver_s_rings_are_made_ready_as_it_starts(void **state)
 {
     (void)state;
-    char path[512];
-    int fd;
-    l3_io_engine *e = engine_on_file(L3_ENGINE_IO_URING, "ready", 1, path, &fd);
+    owned_env v;
+    owned_open(&v, "ready");
+    l3_io_engine *e = v.e;
+    int efd = v.efd;
     uint8_t *pool = aligned_pool(1 << 20);
     l3_io_engine_set_hosts(e, &(l3_io_region){ pool, 1 << 20 }, 1);
-    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     l3_io_own(e, efd, 3);
     assert_int_equal(e->num_owned, 3);
     for (unsigned i = 0; i < 3; i++) {
@@ -475,10 +491,7 @@ static void a_driver_s_rings_are_made_ready_as_it_starts(void **state)
     assert_true(c == e->owned[0] || c == e->owned[1] || c == e->owned[2]);
     l3_io_release(e, c);
     l3_io_forget_notify(e, efd);
-    l3_io_engine_close(e);
-    close(efd);
-    close(fd);
-    unlink(path);
+    owned_close(&v);
     free(pool);
 }
 
@@ -494,10 +507,10 @@ static void a_driver_s_sleep_counts_its_batch(void **state)
     for (size_t k = 0; k < 3; k++) {
         size_t stalled = cases[k].stalled;
         bool all = cases[k].all;
-        char path[512];
-        int fd;
-        l3_io_engine *e = engine_on_file(L3_ENGINE_IO_URING, "count", 1, path, &fd);
-        int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        owned_env v;
+        owned_open(&v, "count");
+        l3_io_engine *e = v.e;
+        int efd = v.efd;
         uint8_t *buf = aligned_pool(4 * 4096);
         l3_io_req reqs[4];
         l3_io_ctx *ctx = l3_io_try_acquire_for(e, efd);
@@ -512,10 +525,7 @@ static void a_driver_s_sleep_counts_its_batch(void **state)
         end_writes(e, ctx, true);
         l3_io_release(e, ctx);
         l3_io_forget_notify(e, efd);
-        l3_io_engine_close(e);
-        close(efd);
-        close(fd);
-        unlink(path);
+        owned_close(&v);
         free(buf);
     }
 }
