@@ -456,6 +456,7 @@ l3_status l3_io_start(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, 
     if (!b->open)
         return batch_outcome(c, retired, err);
     for (size_t i = 0; i < n; i++) {
+        b->bytes += reqs[i].len;
         reqs[i].done = 0;
         reqs[i].retries = 0;
         reqs[i].fault = 0;
@@ -471,9 +472,6 @@ l3_status l3_io_start(l3_io_engine *e, l3_io_ctx *c, l3_io_req *reqs, size_t n, 
             c->done[b->tail++] = (uint32_t)i; /* nothing to move: finished (res 0) */
     }
     c->gen++;
-    c->started = atomic_fetch_add(&e->starts, 1) + 1;
-    for (size_t i = 0; i < n; i++)
-        b->bytes += reqs[i].len;
     b->deadline = l3_monotonic_seconds() + timeout;
     l3_status st = e->kind == L3_ENGINE_IO_URING ? l3_uring_begin(e, c) : l3_aio_begin(e, c);
     if (st != L3_OK)
@@ -539,10 +537,11 @@ void l3_io_set_wake_all(l3_io_ctx *c) { c->wake_all = true; }
 
 /* The calling thread's owned context for fd, with requests in flight, whose
  * batch should reach its wake count first: the fewest bytes to wait for (as
- * many of its requests, of their mean length), the oldest of equals; NULL
- * when none has any; whether another has some too. Each of its contexts stops signalling fd: the thread
- * sleeps on their rings from now on, and on fd only while none has I/O in
- * flight. */
+ * many of its requests, of their mean length), the oldest of equals (the
+ * earliest deadline: a thread's batches share their timeout); NULL when
+ * none has any; whether another has some too. Each of its contexts stops
+ * signalling fd: the thread sleeps on their rings from now on, and on fd
+ * only while none has I/O in flight. */
 static l3_io_ctx *soonest_owned(l3_io_engine *e, int fd, bool *others)
 {
     l3_io_ctx *best = NULL;
@@ -558,7 +557,7 @@ static l3_io_ctx *soonest_owned(l3_io_engine *e, int fd, bool *others)
             continue;
         double bytes = (double)l3_io_wake_count(c) * (double)c->batch.bytes / (double)c->batch.n;
         *others = *others || best;
-        if (!best || bytes < best_bytes || (bytes == best_bytes && c->started < best->started)) {
+        if (!best || bytes < best_bytes || (bytes == best_bytes && c->batch.deadline < best->batch.deadline)) {
             best = c;
             best_bytes = bytes;
         }

@@ -59,7 +59,6 @@ struct l3_io_ctx {
     bool link_armed;  /* a poll of notify_fd, linked to a timeout that ends a wait, is armed on the ring */
     bool woken;       /* that poll completed since the last l3_io_wait_owned: notify_fd was written */
     bool wake_all;    /* l3_io_wait_owned waits for all of its batch in flight, not half */
-    uint64_t started; /* the engine's count of batches started, at its batch's start */
     void *bounce;
     size_t bounce_len;
     uint32_t gen; /* batch generation, in each SQE's user_data */
@@ -106,7 +105,6 @@ struct l3_io_engine {
     l3_io_ctx *owned[L3_IO_MAX_OWNED]; /* driving threads' own contexts (NULL: freed); under mu */
     unsigned num_owned;
     atomic_bool owned_off;             /* the kernel has no DEFER_TASKRUN: drivers use the pool */
-    atomic_ulong starts;               /* batches started (their order, for l3_io_wait_owned) */
     l3_io_region host[L3_IO_MAX_REGIONS]; /* the registered Host regions */
     unsigned nhost;
     uint64_t host_gen; /* bumped by every l3_io_engine_set_hosts */

@@ -282,6 +282,15 @@ static l3_status push(l3_io_engine *e, l3_io_ctx *c)
                    b->inflight - unsent);
 }
 
+/* The time from now to `until` (monotonic seconds), none when past. */
+static struct __kernel_timespec time_to(double until)
+{
+    double left = until - l3_monotonic_seconds();
+    if (left < 0)
+        left = 0;
+    return (struct __kernel_timespec){ .tv_sec = (long long)left, .tv_nsec = (long long)((left - floor(left)) * 1e9) };
+}
+
 /* Wait until `nr` completions are ready or `until` passes. */
 static int wait_cqe(l3_io_engine *e, struct io_uring *ring, unsigned nr, double until)
 {
@@ -289,11 +298,7 @@ static int wait_cqe(l3_io_engine *e, struct io_uring *ring, unsigned nr, double 
     if (l3_io_fault_wait_check(e))
         return -EIO;
     for (;;) {
-        double left = until - l3_monotonic_seconds();
-        if (left < 0)
-            left = 0;
-        struct __kernel_timespec ts = { .tv_sec = (long long)left,
-                                        .tv_nsec = (long long)((left - floor(left)) * 1e9) };
+        struct __kernel_timespec ts = time_to(until);
         int rc = io_uring_wait_cqes(ring, &cqe, nr, &ts, NULL);
         if (rc != -EINTR)
             return rc;
@@ -336,6 +341,15 @@ static void reap(l3_io_engine *e, l3_io_ctx *c)
     io_uring_cq_advance(&c->ring, seen);
 }
 
+/* Have the kernel post what came in for this thread (on a ring that
+ * flags it: IORING_SQ_TASKRUN), then reap it. */
+static void take_posted(l3_io_engine *e, l3_io_ctx *c)
+{
+    if (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN)
+        io_uring_get_events(&c->ring);
+    reap(e, c);
+}
+
 void l3_uring_prepare(l3_io_engine *e, l3_io_ctx *c) { register_host(e, c); }
 
 l3_status l3_uring_begin(l3_io_engine *e, l3_io_ctx *c)
@@ -359,9 +373,7 @@ static int peek_cqe(l3_io_engine *e, l3_io_ctx *c)
 {
     if (l3_io_fault_wait_check(e))
         return -EIO;
-    if (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN)
-        io_uring_get_events(&c->ring); /* completions wait for this thread to post them */
-    reap(e, c);
+    take_posted(e, c); /* (completions wait for this thread to post them) */
     return c->batch.head != c->batch.tail ? 0 : -ETIME;
 }
 
@@ -371,9 +383,7 @@ l3_status l3_uring_step(l3_io_engine *e, l3_io_ctx *c)
     if (b->nowait) {
         /* What finished is taken before what waits is sent, so that it is
          * reported before newer requests can finish beside it. */
-        if (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN)
-            io_uring_get_events(&c->ring);
-        reap(e, c);
+        take_posted(e, c);
     }
     while (b->head == b->tail) {
         if (!b->npending && !b->inflight && !b->nops)
@@ -442,9 +452,7 @@ void l3_uring_wait_owned(l3_io_engine *e, l3_io_ctx *c, int fd, double until)
 {
     L3_ASSERT(c->owned);
     l3_io_batch *b = &c->batch;
-    if (IO_URING_READ_ONCE(*c->ring.sq.kflags) & IORING_SQ_TASKRUN)
-        io_uring_get_events(&c->ring); /* (what came in since the round) */
-    reap(e, c); /* (a submission may have posted some, a fired wake too) */
+    take_posted(e, c); /* (since the round; a submission may have posted some, a fired wake too) */
     if (b->head != b->tail || !b->inflight || c->woken) {
         c->woken = false;
         return; /* something to report, or fd was written: a round first */
@@ -452,10 +460,9 @@ void l3_uring_wait_owned(l3_io_engine *e, l3_io_ctx *c, int fd, double until)
     unsigned nr = (unsigned)l3_io_wake_count(c);
     if (!arm_wake(c, fd) && until > l3_monotonic_seconds() + 1e-3)
         until = l3_monotonic_seconds() + 1e-3; /* (no room to be woken: look again soon) */
-    double left = until - l3_monotonic_seconds();
-    if (left <= 0)
+    if (until <= l3_monotonic_seconds())
         return;
-    struct __kernel_timespec ts = { .tv_sec = (long long)left, .tv_nsec = (long long)((left - floor(left)) * 1e9) };
+    struct __kernel_timespec ts = time_to(until);
     struct io_uring_cqe *cqe;
     (void)io_uring_submit_and_wait_timeout(&c->ring, &cqe, nr, &ts, NULL); /* (the round reaps and judges) */
 }
