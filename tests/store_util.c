@@ -5,6 +5,8 @@
 #include "l3_crc32c.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <setjmp.h>
@@ -237,4 +239,19 @@ uint32_t summarized_slabs(const char *path, uint32_t *slabs)
             slabs[n++] = i;
     }
     return n;
+}
+
+void limit_memlock(rlim_t bytes)
+{
+    struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };
+    struct { uint32_t effective, permitted, inheritable; } data[2];
+    if (syscall(SYS_capget, &hdr, data) == 0) {
+        data[0].effective &= ~(1u << 14); /* CAP_IPC_LOCK */
+        data[0].permitted &= ~(1u << 14);
+        if (syscall(SYS_capset, &hdr, data) != 0)
+            _exit(10);
+    }
+    struct rlimit lim = { bytes, bytes };
+    if (setrlimit(RLIMIT_MEMLOCK, &lim) != 0)
+        _exit(11);
 }

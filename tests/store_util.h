@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "format.h"
 #include "l3_slabstore.h"
@@ -39,6 +40,10 @@ void loop_detach(const char *dev);
 
 /* A 4096-aligned, zeroed buffer. */
 uint8_t *aligned_pool(size_t len);
+
+/* In a child process: drop CAP_IPC_LOCK and set RLIMIT_MEMLOCK to
+ * `bytes`, as an unprivileged server has (exits 10 or 11 if refused). */
+void limit_memlock(rlim_t bytes);
 
 /* Fill `buf` with bytes derived from `seed`. */
 void fill_pattern(uint8_t *buf, size_t len, uint32_t seed);

@@ -840,22 +840,6 @@ static void note_warning(const char *level, const char *message, void *ctx)
         warned = 1;
 }
 
-/* Drop CAP_IPC_LOCK and set RLIMIT_MEMLOCK, as an unprivileged server has. */
-static void limit_memlock(rlim_t bytes)
-{
-    struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };
-    struct { uint32_t effective, permitted, inheritable; } data[2];
-    if (syscall(SYS_capget, &hdr, data) == 0) {
-        data[0].effective &= ~(1u << 14); /* CAP_IPC_LOCK */
-        data[0].permitted &= ~(1u << 14);
-        if (syscall(SYS_capset, &hdr, data) != 0)
-            _exit(10);
-    }
-    struct rlimit lim = { bytes, bytes };
-    if (setrlimit(RLIMIT_MEMLOCK, &lim) != 0)
-        _exit(11);
-}
-
 static int memlock_child(const char *path, rlim_t limit, l3_engine_kind kind, const char *want_engine,
                          const char *want_warning)
 {

@@ -78,6 +78,8 @@ static void engine_free(l3_io_engine *e)
             free(e->owned[i]);
         }
     }
+    if (e->kind == L3_ENGINE_IO_URING)
+        l3_uring_pin_free(e);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->freed);
     free(e);
@@ -165,6 +167,8 @@ void l3_io_engine_set_hosts(l3_io_engine *e, const l3_io_region *regions, size_t
             e->host[e->nhost++] = regions[i];
     e->host_gen++;
     atomic_store(&e->host_refused, false);
+    if (e->kind == L3_ENGINE_IO_URING)
+        l3_uring_unpin(e); /* (the old regions: their contexts hold them until they register anew) */
     pthread_mutex_unlock(&e->mu);
 }
 

@@ -109,6 +109,16 @@ struct l3_io_engine {
     unsigned nhost;
     uint64_t host_gen; /* bumped by every l3_io_engine_set_hosts */
     atomic_bool host_refused; /* some registration of the regions was refused */
+    /* io_uring: the Host regions pinned once, on a ring that does no I/O;
+     * each context clones that table behind its own bounce buffer
+     * (IORING_REGISTER_CLONE_BUFFERS at an offset, kernel 6.13) instead of
+     * pinning the regions again and counting them against RLIMIT_MEMLOCK
+     * once more (under mu). */
+    struct io_uring pin_ring;
+    bool pin_ready;        /* pin_ring is set up */
+    uint64_t pin_gen;      /* the host generation last pinned there (0: none) */
+    int pin_rc;            /* that pinning's result: 0, or -errno */
+    atomic_bool clone_off; /* the kernel cannot clone at an offset: each context pins its own */
     atomic_bool host_warned;
     /* Fault injection (tests): fault_on is false unless a fault is
      * installed, and then only does a submission take fault_mu. */

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "l3_clock.h"
@@ -131,6 +133,92 @@ static struct iovec *region_table(l3_io_ctx *c, unsigned *count)
     return iov;
 }
 
+/* IORING_REGISTER_CLONE_BUFFERS and its argument as kernel 6.13 takes
+ * them (at an offset, into a table that has entries: DST_REPLACE); the
+ * headers built against may be older. */
+#define L3_REGISTER_CLONE_BUFFERS 30u
+#define L3_REGISTER_DST_REPLACE (1u << 1)
+typedef struct l3_clone_buffers {
+    uint32_t src_fd, flags, src_off, dst_off, nr, pad[3];
+} l3_clone_buffers;
+
+void l3_uring_unpin(l3_io_engine *e)
+{
+    if (e->pin_ready && e->pin_gen && e->pin_rc == 0)
+        io_uring_unregister_buffers(&e->pin_ring);
+    e->pin_gen = 0;
+}
+
+void l3_uring_pin_free(l3_io_engine *e)
+{
+    l3_uring_unpin(e);
+    if (e->pin_ready)
+        io_uring_queue_exit(&e->pin_ring);
+    e->pin_ready = false;
+}
+
+/* Pin Host chunks iov[0..n) of generation `gen` on the engine's pin ring,
+ * unless done (or refused) for it already (e->mu held): 0, -errno, or 1
+ * when the pin ring cannot be set up (each context pins its own). */
+static int pin_hosts(l3_io_engine *e, const struct iovec *iov, unsigned n, uint64_t gen)
+{
+    if (e->pin_gen == gen)
+        return e->pin_rc;
+    if (!e->pin_ready) {
+        if (io_uring_queue_init(1, &e->pin_ring, 0) < 0)
+            return 1;
+        e->pin_ready = true;
+    }
+    l3_uring_unpin(e);
+    e->pin_rc = io_uring_register_buffers(&e->pin_ring, iov, n);
+    e->pin_gen = gen;
+    return e->pin_rc;
+}
+
+/* Clone the pin ring's n chunks into c's table behind its bounce buffer
+ * (index 0): 0, or -errno. */
+static int clone_pinned(l3_io_engine *e, l3_io_ctx *c, unsigned n)
+{
+    l3_clone_buffers a = { .src_fd = (uint32_t)e->pin_ring.ring_fd, .flags = L3_REGISTER_DST_REPLACE,
+                           .dst_off = 1, .nr = n };
+    long rc = syscall(__NR_io_uring_register, c->ring.ring_fd, L3_REGISTER_CLONE_BUFFERS, &a, 1);
+    return rc < 0 ? -errno : 0;
+}
+
+/* Register table iov[0..count) ([bounce, Host chunks...]) of generation
+ * `gen` on c with the chunks pinned once for the engine and cloned: true
+ * when done, or refused and said so (c has its bounce buffer alone);
+ * false, c as it was, when the kernel cannot clone so (from then on each
+ * context pins its own, and the engine's pin is let go). */
+static bool register_cloned(l3_io_engine *e, l3_io_ctx *c, const struct iovec *iov, unsigned count, uint64_t gen)
+{
+    if (atomic_load(&e->clone_off))
+        return false;
+    pthread_mutex_lock(&e->mu);
+    /* (regions set again meanwhile: this context registers them at its next begin) */
+    int rc = e->host_gen == gen ? pin_hosts(e, iov + 1, count - 1, gen) : -ESTALE;
+    register_bounce_only(c);
+    bool cannot = rc > 0 || (rc == 0 && clone_pinned(e, c, count - 1) != 0);
+    if (cannot) {
+        atomic_store(&e->clone_off, true);
+        l3_uring_unpin(e);
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (cannot) {
+        if (c->buffers_registered)
+            io_uring_unregister_buffers(&c->ring);
+        c->buffers_registered = false;
+        return false;
+    }
+    if (rc == 0) {
+        c->buffers_registered = true;
+        c->host_fixed = true;
+    } else if (rc != -ESTALE) {
+        warn_refused(e, c, rc);
+    }
+    return true;
+}
+
 /* Register [bounce, Host region chunks...] on this ring, once per
  * registration of the regions (a generation, not an address: a pool freed
  * and another allocated at the same address must be registered anew). */
@@ -157,6 +245,10 @@ static void register_host(l3_io_engine *e, l3_io_ctx *c)
     }
     unsigned count = 0;
     struct iovec *iov = region_table(c, &count);
+    if (iov && register_cloned(e, c, iov, count, gen)) {
+        free(iov);
+        return;
+    }
     int rc = iov ? io_uring_register_buffers(&c->ring, iov, count) : -ENOMEM;
     free(iov);
     if (rc == 0) {
