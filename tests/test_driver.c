@@ -496,31 +496,58 @@ static void a_driver_s_rings_are_made_ready_as_it_starts(void **state)
     free(pool);
 }
 
-/* Write 4 KiB of the pool at `off` through context c to file offset
- * `at`, then read it back into the pool at off + 4 KiB: 0, or why not. */
-static int pool_round_trip(l3_io_engine *e, l3_io_ctx *c, uint8_t *pool, size_t off, uint64_t at)
+/* Write 4 KiB at `src` through context c to file offset `at`, then read
+ * it back into src + 4 KiB: 0, or why not. */
+static int round_trip(l3_io_engine *e, l3_io_ctx *c, uint8_t *src, uint64_t at)
 {
     bool retired;
     l3_error err;
-    fill_pattern(pool + off, 4096, (uint32_t)at);
-    memset(pool + off + 4096, 0, 4096);
-    l3_io_req w = { .write = true, .offset = at, .buf = pool + off, .len = 4096 };
+    fill_pattern(src, 4096, (uint32_t)at);
+    memset(src + 4096, 0, 4096);
+    l3_io_req w = { .write = true, .offset = at, .buf = src, .len = 4096 };
     if (l3_io_start(e, c, &w, 1, 10, &retired, &err) != L3_OK || l3_io_finish(e, c, &retired, &err) != L3_OK)
         return 1;
-    l3_io_req r = { .offset = at, .buf = pool + off + 4096, .len = 4096 };
+    l3_io_req r = { .offset = at, .buf = src + 4096, .len = 4096 };
     if (l3_io_start(e, c, &r, 1, 10, &retired, &err) != L3_OK || l3_io_finish(e, c, &retired, &err) != L3_OK)
         return 2;
-    return memcmp(pool + off, pool + off + 4096, 4096) ? 3 : 0;
+    return memcmp(src, src + 4096, 4096) ? 3 : 0;
 }
 
-/* In a child under a memlock limit of the pool and 1 MiB: two pool
- * contexts and three driver's rings each move pool bytes. */
+/* Whether this kernel clones a ring's registered buffers into another's
+ * table at an offset (IORING_REGISTER_CLONE_BUFFERS with DST_REPLACE,
+ * 6.13), asked of two rings of its own. */
+static bool kernel_clones_at_an_offset(void)
+{
+    struct io_uring a, b;
+    if (io_uring_queue_init(1, &a, 0) < 0)
+        return false;
+    if (io_uring_queue_init(1, &b, 0) < 0) {
+        io_uring_queue_exit(&a);
+        return false;
+    }
+    uint8_t *buf = aligned_pool(8192);
+    struct iovec one = { buf, 4096 }, other = { buf + 4096, 4096 };
+    struct { uint32_t src_fd, flags, src_off, dst_off, nr, pad[3]; } arg = {
+        .src_fd = (uint32_t)a.ring_fd, .flags = 1u << 1, .dst_off = 1, .nr = 1 };
+    bool ok = io_uring_register_buffers(&a, &one, 1) == 0 && io_uring_register_buffers(&b, &other, 1) == 0 &&
+              syscall(__NR_io_uring_register, b.ring_fd, 30, &arg, 1) == 0;
+    io_uring_queue_exit(&b);
+    io_uring_queue_exit(&a);
+    free(buf);
+    return ok;
+}
+
+/* In a child under a memlock limit of the pool and 1.5 MiB: two pool
+ * contexts and three driver's rings, each with a bounce buffer of 512 KiB
+ * (the limit holds the first three: the others' are refused), each move
+ * pool bytes, then bounce bytes. */
 static int pinned_once_child(const char *path)
 {
     enum { POOL = 4 << 20 };
-    limit_memlock(POOL + (1 << 20));
+    bool clones = kernel_clones_at_an_offset();
+    limit_memlock(POOL + (3 << 19));
     int fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
-    l3_io_options o = { .kind = L3_ENGINE_IO_URING, .contexts = 2, .depth = 8, .bounce_bytes = 65536,
+    l3_io_options o = { .kind = L3_ENGINE_IO_URING, .contexts = 2, .depth = 8, .bounce_bytes = 512 << 10,
                         .alignment = 4096, .register_buffers = true };
     l3_io_engine *e;
     l3_error err;
@@ -534,17 +561,20 @@ static int pinned_once_child(const char *path)
     for (unsigned i = 0; i < 3; i++)
         c[2 + i] = l3_io_try_acquire_for(e, efd);
     for (unsigned i = 0; i < 5; i++) {
-        int rc = c[i] ? pool_round_trip(e, c[i], pool, (size_t)i * 8192, (uint64_t)i * 8192) : 9;
+        int rc = c[i] ? round_trip(e, c[i], pool + (size_t)i * 8192, (uint64_t)i * 8192) : 9;
         if (rc)
             return 30 + rc;
     }
     /* (a kernel that cannot clone at an offset: each ring pins its own, and
      * the limit refuses the second, which must be said) */
-    bool cloned = !atomic_load(&e->clone_off);
-    if (cloned && (atomic_load(&e->stats.unfixed) || !l3_io_engine_host_fixed(e)))
+    bool fixed = atomic_load(&e->stats.unfixed) == 0 && l3_io_engine_host_fixed(e);
+    if (clones != fixed || clones == atomic_load(&e->clone_off))
         return 40;
-    if (!cloned && l3_io_engine_host_fixed(e))
-        return 41;
+    for (unsigned i = 0; i < 5; i++) {
+        int rc = round_trip(e, c[i], c[i]->bounce, (uint64_t)(8 + i) * 8192); /* (fixed or not) */
+        if (rc)
+            return 50 + rc;
+    }
     for (unsigned i = 0; i < 5; i++)
         l3_io_release(e, c[i]);
     l3_io_forget_notify(e, efd);
@@ -556,7 +586,9 @@ static int pinned_once_child(const char *path)
  * context's ring clones the engine's table, so under a memlock limit that
  * holds the pool once, every pool context and every driver's ring moves
  * pool bytes as fixed buffers (each pinning its own, the second was
- * refused and all went unregistered). */
+ * refused and all went unregistered); a ring whose bounce buffer the limit
+ * refused moves its bounce bytes unregistered (not through an empty slot
+ * of its table). On a kernel that cannot clone so, the refusal is said. */
 static void the_host_pool_is_pinned_once_for_every_ring(void **state)
 {
     (void)state;
@@ -574,21 +606,21 @@ static void the_host_pool_is_pinned_once_for_every_ring(void **state)
 }
 
 /* A thread that, `after` seconds, lets `n` of an engine's stalled
- * requests finish: a byte each down the stall pipe they read from. */
+ * requests (4 KiB each) finish whole: 4 KiB each down the stall pipe they
+ * read from, at once. */
 typedef struct stall_release {
     l3_io_engine *e;
     unsigned n;
     double after;
+    bool written;
 } stall_release;
 
 static void *release_stalled(void *arg)
 {
     stall_release *r = arg;
+    static uint8_t bytes[4 * 4096];
     usleep((useconds_t)(r->after * 1e6));
-    for (unsigned i = 0; i < r->n; i++) {
-        assert_int_equal(write(r->e->stall_pipe[1], "x", 1), 1);
-        usleep(5000); /* (one byte for one reader) */
-    }
+    r->written = write(r->e->stall_pipe[1], bytes, r->n * 4096) == (ssize_t)(r->n * 4096);
     return NULL;
 }
 
@@ -597,7 +629,8 @@ static void *release_stalled(void *arg)
  * two let go during the sleep end it; one alone does not (it sleeps to
  * its time); waiting for all, three do not. (The writes are let go 0.2 s
  * into the sleep: writes that landed before it would be reported first,
- * and a sleep with something to report returns at once.) */
+ * and a sleep with something to report returns at once. A write let go
+ * reads 4 KiB from the stall pipe: it finishes whole.) */
 static void a_driver_s_sleep_counts_its_batch(void **state)
 {
     (void)state;
@@ -614,11 +647,12 @@ static void a_driver_s_sleep_counts_its_batch(void **state)
         if (cases[k].all)
             l3_io_set_wake_all(ctx);
         start_writes(e, ctx, reqs, buf, 4, 4, 2);
-        stall_release rel = { e, cases[k].released, 0.2 };
+        stall_release rel = { e, cases[k].released, 0.2, false };
         pthread_t t;
         pthread_create(&t, NULL, release_stalled, &rel);
         double slept = owned_sleep(e, efd, 0.8);
         pthread_join(t, NULL);
+        assert_true(rel.written);
         if (cases[k].early)
             assert_true(slept < 0.6);
         else

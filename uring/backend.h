@@ -133,9 +133,9 @@ static inline void l3_io_span(const l3_io_engine *e, const l3_io_req *r, l3_faul
 /* Each backend's context set-up and teardown (engine.c calls them). */
 l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err);
 void l3_uring_ctx_free(l3_io_engine *e, l3_io_ctx *c);
-/* Unpin the Host regions the engine pinned for contexts to clone (e->mu
- * held): a new set of regions is coming, or none. */
-void l3_uring_unpin(l3_io_engine *e);
+/* Unpin the Host regions the engine pinned for contexts to clone unless
+ * they are the current ones (e->pin_mu not held): they were set anew. */
+void l3_uring_unpin_stale(l3_io_engine *e);
 /* Unpin them and end the ring that held them (the engine's teardown). */
 void l3_uring_pin_free(l3_io_engine *e);
 l3_status l3_aio_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err);

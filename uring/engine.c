@@ -80,6 +80,7 @@ static void engine_free(l3_io_engine *e)
     }
     if (e->kind == L3_ENGINE_IO_URING)
         l3_uring_pin_free(e);
+    pthread_mutex_destroy(&e->pin_mu);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->freed);
     free(e);
@@ -97,6 +98,7 @@ static l3_status engine_build(const l3_io_options *o, const int *fds, unsigned n
     e->nfds = nfds;
     e->depth = o->depth * nfds > 32768 ? 32768 : o->depth * nfds;
     pthread_mutex_init(&e->mu, NULL);
+    pthread_mutex_init(&e->pin_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* (l3_deadline_after's clock) */
@@ -167,9 +169,9 @@ void l3_io_engine_set_hosts(l3_io_engine *e, const l3_io_region *regions, size_t
             e->host[e->nhost++] = regions[i];
     e->host_gen++;
     atomic_store(&e->host_refused, false);
-    if (e->kind == L3_ENGINE_IO_URING)
-        l3_uring_unpin(e); /* (the old regions: their contexts hold them until they register anew) */
     pthread_mutex_unlock(&e->mu);
+    if (e->kind == L3_ENGINE_IO_URING)
+        l3_uring_unpin_stale(e); /* (the old regions: contexts that cloned them hold them until they register anew) */
 }
 
 bool l3_io_engine_host_fixed(l3_io_engine *e)

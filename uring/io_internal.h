@@ -67,7 +67,9 @@ struct l3_io_ctx {
     struct io_uring ring;
     bool ring_ready;
     bool file_registered;
-    bool buffers_registered; /* bounce (and maybe host) registered */
+    bool buffers_registered; /* a table is registered: the bounce buffer's, the Host regions', or both */
+    bool bounce_fixed;       /* the bounce buffer is in it, at index 0 */
+    bool pin_refused;        /* the engine's pin of these regions was refused: try again when due */
     l3_io_region host[L3_IO_MAX_REGIONS]; /* the Host regions this context registered */
     unsigned host_first[L3_IO_MAX_REGIONS]; /* each region's first fixed-buffer index */
     unsigned nhost;
@@ -113,11 +115,14 @@ struct l3_io_engine {
      * each context clones that table behind its own bounce buffer
      * (IORING_REGISTER_CLONE_BUFFERS at an offset, kernel 6.13) instead of
      * pinning the regions again and counting them against RLIMIT_MEMLOCK
-     * once more (under mu). */
+     * once more (under pin_mu, taken before mu: pinning a large pool takes
+     * a while, and acquire and release go on meanwhile). */
+    pthread_mutex_t pin_mu;
     struct io_uring pin_ring;
     bool pin_ready;        /* pin_ring is set up */
     uint64_t pin_gen;      /* the host generation last pinned there (0: none) */
     int pin_rc;            /* that pinning's result: 0, or -errno */
+    _Atomic uint64_t pin_retry_ns; /* a refused pin is tried again from then on (CLOCK_MONOTONIC) */
     atomic_bool clone_off; /* the kernel cannot clone at an offset: each context pins its own */
     atomic_bool host_warned;
     /* Fault injection (tests): fault_on is false unless a fault is

@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "l3_clock.h"
+#include "monotonic.h"
 
 /* Set the context's ring up with `flags` beside CQSIZE (twice its depth). */
 static int ring_init(l3_io_engine *e, l3_io_ctx *c, unsigned flags)
@@ -51,7 +52,7 @@ l3_status l3_uring_ctx_init(l3_io_engine *e, l3_io_ctx *c, l3_error *err)
         struct iovec iov = { c->bounce, c->bounce_len };
         rc = io_uring_register_buffers(&c->ring, &iov, 1);
         if (rc == 0) {
-            c->buffers_registered = true;
+            c->buffers_registered = c->bounce_fixed = true;
         } else {
             l3_log("warning", "io_uring: registering the %zu-byte bounce buffer failed: %s; "
                               "it is used unregistered", c->bounce_len, strerror(-rc));
@@ -82,7 +83,7 @@ static void register_bounce_only(l3_io_ctx *c)
 {
     if (c->bounce) {
         struct iovec one = { c->bounce, c->bounce_len };
-        c->buffers_registered = io_uring_register_buffers(&c->ring, &one, 1) == 0;
+        c->buffers_registered = c->bounce_fixed = io_uring_register_buffers(&c->ring, &one, 1) == 0;
     }
 }
 
@@ -142,36 +143,52 @@ typedef struct l3_clone_buffers {
     uint32_t src_fd, flags, src_off, dst_off, nr, pad[3];
 } l3_clone_buffers;
 
-void l3_uring_unpin(l3_io_engine *e)
+/* Unpin what the pin ring holds (e->pin_mu held). */
+static void unpin(l3_io_engine *e)
 {
     if (e->pin_ready && e->pin_gen && e->pin_rc == 0)
         io_uring_unregister_buffers(&e->pin_ring);
     e->pin_gen = 0;
 }
 
+void l3_uring_unpin_stale(l3_io_engine *e)
+{
+    pthread_mutex_lock(&e->pin_mu);
+    pthread_mutex_lock(&e->mu);
+    bool stale = e->pin_gen != e->host_gen;
+    pthread_mutex_unlock(&e->mu);
+    if (stale)
+        unpin(e);
+    pthread_mutex_unlock(&e->pin_mu);
+}
+
 void l3_uring_pin_free(l3_io_engine *e)
 {
-    l3_uring_unpin(e);
+    unpin(e);
     if (e->pin_ready)
         io_uring_queue_exit(&e->pin_ring);
     e->pin_ready = false;
 }
 
 /* Pin Host chunks iov[0..n) of generation `gen` on the engine's pin ring,
- * unless done (or refused) for it already (e->mu held): 0, -errno, or 1
- * when the pin ring cannot be set up (each context pins its own). */
+ * unless done for it already, or refused and not yet due again (e->pin_mu
+ * held): 0, -errno, or 1 when the pin ring cannot be set up (each context
+ * pins its own). A refusal is tried again a second later (another
+ * context, or the old regions' clones, may have let go of memory). */
 static int pin_hosts(l3_io_engine *e, const struct iovec *iov, unsigned n, uint64_t gen)
 {
-    if (e->pin_gen == gen)
+    if (e->pin_gen == gen && (e->pin_rc == 0 || l3_now_ns() < atomic_load(&e->pin_retry_ns)))
         return e->pin_rc;
     if (!e->pin_ready) {
         if (io_uring_queue_init(1, &e->pin_ring, 0) < 0)
             return 1;
         e->pin_ready = true;
     }
-    l3_uring_unpin(e);
+    unpin(e);
     e->pin_rc = io_uring_register_buffers(&e->pin_ring, iov, n);
     e->pin_gen = gen;
+    if (e->pin_rc)
+        atomic_store(&e->pin_retry_ns, l3_now_ns() + 1000000000ull);
     return e->pin_rc;
 }
 
@@ -185,35 +202,49 @@ static int clone_pinned(l3_io_engine *e, l3_io_ctx *c, unsigned n)
     return rc < 0 ? -errno : 0;
 }
 
+/* Whether a clone's error says the kernel cannot clone so (no clone at
+ * an offset before 6.13, none at all before 6.12), not a passing want. */
+static bool clone_unsupported(int rc)
+{
+    return rc == -EINVAL || rc == -EOPNOTSUPP || rc == -EBUSY;
+}
+
 /* Register table iov[0..count) ([bounce, Host chunks...]) of generation
  * `gen` on c with the chunks pinned once for the engine and cloned: true
- * when done, or refused and said so (c has its bounce buffer alone);
- * false, c as it was, when the kernel cannot clone so (from then on each
- * context pins its own, and the engine's pin is let go). */
+ * when done, or refused and said so (c has its bounce buffer alone, and
+ * tries again at a begin once the engine's pin is due again); false, c
+ * as it was, when this context should pin its own: the kernel cannot
+ * clone so (from then on every context does, and the engine's pin ring
+ * goes), or the clone failed. */
 static bool register_cloned(l3_io_engine *e, l3_io_ctx *c, const struct iovec *iov, unsigned count, uint64_t gen)
 {
-    if (atomic_load(&e->clone_off))
+    pthread_mutex_lock(&e->pin_mu);
+    if (atomic_load(&e->clone_off)) {
+        pthread_mutex_unlock(&e->pin_mu);
         return false;
-    pthread_mutex_lock(&e->mu);
-    /* (regions set again meanwhile: this context registers them at its next begin) */
-    int rc = e->host_gen == gen ? pin_hosts(e, iov + 1, count - 1, gen) : -ESTALE;
-    register_bounce_only(c);
-    bool cannot = rc > 0 || (rc == 0 && clone_pinned(e, c, count - 1) != 0);
-    if (cannot) {
-        atomic_store(&e->clone_off, true);
-        l3_uring_unpin(e);
     }
+    pthread_mutex_lock(&e->mu);
+    bool current = e->host_gen == gen; /* (else set anew meanwhile: this context registers at its next begin) */
     pthread_mutex_unlock(&e->mu);
-    if (cannot) {
+    int rc = current ? pin_hosts(e, iov + 1, count - 1, gen) : -ESTALE;
+    register_bounce_only(c);
+    int cloned = rc == 0 ? clone_pinned(e, c, count - 1) : 0;
+    if (rc > 0 || clone_unsupported(cloned)) {
+        atomic_store(&e->clone_off, true);
+        l3_uring_pin_free(e);
+    }
+    pthread_mutex_unlock(&e->pin_mu);
+    if (rc > 0 || cloned) {
         if (c->buffers_registered)
             io_uring_unregister_buffers(&c->ring);
-        c->buffers_registered = false;
+        c->buffers_registered = c->bounce_fixed = false;
         return false;
     }
+    c->pin_refused = rc != 0 && rc != -ESTALE;
     if (rc == 0) {
         c->buffers_registered = true;
         c->host_fixed = true;
-    } else if (rc != -ESTALE) {
+    } else if (c->pin_refused) {
         warn_refused(e, c, rc);
     }
     return true;
@@ -231,13 +262,13 @@ static void register_host(l3_io_engine *e, l3_io_ctx *c)
         memcpy(c->host, e->host, e->nhost * sizeof *c->host);
     }
     pthread_mutex_unlock(&e->mu);
-    if (gen == c->host_gen)
+    if (gen == c->host_gen && !(c->pin_refused && l3_now_ns() >= atomic_load(&e->pin_retry_ns)))
         return;
     c->host_gen = gen;
-    c->host_fixed = false;
+    c->host_fixed = c->pin_refused = false;
     if (c->buffers_registered) {
         io_uring_unregister_buffers(&c->ring);
-        c->buffers_registered = false;
+        c->buffers_registered = c->bounce_fixed = false;
     }
     if (!c->nhost || !e->options.register_buffers) {
         register_bounce_only(c);
@@ -252,7 +283,7 @@ static void register_host(l3_io_engine *e, l3_io_ctx *c)
     int rc = iov ? io_uring_register_buffers(&c->ring, iov, count) : -ENOMEM;
     free(iov);
     if (rc == 0) {
-        c->buffers_registered = true;
+        c->buffers_registered = c->bounce_fixed = true;
         c->host_fixed = true;
         return;
     }
@@ -269,7 +300,7 @@ static int fixed_index(const l3_io_ctx *c, const void *buf, size_t len)
     const char *p = buf;
     const char *b = c->bounce;
     if (b && p >= b && p + len <= b + c->bounce_len)
-        return 0;
+        return c->bounce_fixed ? 0 : -1;
     if (!c->host_fixed)
         return -1;
     for (unsigned i = 0; i < c->nhost; i++) {
