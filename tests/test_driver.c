@@ -570,6 +570,11 @@ static int pinned_once_child(const char *path)
     bool fixed = atomic_load(&e->stats.unfixed) == 0 && l3_io_engine_host_fixed(e);
     if (clones != fixed || clones == atomic_load(&e->clone_off))
         return 40;
+    unsigned bounces_fixed = 0;
+    for (unsigned i = 0; i < 5; i++)
+        bounces_fixed += c[i]->bounce_fixed;
+    if (bounces_fixed == 5)
+        return 60; /* (the limit holds 4 MiB and 1.5: not five of 512 KiB beside the pool) */
     for (unsigned i = 0; i < 5; i++) {
         int rc = round_trip(e, c[i], c[i]->bounce, (uint64_t)(8 + i) * 8192); /* (fixed or not) */
         if (rc)
