@@ -587,6 +587,66 @@ static int pinned_once_child(const char *path)
     return 0;
 }
 
+/* In a child under a memlock limit that holds one pool and the bounce
+ * buffers: three rings move bytes of pool A, then of a new pool B; each
+ * lets go of A as it registers B, so B's pin is refused until the last
+ * has, and tried again a second later; then every ring moves B's bytes
+ * fixed. */
+static int repinned_child(const char *path)
+{
+    enum { POOL = 4 << 20 };
+    if (!kernel_clones_at_an_offset())
+        return 0; /* (each ring pins its own: the pin test asks for that refusal) */
+    limit_memlock(POOL + (1 << 20));
+    int fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
+    l3_io_options o = { .kind = L3_ENGINE_IO_URING, .contexts = 3, .depth = 8, .bounce_bytes = 64 << 10,
+                        .alignment = 4096, .register_buffers = true };
+    l3_io_engine *e;
+    l3_error err;
+    if (fd < 0 || l3_io_engine_open(&o, &fd, 1, &e, &err) != L3_OK)
+        return 20;
+    uint8_t *a = aligned_pool(POOL), *b = aligned_pool(POOL);
+    l3_io_ctx *c[3] = { l3_io_acquire(e), l3_io_acquire(e), l3_io_acquire(e) };
+    l3_io_engine_set_hosts(e, &(l3_io_region){ a, POOL }, 1);
+    for (unsigned i = 0; i < 3; i++)
+        if (round_trip(e, c[i], a + (size_t)i * 8192, (uint64_t)i * 8192) || !c[i]->host_fixed)
+            return 30;
+    l3_io_engine_set_hosts(e, &(l3_io_region){ b, POOL }, 1);
+    for (unsigned i = 0; i < 3; i++)
+        if (round_trip(e, c[i], b + (size_t)i * 8192, (uint64_t)i * 8192) || c[i]->host_fixed)
+            return 40; /* (refused: A was still held) */
+    usleep(1100000);
+    unsigned long unfixed = atomic_load(&e->stats.unfixed);
+    for (unsigned i = 0; i < 3; i++)
+        if (round_trip(e, c[i], b + (size_t)i * 8192, (uint64_t)i * 8192) || !c[i]->host_fixed)
+            return 50 + (int)i;
+    if (atomic_load(&e->stats.unfixed) != unfixed || !l3_io_engine_host_fixed(e))
+        return 60;
+    for (unsigned i = 0; i < 3; i++)
+        l3_io_release(e, c[i]);
+    l3_io_engine_close(e);
+    return 0;
+}
+
+/* Regions set anew under a memlock limit that holds one pool: the new
+ * pin, refused while rings still hold the old pool, is tried again, and
+ * every ring then registers it. */
+static void a_refused_pin_is_tried_again(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_store_path(path, sizeof path, "repin");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(repinned_child(path));
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    unlink(path);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* The Host pool is pinned once, whatever the rings (issue 48): each
  * context's ring clones the engine's table, so under a memlock limit that
  * holds the pool once, every pool context and every driver's ring moves
@@ -969,6 +1029,7 @@ int main(void)
         cmocka_unit_test(a_driver_s_sleep_counts_its_batch),
         cmocka_unit_test(a_driver_s_rings_are_made_ready_as_it_starts),
         cmocka_unit_test(the_host_pool_is_pinned_once_for_every_ring),
+        cmocka_unit_test(a_refused_pin_is_tried_again),
         cmocka_unit_test(short_uring),
         cmocka_unit_test(short_aio),
         cmocka_unit_test(second_uring),

@@ -189,6 +189,8 @@ static int pin_hosts(l3_io_engine *e, const struct iovec *iov, unsigned n, uint6
     e->pin_gen = gen;
     if (e->pin_rc)
         atomic_store(&e->pin_retry_ns, l3_now_ns() + 1000000000ull);
+    else
+        atomic_store(&e->host_refused, false); /* (rings refused before try again at their next batch) */
     return e->pin_rc;
 }
 
