@@ -590,8 +590,8 @@ static int pinned_once_child(const char *path)
 /* In a child under a memlock limit that holds one pool and the bounce
  * buffers: three rings move bytes of pool A, then of a new pool B; each
  * lets go of A as it registers B, so B's pin is refused until the last
- * has, and tried again a second later; then every ring moves B's bytes
- * fixed. */
+ * has; once the retry is due (made so here, not waited for), every ring
+ * moves B's bytes fixed. */
 static int repinned_child(const char *path)
 {
     enum { POOL = 4 << 20 };
@@ -605,6 +605,7 @@ static int repinned_child(const char *path)
     l3_error err;
     if (fd < 0 || l3_io_engine_open(&o, &fd, 1, &e, &err) != L3_OK)
         return 20;
+    e->pin_retry_first_ns = 600000000000ull; /* (no retry until the test says so, below) */
     uint8_t *a = aligned_pool(POOL), *b = aligned_pool(POOL);
     l3_io_ctx *c[3] = { l3_io_acquire(e), l3_io_acquire(e), l3_io_acquire(e) };
     l3_io_engine_set_hosts(e, &(l3_io_region){ a, POOL }, 1);
@@ -615,7 +616,7 @@ static int repinned_child(const char *path)
     for (unsigned i = 0; i < 3; i++)
         if (round_trip(e, c[i], b + (size_t)i * 8192, (uint64_t)i * 8192) || c[i]->host_fixed)
             return 40; /* (refused: A was still held) */
-    usleep(1100000);
+    atomic_store(&e->pin_retry_ns, 0); /* (the retry is due) */
     unsigned long unfixed = atomic_load(&e->stats.unfixed);
     for (unsigned i = 0; i < 3; i++)
         if (round_trip(e, c[i], b + (size_t)i * 8192, (uint64_t)i * 8192) || !c[i]->host_fixed)

@@ -99,6 +99,7 @@ static l3_status engine_build(const l3_io_options *o, const int *fds, unsigned n
     e->depth = o->depth * nfds > 32768 ? 32768 : o->depth * nfds;
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->pin_mu, NULL);
+    e->pin_retry_first_ns = 1000000000ull;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* (l3_deadline_after's clock) */

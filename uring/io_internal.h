@@ -123,6 +123,8 @@ struct l3_io_engine {
     uint64_t pin_gen;      /* the host generation last pinned there (0: none) */
     int pin_rc;            /* that pinning's result: 0, or -errno */
     _Atomic uint64_t pin_retry_ns; /* a refused pin is tried again from then on (CLOCK_MONOTONIC) */
+    uint64_t pin_backoff_ns;       /* the wait after the last refusal of this generation's pin (0: none) */
+    uint64_t pin_retry_first_ns;   /* the first such wait (1 s; tests set it) */
     atomic_bool clone_off; /* the kernel cannot clone at an offset: each context pins its own */
     atomic_bool host_warned;
     /* Fault injection (tests): fault_on is false unless a fault is

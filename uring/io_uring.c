@@ -172,25 +172,30 @@ void l3_uring_pin_free(l3_io_engine *e)
 
 /* Pin Host chunks iov[0..n) of generation `gen` on the engine's pin ring,
  * unless done for it already, or refused and not yet due again (e->pin_mu
- * held): 0, -errno, or 1 when the pin ring cannot be set up (each context
- * pins its own). A refusal is tried again a second later (another
- * context, or the old regions' clones, may have let go of memory). */
+ * held): 0, or -errno. A refusal (the memlock limit, or no pin ring) is
+ * tried again after a second, then after twice as long each time, up to
+ * a minute: the kernel pins the pages before it checks the limit, and
+ * rings that still hold old regions may let them go only at their next
+ * batch. */
 static int pin_hosts(l3_io_engine *e, const struct iovec *iov, unsigned n, uint64_t gen)
 {
     if (e->pin_gen == gen && (e->pin_rc == 0 || l3_now_ns() < atomic_load(&e->pin_retry_ns)))
         return e->pin_rc;
-    if (!e->pin_ready) {
-        if (io_uring_queue_init(1, &e->pin_ring, 0) < 0)
-            return 1;
-        e->pin_ready = true;
-    }
+    if (e->pin_gen != gen)
+        e->pin_backoff_ns = 0;
     unpin(e);
-    e->pin_rc = io_uring_register_buffers(&e->pin_ring, iov, n);
+    if (!e->pin_ready)
+        e->pin_ready = (e->pin_rc = io_uring_queue_init(1, &e->pin_ring, 0)) == 0;
+    if (e->pin_ready)
+        e->pin_rc = io_uring_register_buffers(&e->pin_ring, iov, n);
     e->pin_gen = gen;
-    if (e->pin_rc)
-        atomic_store(&e->pin_retry_ns, l3_now_ns() + 1000000000ull);
-    else
+    if (e->pin_rc) {
+        uint64_t most = 60000000000ull, next = e->pin_backoff_ns ? 2 * e->pin_backoff_ns : e->pin_retry_first_ns;
+        e->pin_backoff_ns = next < most ? next : most;
+        atomic_store(&e->pin_retry_ns, l3_now_ns() + e->pin_backoff_ns);
+    } else {
         atomic_store(&e->host_refused, false); /* (rings refused before try again at their next batch) */
+    }
     return e->pin_rc;
 }
 
@@ -217,7 +222,7 @@ static bool clone_unsupported(int rc)
  * tries again at a begin once the engine's pin is due again); false, c
  * as it was, when this context should pin its own: the kernel cannot
  * clone so (from then on every context does, and the engine's pin ring
- * goes), or the clone failed. */
+ * goes), or this clone failed. */
 static bool register_cloned(l3_io_engine *e, l3_io_ctx *c, const struct iovec *iov, unsigned count, uint64_t gen)
 {
     pthread_mutex_lock(&e->pin_mu);
@@ -231,23 +236,23 @@ static bool register_cloned(l3_io_engine *e, l3_io_ctx *c, const struct iovec *i
     int rc = current ? pin_hosts(e, iov + 1, count - 1, gen) : -ESTALE;
     register_bounce_only(c);
     int cloned = rc == 0 ? clone_pinned(e, c, count - 1) : 0;
-    if (rc > 0 || clone_unsupported(cloned)) {
+    if (clone_unsupported(cloned)) {
         atomic_store(&e->clone_off, true);
         l3_uring_pin_free(e);
     }
+    c->pin_refused = rc != 0 && rc != -ESTALE;
+    if (c->pin_refused)
+        warn_refused(e, c, rc); /* (under pin_mu: ordered with a later pin's success, which clears it) */
     pthread_mutex_unlock(&e->pin_mu);
-    if (rc > 0 || cloned) {
+    if (cloned) {
         if (c->buffers_registered)
             io_uring_unregister_buffers(&c->ring);
         c->buffers_registered = c->bounce_fixed = false;
         return false;
     }
-    c->pin_refused = rc != 0 && rc != -ESTALE;
     if (rc == 0) {
         c->buffers_registered = true;
         c->host_fixed = true;
-    } else if (c->pin_refused) {
-        warn_refused(e, c, rc);
     }
     return true;
 }
