@@ -629,23 +629,30 @@ static int repinned_child(const char *path)
     return 0;
 }
 
+/* Run child(path) in a child process on a store path named `name`; it
+ * must exit 0 (its own memlock limit and capabilities stay its own). */
+static void in_a_child(int (*child)(const char *path), const char *name)
+{
+    char path[512];
+    temp_store_path(path, sizeof path, name);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(child(path));
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    unlink(path);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* Regions set anew under a memlock limit that holds one pool: the new
  * pin, refused while rings still hold the old pool, is tried again, and
  * every ring then registers it. */
 static void a_refused_pin_is_tried_again(void **state)
 {
     (void)state;
-    char path[512];
-    temp_store_path(path, sizeof path, "repin");
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        _exit(repinned_child(path));
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    unlink(path);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    in_a_child(repinned_child, "repin");
 }
 
 /* The Host pool is pinned once, whatever the rings (issue 48): each
@@ -658,17 +665,7 @@ static void a_refused_pin_is_tried_again(void **state)
 static void the_host_pool_is_pinned_once_for_every_ring(void **state)
 {
     (void)state;
-    char path[512];
-    temp_store_path(path, sizeof path, "pinned");
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        _exit(pinned_once_child(path));
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    unlink(path);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    in_a_child(pinned_once_child, "pinned");
 }
 
 /* A thread that, `after` seconds, lets `n` of an engine's stalled
