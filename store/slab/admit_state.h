@@ -24,7 +24,8 @@ typedef struct l3_admit_state {
     _Atomic uint64_t sightings;   /* keys named by exists calls (by puts, in a generation without one) */
     uint64_t gen_end, round_end;  /* the sightings at which the generation ends, and the round (the next
                                      rung choice) */
-    uint64_t cap;                 /* capacity in objects the shadows are sized for (0: not yet) */
+    _Atomic uint64_t cap;         /* capacity in objects the shadows are sized for (0: not yet); written
+                                     under the admission lock, read without it by puts and exists */
     uint64_t sample_below;        /* a key whose mixed hash is below it is the shadows' */
     _Atomic uint64_t slot_bytes;  /* recent puts' mean slot bytes (the capacity's estimate) */
     /* Each rung's shadow's hits over exists calls and the noise of their
