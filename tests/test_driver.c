@@ -260,17 +260,24 @@ static void a_second_executor_s_driver_is_woken_by_its_reads(l3_engine_kind kind
     stop(v);
 }
 
+/* An engine of options `o` over the file at `path`, opened O_DIRECT (its
+ * descriptor into *fd); NULL when either cannot be had. */
+static l3_io_engine *engine_over(const char *path, const l3_io_options *o, int *fd)
+{
+    l3_io_engine *e;
+    l3_error err;
+    *fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
+    return *fd >= 0 && l3_io_engine_open(o, fd, 1, &e, &err) == L3_OK ? e : NULL;
+}
+
 /* An engine of `contexts` contexts over a fresh file (its path into
  * path[512], its descriptor into *fd). */
 static l3_io_engine *engine_on_file(l3_engine_kind kind, const char *name, unsigned contexts, char *path, int *fd)
 {
     temp_store_path(path, 512, name);
-    *fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
-    assert_true(*fd >= 0);
-    l3_io_options o = { .kind = kind, .contexts = contexts, .depth = 8, .alignment = 4096 };
-    l3_io_engine *e;
-    l3_error err;
-    assert_int_equal(l3_io_engine_open(&o, fd, 1, &e, &err), L3_OK);
+    l3_io_engine *e = engine_over(path, &(l3_io_options){ .kind = kind, .contexts = contexts, .depth = 8,
+                                                          .alignment = 4096 }, fd);
+    assert_non_null(e);
     return e;
 }
 
@@ -546,12 +553,11 @@ static int pinned_once_child(const char *path)
     enum { POOL = 4 << 20 };
     bool clones = kernel_clones_at_an_offset();
     limit_memlock(POOL + (3 << 19));
-    int fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
-    l3_io_options o = { .kind = L3_ENGINE_IO_URING, .contexts = 2, .depth = 8, .bounce_bytes = 512 << 10,
-                        .alignment = 4096, .register_buffers = true };
-    l3_io_engine *e;
-    l3_error err;
-    if (fd < 0 || l3_io_engine_open(&o, &fd, 1, &e, &err) != L3_OK)
+    int fd;
+    l3_io_engine *e = engine_over(path, &(l3_io_options){ .kind = L3_ENGINE_IO_URING, .contexts = 2, .depth = 8,
+                                                          .bounce_bytes = 512 << 10, .alignment = 4096,
+                                                          .register_buffers = true }, &fd);
+    if (!e)
         return 20;
     uint8_t *pool = aligned_pool(POOL);
     int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -598,12 +604,11 @@ static int repinned_child(const char *path)
     if (!kernel_clones_at_an_offset())
         return 0; /* (each ring pins its own: the pin test asks for that refusal) */
     limit_memlock(POOL + (1 << 20));
-    int fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0600);
-    l3_io_options o = { .kind = L3_ENGINE_IO_URING, .contexts = 3, .depth = 8, .bounce_bytes = 64 << 10,
-                        .alignment = 4096, .register_buffers = true };
-    l3_io_engine *e;
-    l3_error err;
-    if (fd < 0 || l3_io_engine_open(&o, &fd, 1, &e, &err) != L3_OK)
+    int fd;
+    l3_io_engine *e = engine_over(path, &(l3_io_options){ .kind = L3_ENGINE_IO_URING, .contexts = 3, .depth = 8,
+                                                          .bounce_bytes = 64 << 10, .alignment = 4096,
+                                                          .register_buffers = true }, &fd);
+    if (!e)
         return 20;
     e->pin_retry_first_ns = 600000000000ull; /* (no retry until the test says so, below) */
     uint8_t *a = aligned_pool(POOL), *b = aligned_pool(POOL);
