@@ -128,6 +128,8 @@ typedef struct l3_slab_stats {
     uint64_t unaligned_ios;      /* payloads moved through a temporary buffer */
     uint64_t io_fixed, io_unfixed; /* engine submissions on registered / other memory */
     uint64_t io_short_retries, io_eagain_retries, io_errors, io_timeouts, io_faults;
+    uint64_t io_host_pins;       /* times the Host regions were pinned (registered): once per set of
+                                    regions where the kernel clones a table, once per ring before */
     uint64_t recovered_objects;
     uint64_t recovered_summaries; /* slabs a crash scan indexed from their summary, not their headers */
     bool opened_from_checkpoint;

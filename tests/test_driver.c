@@ -673,6 +673,91 @@ static void the_host_pool_is_pinned_once_for_every_ring(void **state)
     in_a_child(pinned_once_child, "pinned");
 }
 
+/* On a kernel that cannot clone at an offset (made so here: each clone
+ * fails as such a kernel's does), every ring pins the pool itself, and
+ * the engine's probe of one page keeps it from pinning the whole pool
+ * once more for nothing first (a second's work for a large pool, at every
+ * start); where the kernel clones, the pool is pinned once. */
+static void a_kernel_that_cannot_clone_pins_no_pool_for_nothing(void **state)
+{
+    (void)state;
+    enum { POOL = 256 << 10 };
+    bool clones = kernel_clones_at_an_offset();
+    for (int cannot = 0; cannot < 2; cannot++) {
+        char path[512];
+        int fd;
+        temp_store_path(path, sizeof path, "probe");
+        l3_io_engine *e = engine_over(path, &(l3_io_options){ .kind = L3_ENGINE_IO_URING, .contexts = 3, .depth = 8,
+                                                              .bounce_bytes = 64 << 10, .alignment = 4096,
+                                                              .register_buffers = true }, &fd);
+        assert_non_null(e);
+        if (cannot)
+            e->clone_fault = -EINVAL;
+        uint8_t *pool = aligned_pool(POOL);
+        l3_io_engine_set_hosts(e, &(l3_io_region){ pool, POOL }, 1);
+        l3_io_ctx *c[3] = { l3_io_acquire(e), l3_io_acquire(e), l3_io_acquire(e) };
+        for (unsigned i = 0; i < 3; i++)
+            assert_int_equal(round_trip(e, c[i], pool + (size_t)i * 8192, (uint64_t)i * 8192), 0);
+        assert_int_equal(atomic_load(&e->stats.host_pins), clones && !cannot ? 1 : 3);
+        assert_int_equal(atomic_load(&e->stats.unfixed), 0);
+        assert_true(l3_io_engine_host_fixed(e));
+        assert_int_equal(atomic_load(&e->clone_off), !clones || cannot);
+        for (unsigned i = 0; i < 3; i++)
+            l3_io_release(e, c[i]);
+        l3_io_engine_close(e);
+        close(fd);
+        unlink(path);
+        free(pool);
+    }
+}
+
+static int refusals_said;
+
+/* A log sink that counts the warnings of a refused registration. */
+static void count_refusals(const char *level, const char *message, void *ctx)
+{
+    (void)ctx;
+    if (!strcmp(level, "warning") && strstr(message, "as fixed buffers failed"))
+        refusals_said++;
+}
+
+/* In a child under a memlock limit below the pool: a refusal of pool A is
+ * said, and so is one of a new pool B. */
+static int said_again_child(const char *path)
+{
+    enum { POOL = 4 << 20 };
+    limit_memlock(POOL / 2); /* (the ring and its bounce buffer fit, the pool does not) */
+    l3_set_logger(count_refusals, NULL);
+    int fd;
+    l3_io_engine *e = engine_over(path, &(l3_io_options){ .kind = L3_ENGINE_IO_URING, .contexts = 1, .depth = 8,
+                                                          .bounce_bytes = 64 << 10, .alignment = 4096,
+                                                          .register_buffers = true }, &fd);
+    if (!e)
+        return 20;
+    uint8_t *a = aligned_pool(POOL), *b = aligned_pool(POOL);
+    l3_io_ctx *c = l3_io_acquire(e);
+    l3_io_engine_set_hosts(e, &(l3_io_region){ a, POOL }, 1);
+    if (round_trip(e, c, a, 0) || c->host_fixed || refusals_said != 1)
+        return 30;
+    l3_io_engine_set_hosts(e, &(l3_io_region){ b, POOL }, 1);
+    if (round_trip(e, c, b, 0) || c->host_fixed)
+        return 40;
+    if (refusals_said != 2)
+        return 50;
+    l3_io_release(e, c);
+    l3_io_engine_close(e);
+    return 0;
+}
+
+/* Each new set of regions that the memlock limit refuses is said, not
+ * only the first an engine saw (an engine that went unregistered for its
+ * second pool did so without a word). */
+static void a_refusal_of_new_regions_is_said(void **state)
+{
+    (void)state;
+    in_a_child(said_again_child, "said");
+}
+
 /* A thread that, `after` seconds, lets `n` of an engine's stalled
  * requests (4 KiB each) finish whole: 4 KiB each down the stall pipe they
  * read from, at once. */
@@ -1032,6 +1117,8 @@ int main(void)
         cmocka_unit_test(a_driver_s_sleep_counts_its_batch),
         cmocka_unit_test(a_driver_s_rings_are_made_ready_as_it_starts),
         cmocka_unit_test(the_host_pool_is_pinned_once_for_every_ring),
+        cmocka_unit_test(a_kernel_that_cannot_clone_pins_no_pool_for_nothing),
+        cmocka_unit_test(a_refusal_of_new_regions_is_said),
         cmocka_unit_test(a_refused_pin_is_tried_again),
         cmocka_unit_test(short_uring),
         cmocka_unit_test(short_aio),

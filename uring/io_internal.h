@@ -126,7 +126,9 @@ struct l3_io_engine {
     uint64_t pin_backoff_ns;       /* the wait after the last refusal of this generation's pin (0: none) */
     uint64_t pin_retry_first_ns;   /* the first such wait (1 s; tests set it) */
     atomic_bool clone_off; /* the kernel cannot clone at an offset: each context pins its own */
-    atomic_bool host_warned;
+    bool clone_known;      /* it can: a clone succeeded (under pin_mu) */
+    int clone_fault;       /* tests: a clone's error in place of the kernel's (-EINVAL: cannot), 0 none */
+    atomic_bool host_warned; /* a refusal of these regions was logged (reset by new regions) */
     /* Fault injection (tests): fault_on is false unless a fault is
      * installed, and then only does a submission take fault_mu. */
     atomic_bool fault_on;

@@ -110,6 +110,8 @@ typedef struct l3_io_stats {
     atomic_ulong eagain_retries;
     atomic_ulong errors;        /* requests that failed */
     atomic_ulong timeouts;      /* batches not reaped within their timeout */
+    atomic_ulong host_pins;     /* registrations that pinned the Host regions: the engine's one
+                                   pin (io_uring cloning), or a context's own table */
 } l3_io_stats;
 
 typedef struct l3_io_engine l3_io_engine;

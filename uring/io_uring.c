@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -189,6 +190,8 @@ static int pin_hosts(l3_io_engine *e, const struct iovec *iov, unsigned n, uint6
     if (e->pin_ready)
         e->pin_rc = io_uring_register_buffers(&e->pin_ring, iov, n);
     e->pin_gen = gen;
+    if (e->pin_rc == 0)
+        atomic_fetch_add(&e->stats.host_pins, 1);
     if (e->pin_rc) {
         uint64_t most = 60000000000ull, next = e->pin_backoff_ns ? 2 * e->pin_backoff_ns : e->pin_retry_first_ns;
         e->pin_backoff_ns = next < most ? next : most;
@@ -203,6 +206,8 @@ static int pin_hosts(l3_io_engine *e, const struct iovec *iov, unsigned n, uint6
  * (index 0): 0, or -errno. */
 static int clone_pinned(l3_io_engine *e, l3_io_ctx *c, unsigned n)
 {
+    if (e->clone_fault)
+        return e->clone_fault;
     l3_clone_buffers a = { .src_fd = (uint32_t)e->pin_ring.ring_fd, .flags = L3_REGISTER_DST_REPLACE,
                            .dst_off = 1, .nr = n };
     long rc = syscall(__NR_io_uring_register, c->ring.ring_fd, L3_REGISTER_CLONE_BUFFERS, &a, 1);
@@ -214,6 +219,42 @@ static int clone_pinned(l3_io_engine *e, l3_io_ctx *c, unsigned n)
 static bool clone_unsupported(int rc)
 {
     return rc == -EINVAL || rc == -EOPNOTSUPP || rc == -EBUSY;
+}
+
+/* Whether the kernel clones at an offset, asked with one page of its own
+ * pinned alone on the pin ring and cloned into c's table (empty: c has
+ * nothing registered) at index 1, before the whole pool is pinned there: a
+ * kernel that cannot then pins nothing for nothing (e->pin_mu held, the
+ * pin ring holding nothing). The page is a mapping of its own, never part
+ * of a huge page (whose whole size a pin counts against RLIMIT_MEMLOCK),
+ * and no table keeps it: c has nothing registered again. 1: it can, 0: it
+ * cannot (cloning is off and the pin ring gone), -1: not known (the page
+ * or the pin ring refused, or another error: the pool's own pin and clone
+ * then ask). */
+static int probe_clone(l3_io_engine *e, l3_io_ctx *c)
+{
+    if (!e->pin_ready)
+        e->pin_ready = io_uring_queue_init(1, &e->pin_ring, 0) == 0;
+    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    struct iovec page = { p, 4096 };
+    bool pinned = e->pin_ready && io_uring_register_buffers(&e->pin_ring, &page, 1) == 0;
+    int rc = pinned ? clone_pinned(e, c, 1) : -ENOMEM;
+    if (rc == 0)
+        io_uring_unregister_buffers(&c->ring);
+    if (pinned)
+        io_uring_unregister_buffers(&e->pin_ring);
+    munmap(p, 4096);
+    if (!pinned)
+        return -1;
+    if (rc == 0)
+        e->clone_known = true;
+    if (!clone_unsupported(rc))
+        return rc == 0 ? 1 : -1;
+    atomic_store(&e->clone_off, true);
+    l3_uring_pin_free(e);
+    return 0;
 }
 
 /* Register table iov[0..count) ([bounce, Host chunks...]) of generation
@@ -233,6 +274,11 @@ static bool register_cloned(l3_io_engine *e, l3_io_ctx *c, const struct iovec *i
     pthread_mutex_lock(&e->mu);
     bool current = e->host_gen == gen; /* (else set anew meanwhile: this context registers at its next begin) */
     pthread_mutex_unlock(&e->mu);
+    L3_ASSERT(!c->buffers_registered);
+    if (current && !e->clone_known && !e->pin_gen && probe_clone(e, c) == 0) {
+        pthread_mutex_unlock(&e->pin_mu);
+        return false;
+    }
     int rc = current ? pin_hosts(e, iov + 1, count - 1, gen) : -ESTALE;
     register_bounce_only(c);
     int cloned = rc == 0 ? clone_pinned(e, c, count - 1) : 0;
@@ -240,6 +286,8 @@ static bool register_cloned(l3_io_engine *e, l3_io_ctx *c, const struct iovec *i
         atomic_store(&e->clone_off, true);
         l3_uring_pin_free(e);
     }
+    if (rc == 0 && cloned == 0)
+        e->clone_known = true;
     c->pin_refused = rc != 0 && rc != -ESTALE;
     if (c->pin_refused)
         warn_refused(e, c, rc); /* (under pin_mu: ordered with a later pin's success, which clears it) */
@@ -290,6 +338,7 @@ static void register_host(l3_io_engine *e, l3_io_ctx *c)
     int rc = iov ? io_uring_register_buffers(&c->ring, iov, count) : -ENOMEM;
     free(iov);
     if (rc == 0) {
+        atomic_fetch_add(&e->stats.host_pins, 1);
         c->buffers_registered = c->bounce_fixed = true;
         c->host_fixed = true;
         return;

@@ -55,6 +55,7 @@ static void engine_stats(l3_slabstore *s, l3_slab_stats *o)
     o->bytes_read = atomic_load(&io->bytes_read);
     o->io_fixed = atomic_load(&io->fixed);
     o->io_unfixed = atomic_load(&io->unfixed);
+    o->io_host_pins = atomic_load(&io->host_pins);
     o->io_short_retries = atomic_load(&io->short_retries);
     o->io_eagain_retries = atomic_load(&io->eagain_retries);
     o->io_errors = atomic_load(&io->errors);
@@ -149,7 +150,7 @@ static char *stats_json(const l3_slab_stats *st)
     U(put_keys_over_budget); U(evictions); U(evicted_objects); U(index_bound_evictions); U(reinserted_objects); U(reinserted_bytes); U(checksum_failures); U(stale_reads); U(unaligned_ios);
     U(early_keeps); U(early_keeps_judged); U(early_keeps_read); U(removals); U(removal_feed_slots); U(flushes); U(gate_waits); U(gate_forced);
     U(io_fixed); U(io_unfixed); U(io_short_retries); U(io_eagain_retries); U(io_errors);
-    U(io_timeouts); U(io_faults);
+    U(io_timeouts); U(io_faults); U(io_host_pins);
     U(recovered_objects); U(recovered_summaries); U(epoch); U(attached_processes); U(reserved_slots); U(device_max_segments); U(device_max_request); U(host_regions);
 #undef U
     json_object_set_new(o, "opened_from_checkpoint", json_boolean(st->opened_from_checkpoint));
