@@ -126,8 +126,11 @@ class L3CacheTier(_Base):
                  lease_seconds: float = 30.0, backpressure_detector: Any = None, tier_name: Optional[str] = None,
                  enable_kv_events: bool = True, locality: Any = "LOCAL", sync_lookups_per_step: int = 64,
                  events_per_step: int = 4096) -> None:
-        super().__init__(offloading_spec, primary_kv_view, tier_type or tier_name or type(self).__name__,
-                         backpressure_detector)
+        # the detector by keyword, and only when the framework gave one: open
+        # work upstream (RFC #51240, PR #51576) moves back-pressure into an
+        # admission policy, and a base without the parameter still takes this
+        base_kw = {"backpressure_detector": backpressure_detector} if backpressure_detector is not None else {}
+        super().__init__(offloading_spec, primary_kv_view, tier_type or tier_name or type(self).__name__, **base_kw)
         if l3cache_config is None:
             raise ValueError("L3CacheTier needs \"l3cache_config\" in its secondary_tiers entry (the path of "
                              "an l3cache JSON config, or the config itself)")
@@ -176,8 +179,12 @@ class L3CacheTier(_Base):
         return group_id(self._group_ns + bytes(key)[:-4].hex())
 
     def _event(self, keys: List[bytes], removed: bool) -> Any:
+        # ownership: the secondary tier that owns the event (vLLM PR #52068);
+        # removal_expected: this tier announces each block's removal (from the
+        # store's removal feed), so the connector keeps a self-describing
+        # payload until then, not only until the CPU tier lets go
         fields = {"keys": list(keys), "medium": self.medium, "removed": removed, "locality": self.locality,
-                  "ownership": self.tier_type}  # the secondary tier that owns the event (vLLM PR #52068)
+                  "ownership": self.tier_type, "removal_expected": not removed}
         known = getattr(_kv_base.OffloadingEvent, "__dataclass_fields__", fields)
         return _kv_base.OffloadingEvent(**{k: v for k, v in fields.items() if k in known})
 

@@ -1,9 +1,9 @@
 """How l3cache's vLLM tier names a deployment's blocks: the object key
 prefix (the model and a digest of everything that decides a row's bytes:
 dtype, tokens per hash, blocks per chunk, each KV group's block size and
-layers, the parallel layout and rank, the row size; and the deployment's
-tenant tag), and the namespace of a block's group (the same for every rank
-and KV group)."""
+layers, the parallel layout and rank, the row size, the KV cache layout
+and the canonical host layout; and the deployment's tenant tag), and the
+namespace of a block's group (the same for every rank and KV group)."""
 
 import hashlib
 import json
@@ -49,6 +49,14 @@ def namespace(spec: Any, row_bytes: int, tenant: str = "") -> str:
         "replicated_layout": bool(getattr(spec, "replicated_layout", False)),
         "row_bytes": row_bytes,
     })
+    # The rows' byte order: the worker's KV cache layout (NHD, HND, ...) and
+    # the canonical host layout, each left out where a vLLM does not set it
+    # (the keys stay as before)
+    config = spec.config
+    if getattr(config, "canonical_layout", False):
+        fields["canonical_layout"] = True
+    if getattr(config, "kv_cache_layout", None):
+        fields["kv_cache_layout"] = str(config.kv_cache_layout)
     return "vllm-%s-%s_" % (_clean(spec.config.model.name)[:80], _digest(fields)[:16])
 
 

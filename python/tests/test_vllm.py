@@ -33,13 +33,14 @@ ROW = 64 * 1024  # a chunk's bytes: worker_kv_bytes_per_block x blocks_per_chunk
 
 
 def offloading_config(extra, model="org/Model-8B", dtype="bfloat16", tokens_per_hash=16, tp_size=1, rank=0,
-                      kv_groups=1, events=False):
+                      kv_groups=1, events=False, canonical_layout=False, kv_cache_layout=None):
     return OffloadingConfig(
         groups=tuple(OffloadingGroupConfig(16, ("layers.%d" % (2 * g), "layers.%d" % (2 * g + 1)), g)
                      for g in range(kv_groups)), worker_kv_bytes_per_block=ROW // 2,
         enable_kv_cache_events=events, extra_config=extra, engine_id="e0",
         model=OffloadingModelConfig(model, dtype), cache=OffloadingCacheConfig(tokens_per_hash, 2),
-        parallel=OffloadingParallelConfig(rank, tp_size, tp_size, 1, 1, 1, 0, 1, None, False))
+        parallel=OffloadingParallelConfig(rank, tp_size, tp_size, 1, 1, 1, 0, 1, None, False),
+        canonical_layout=canonical_layout, kv_cache_layout=kv_cache_layout)
 
 
 def tier_entry(store_path, capacity="64MiB", store=None, namespace=None, **kw):
@@ -255,7 +256,10 @@ class VLLMTierTest(TierFixture):
         settle(d.mgr)
         d.mgr.shutdown()
         self.deployments.remove(d)
-        for kw in ({"model": "org/Other"}, {"dtype": "float16"}, {"tokens_per_hash": 32}, {"tp_size": 2}):
+        # (a KV cache layout, HND against NHD, or the canonical host layout:
+        # the same rows in other bytes)
+        for kw in ({"model": "org/Other"}, {"dtype": "float16"}, {"tokens_per_hash": 32}, {"tp_size": 2},
+                   {"kv_cache_layout": "HND"}, {"canonical_layout": True}):
             other = self.deployment(**kw)
             ctx = other.request()
             self.assertIs(other.mgr.lookup(key(1), ctx), LookupResult.MISS, kw)

@@ -21,8 +21,8 @@ from test_vllm import ROW, TierFixture, key, pattern, settle, step, tier_entry  
 from vllm.distributed.kv_events import BlockRemoved, BlockStored  # noqa: E402
 from vllm.distributed.kv_transfer.kv_connector.v1.offloading.events import OffloadingEventsTracker  # noqa: E402
 from vllm.v1.core import kv_cache_utils  # noqa: E402
-from vllm.v1.kv_offload.base import (Locality, LookupResult, Medium, TierFilter, TierMatcher,  # noqa: E402
-                                     make_offload_key)
+from vllm.v1.kv_offload.base import (Locality, LookupResult, Medium, OffloadingEvent,  # noqa: E402
+                                     OffloadingKVEventsConfig, TierFilter, TierMatcher, make_offload_key)
 from vllm.v1.kv_offload.tiering.backpressure import BackpressureDetector  # noqa: E402
 from vllm.v1.kv_offload.tiering.factory import SecondaryTierFactory  # noqa: E402
 from vllm.v1.kv_offload.tiering.spec import TieringOffloadingSpec  # noqa: E402
@@ -39,10 +39,12 @@ class ClusterTest(TierFixture):
         d.mgr.shutdown()
         self.deployments.remove(d)
 
-    def router(self, d):
+    def router(self, d, tracker=None):
         """The KV events a router receives from this node since the last call
-        (vLLM's connector turns the manager's OffloadingEvents into them)."""
-        return list(OffloadingEventsTracker().take_events(d.mgr.take_events()))
+        (vLLM's connector turns the manager's OffloadingEvents into them;
+        its tracker, placeholder payloads unless one is given)."""
+        tracker = tracker or OffloadingEventsTracker(OffloadingKVEventsConfig(True, False))
+        return list(tracker.take_events(d.mgr.take_events()))
 
     def store_in_steps(self, d, n, first=0, per=8, take=True):
         """Store keys first..first+n in jobs of `per`; the router's events
@@ -141,6 +143,37 @@ class KVEventsTest(ClusterTest):
         self.assertEqual((sorted(e.block_hashes), e.medium, e.locality),
                          (sorted([hash_of(keys[1]), hash_of(keys[3])]), "STORAGE", "LOCAL"))
         self.assertEqual(self.router(d), [])
+
+    def test_with_self_describing_events_l3cache_s_removal_names_the_chunk_s_blocks(self):
+        # The connector keeps a chunk's payload until its last residency
+        # goes: the CPU tier's, and a secondary tier's whose stored event
+        # says it will announce the removal (removal_expected). Without it,
+        # the CPU tier's eviction dropped the payload, and l3cache's later
+        # removal named only the key's hash, not the blocks it announced.
+        d = self.deployment(events=True)
+        tracker = OffloadingEventsTracker(OffloadingKVEventsConfig(True, True))
+        blocks = [b"block-a" + bytes(25), b"block-b" + bytes(25)]
+        k = make_offload_key(blocks[1], 0)  # a chunk's key: its last block's hash
+        req = type("Request", (), {"block_hashes": blocks, "all_token_ids": list(range(32)), "lora_request": None})
+        chunk = type("GroupOffloadConfig", (), {"hashes_per_chunk": 2, "tokens_per_chunk": 32, "tokens_per_block": 16,
+                                                "sliding_window_size_in_chunks": None, "group_idx": 0})
+        tracker.record_store(req, chunk, 0, k)  # the scheduler, as its store job is built
+        cpu = list(tracker.take_events([OffloadingEvent(keys=[k], medium=Medium.CPU, removed=False)]))
+        d.store([k], [0])
+        settle(d.mgr)
+        stored = self.router(d, tracker)
+        self.assertEqual([(e.block_hashes, e.medium, e.ownership, e.token_ids) for e in cpu + stored],
+                         [(blocks, "CPU", None, list(range(32))), (blocks, "STORAGE", "L3CacheTier", list(range(32)))])
+        gone = list(tracker.take_events([OffloadingEvent(keys=[k], medium=Medium.CPU, removed=True)]))
+        self.assertEqual([(e.block_hashes, e.medium) for e in gone], [(blocks, "CPU")])
+        with l3cache.AsyncStore(tier_entry(self.store)["l3cache_config"]) as other:
+            other.submit("delete", 1, [d.tier._key(k)])
+            while not other.drain():
+                time.sleep(0.001)
+        removed = self.router(d, tracker)
+        self.assertEqual([(e.block_hashes, e.medium, e.ownership) for e in removed],
+                         [(blocks, "STORAGE", "L3CacheTier")])
+        self.assertNotIn(k, tracker._pending_event_metadata)  # the last residency went
 
     def test_a_removal_older_than_the_block_s_new_store_does_not_unannounce_it(self):
         # Deleted by another process, then stored again by this tier, before
