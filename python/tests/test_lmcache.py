@@ -12,7 +12,7 @@ import unittest
 import numpy as np
 
 import l3cache
-from lmcache_standin import ObjectKey, buffer_view, kv_rank, load_native_plugin
+from lmcache_standin import NativeConnectorL2Adapter, ObjectKey, buffer_view, kv_rank, load_native_plugin
 
 TEST_DIR = os.environ.get("L3_TEST_DIR") or tempfile.gettempdir()
 OBJ = 256 * 1024
@@ -100,8 +100,9 @@ class LMCacheAdapterTest(unittest.TestCase):
         views = [buffer_view(self.pool.address, OBJ), buffer_view(self.pool.address + OBJ, big)]
         ok, charged = adapter.wait(adapter.stores, adapter.submit_store_task(keys, views))
         self.assertFalse(ok)
-        self.assertEqual(charged, OBJ)
-        self.assertEqual(adapter.used, OBJ)
+        held = OBJ if NativeConnectorL2Adapter.reserve else 0  # (the PR's text, or mainline's)
+        self.assertEqual(charged, held)
+        self.assertEqual(adapter.used, held)
         bits = adapter.wait(adapter.lookups, adapter.submit_lookup_and_lock_task(keys))
         self.assertEqual(bits, [True, False])
         adapter.close()

@@ -32,6 +32,15 @@ log = logging.getLogger("lmcache_standin")
 class NativeConnectorL2Adapter(L2AdapterInterface):
     """The bridge over a native client."""
 
+    #: Which text the bridge follows: PR #4838's (True: a store reserves its
+    #: bytes first, and a completion charges the keys its per-key list says
+    #: were stored) or mainline's, native_connector_l2_adapter.py at
+    #: 0b43a45563fe5c25dc80ac9f8be16d3f20d86b22 (False: no reservation, so
+    #: no store is refused; an ``ok`` completion charges every key of its
+    #: batch, first store wins, and one not ``ok`` charges none). The tests
+    #: run against both (test_lmcache_mainline).
+    reserve = True
+
     def __init__(self, native_client, max_capacity_gb=0.0, type_name="", extra_status=None):
         super().__init__(max_capacity_bytes=int(max_capacity_gb * (1 << 30)))
         self._client = native_client
@@ -70,10 +79,10 @@ class NativeConnectorL2Adapter(L2AdapterInterface):
         wires = [object_key_to_string(k) for k in keys]
         views = [o.byte_array for o in objects]
         sizes = [o.get_size() for o in objects]
-        reserved = sum(sizes)
+        reserved = sum(sizes) if self.reserve else 0
         with self._cond:
             task = self._get_next_task_id()
-            if not self._try_reserve_store_bytes(reserved):
+            if self.reserve and not self._try_reserve_store_bytes(reserved):
                 self.refused += 1
                 self.stores[task] = (False, 0)
                 self._cond.notify_all()
@@ -197,7 +206,8 @@ class NativeConnectorL2Adapter(L2AdapterInterface):
         if op == "store":
             skeys, sizes, reserved, _owners = self._pending_store_sizes.pop(fid)
             out["settled"] += reserved
-            flags = [ok] * n if bools is None else ([bool(b) for b in bools] + [False] * n)[:n]
+            per_key = self.reserve and bools is not None  # (mainline: the batch's ok for every key)
+            flags = ([bool(b) for b in bools] + [False] * n)[:n] if per_key else [ok] * n
             charged = 0
             for k, size, stored in zip(skeys, sizes, flags):
                 if not stored:
