@@ -31,6 +31,9 @@ index holds them at):
   of an ``ok`` batch, none of another) and keeps the buffers until the
   completion. yatesdr's branch also seeds the accounting from a startup
   inventory (``initial_key_sizes``), which no factory passes: left out.
+  The bridge follows mainline's text too (re-read 2026-12-06, the same
+  commit): ``NativeConnectorL2Adapter.reserve = False``, under which
+  test_lmcache_mainline runs the adapter's tests again.
 * ``lmcache/v1/distributed/api.py`` (at 000e8777a114b0f687cbdc8d06d075886de6895a
   and a newer version without a commit): ``ObjectKey`` (chunk_hash,
   model_name, kv_rank, object_group_id, cache_salt, the per-user isolation
