@@ -170,7 +170,6 @@ void l3_io_engine_set_hosts(l3_io_engine *e, const l3_io_region *regions, size_t
             e->host[e->nhost++] = regions[i];
     e->host_gen++;
     atomic_store(&e->host_refused, false);
-    atomic_store(&e->host_warned, false); /* (a refusal of the new regions is said too) */
     pthread_mutex_unlock(&e->mu);
     if (e->kind == L3_ENGINE_IO_URING)
         l3_uring_unpin_stale(e); /* (the old regions: contexts that cloned them hold them until they register anew) */

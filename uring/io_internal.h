@@ -128,7 +128,7 @@ struct l3_io_engine {
     atomic_bool clone_off; /* the kernel cannot clone at an offset: each context pins its own */
     bool clone_known;      /* it can: a clone succeeded (under pin_mu) */
     int clone_fault;       /* tests: a clone's error in place of the kernel's (-EINVAL: cannot), 0 none */
-    atomic_bool host_warned; /* a refusal of these regions was logged (reset by new regions) */
+    _Atomic uint64_t warned_gen; /* the host generation whose refusal was last logged (0: none) */
     /* Fault injection (tests): fault_on is false unless a fault is
      * installed, and then only does a submission take fault_mu. */
     atomic_bool fault_on;

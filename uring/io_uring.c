@@ -88,11 +88,13 @@ static void register_bounce_only(l3_io_ctx *c)
     }
 }
 
-/* Log, once per engine, that the Host regions could not be registered. */
+/* Log, once per set of regions (c's generation of them), that the Host
+ * regions could not be registered: a context still refused the old set
+ * after a new one was set does not silence the new set's refusal. */
 static void warn_refused(l3_io_engine *e, const l3_io_ctx *c, int rc)
 {
     atomic_store(&e->host_refused, true);
-    if (atomic_exchange(&e->host_warned, true))
+    if (atomic_exchange(&e->warned_gen, c->host_gen) == c->host_gen)
         return;
     size_t total = 0;
     for (unsigned i = 0; i < c->nhost; i++)
@@ -238,6 +240,7 @@ static int probe_clone(l3_io_engine *e, l3_io_ctx *c)
     void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return -1;
+    madvise(p, 4096, MADV_NOHUGEPAGE); /* (nor merged into a neighbour that is) */
     struct iovec page = { p, 4096 };
     bool pinned = e->pin_ready && io_uring_register_buffers(&e->pin_ring, &page, 1) == 0;
     int rc = pinned ? clone_pinned(e, c, 1) : -ENOMEM;

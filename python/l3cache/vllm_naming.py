@@ -49,14 +49,16 @@ def namespace(spec: Any, row_bytes: int, tenant: str = "") -> str:
         "replicated_layout": bool(getattr(spec, "replicated_layout", False)),
         "row_bytes": row_bytes,
     })
-    # The rows' byte order: the worker's KV cache layout (NHD, HND, ...) and
-    # the canonical host layout, each left out where a vLLM does not set it
-    # (the keys stay as before)
+    # The rows' byte order: the worker's KV cache layout and the canonical
+    # host layout, each left out where it is vLLM's default or unset (NHD,
+    # as every vLLM before the field wrote: their keys stay as before, and
+    # an upgrade that starts to name NHD keeps its store warm)
     config = spec.config
     if getattr(config, "canonical_layout", False):
         fields["canonical_layout"] = True
-    if getattr(config, "kv_cache_layout", None):
-        fields["kv_cache_layout"] = str(config.kv_cache_layout)
+    layout = str(getattr(config, "kv_cache_layout", None) or "NHD")
+    if layout.upper() != "NHD":
+        fields["kv_cache_layout"] = layout
     return "vllm-%s-%s_" % (_clean(spec.config.model.name)[:80], _digest(fields)[:16])
 
 

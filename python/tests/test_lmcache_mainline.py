@@ -3,8 +3,11 @@ mainline's text (native_connector_l2_adapter.py at
 0b43a45563fe5c25dc80ac9f8be16d3f20d86b22) instead of the text of PR #4838
 (open) that test_lmcache and test_lmcache_cluster follow: no reservation
 before a store, and an ``ok`` completion charges every key of its batch
-(lmcache_standin.bridge.NativeConnectorL2Adapter.reserve). The adapter
-must keep LMCache's usage what the store holds under either."""
+(lmcache_standin.bridge.NativeConnectorL2Adapter.reserve). Under either,
+the plugin adapter keeps LMCache's usage what the store holds; through the
+native_plugin path alone, mainline charges nothing of a batch that is not
+``ok``, so a key of it that was stored goes uncharged until LMCache's next
+store of it (test_lmcache's partly failed batch asserts each text's)."""
 import os
 import sys
 import unittest

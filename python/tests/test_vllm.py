@@ -267,6 +267,10 @@ class VLLMTierTest(TierFixture):
             self.deployments.remove(other)
         same = self.deployment()
         self.assertIs(same.mgr.lookup(key(1), same.request()), LookupResult.HIT_PENDING)
+        same.mgr.shutdown()
+        self.deployments.remove(same)
+        named = self.deployment(kv_cache_layout="NHD")  # (a vLLM that names its default layout)
+        self.assertIs(named.mgr.lookup(key(1), named.request()), LookupResult.HIT_PENDING)
 
     def test_a_block_s_kv_groups_and_ranks_are_one_group(self):
         # Each block stored under its two KV groups' indices, by two tiers

@@ -45,6 +45,7 @@ class NativeConnectorL2Adapter(L2AdapterInterface):
         super().__init__(max_capacity_bytes=int(max_capacity_gb * (1 << 30)))
         self._client = native_client
         self.client = native_client
+        self._reserve = self.reserve  # (the text this bridge follows, fixed at its start)
         self._client_fd = int(native_client.event_fd())
         self._type_name = type_name or type(native_client).__name__
         self._has_delete = callable(getattr(native_client, "submit_batch_delete", None))
@@ -79,10 +80,10 @@ class NativeConnectorL2Adapter(L2AdapterInterface):
         wires = [object_key_to_string(k) for k in keys]
         views = [o.byte_array for o in objects]
         sizes = [o.get_size() for o in objects]
-        reserved = sum(sizes) if self.reserve else 0
+        reserved = sum(sizes) if self._reserve else 0
         with self._cond:
             task = self._get_next_task_id()
-            if self.reserve and not self._try_reserve_store_bytes(reserved):
+            if self._reserve and not self._try_reserve_store_bytes(reserved):
                 self.refused += 1
                 self.stores[task] = (False, 0)
                 self._cond.notify_all()
@@ -206,7 +207,7 @@ class NativeConnectorL2Adapter(L2AdapterInterface):
         if op == "store":
             skeys, sizes, reserved, _owners = self._pending_store_sizes.pop(fid)
             out["settled"] += reserved
-            per_key = self.reserve and bools is not None  # (mainline: the batch's ok for every key)
+            per_key = self._reserve and bools is not None  # (mainline: the batch's ok for every key)
             flags = ([bool(b) for b in bools] + [False] * n)[:n] if per_key else [ok] * n
             charged = 0
             for k, size, stored in zip(skeys, sizes, flags):
