@@ -270,6 +270,16 @@ static l3_io_engine *engine_over(const char *path, const l3_io_options *o, int *
     return *fd >= 0 && l3_io_engine_open(o, fd, 1, &e, &err) == L3_OK ? e : NULL;
 }
 
+/* An io_uring engine of `contexts` contexts, each with a bounce buffer of
+ * `bounce` bytes, that registers the Host regions it is given, over the
+ * file at `path` (its descriptor into *fd); NULL when it cannot be had. */
+static l3_io_engine *registering_engine(const char *path, unsigned contexts, size_t bounce, int *fd)
+{
+    return engine_over(path, &(l3_io_options){ .kind = L3_ENGINE_IO_URING, .contexts = contexts, .depth = 8,
+                                               .bounce_bytes = bounce, .alignment = 4096,
+                                               .register_buffers = true }, fd);
+}
+
 /* An engine of `contexts` contexts over a fresh file (its path into
  * path[512], its descriptor into *fd). */
 static l3_io_engine *engine_on_file(l3_engine_kind kind, const char *name, unsigned contexts, char *path, int *fd)
@@ -554,9 +564,7 @@ static int pinned_once_child(const char *path)
     bool clones = kernel_clones_at_an_offset();
     limit_memlock(POOL + (3 << 19));
     int fd;
-    l3_io_engine *e = engine_over(path, &(l3_io_options){ .kind = L3_ENGINE_IO_URING, .contexts = 2, .depth = 8,
-                                                          .bounce_bytes = 512 << 10, .alignment = 4096,
-                                                          .register_buffers = true }, &fd);
+    l3_io_engine *e = registering_engine(path, 2, 512 << 10, &fd);
     if (!e)
         return 20;
     uint8_t *pool = aligned_pool(POOL);
@@ -605,9 +613,7 @@ static int repinned_child(const char *path)
         return 0; /* (each ring pins its own: the pin test asks for that refusal) */
     limit_memlock(POOL + (1 << 20));
     int fd;
-    l3_io_engine *e = engine_over(path, &(l3_io_options){ .kind = L3_ENGINE_IO_URING, .contexts = 3, .depth = 8,
-                                                          .bounce_bytes = 64 << 10, .alignment = 4096,
-                                                          .register_buffers = true }, &fd);
+    l3_io_engine *e = registering_engine(path, 3, 64 << 10, &fd);
     if (!e)
         return 20;
     e->pin_retry_first_ns = 600000000000ull; /* (no retry until the test says so, below) */
@@ -687,9 +693,7 @@ static void a_kernel_that_cannot_clone_pins_no_pool_for_nothing(void **state)
         char path[512];
         int fd;
         temp_store_path(path, sizeof path, "probe");
-        l3_io_engine *e = engine_over(path, &(l3_io_options){ .kind = L3_ENGINE_IO_URING, .contexts = 3, .depth = 8,
-                                                              .bounce_bytes = 64 << 10, .alignment = 4096,
-                                                              .register_buffers = true }, &fd);
+        l3_io_engine *e = registering_engine(path, 3, 64 << 10, &fd);
         assert_non_null(e);
         if (cannot)
             e->clone_fault = -EINVAL;
@@ -729,9 +733,7 @@ static int said_again_child(const char *path)
     limit_memlock(POOL / 2); /* (the ring and its bounce buffer fit, the pool does not) */
     l3_set_logger(count_refusals, NULL);
     int fd;
-    l3_io_engine *e = engine_over(path, &(l3_io_options){ .kind = L3_ENGINE_IO_URING, .contexts = 1, .depth = 8,
-                                                          .bounce_bytes = 64 << 10, .alignment = 4096,
-                                                          .register_buffers = true }, &fd);
+    l3_io_engine *e = registering_engine(path, 1, 64 << 10, &fd);
     if (!e)
         return 20;
     uint8_t *a = aligned_pool(POOL), *b = aligned_pool(POOL);

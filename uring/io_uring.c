@@ -173,6 +173,14 @@ void l3_uring_pin_free(l3_io_engine *e)
     e->pin_ready = false;
 }
 
+/* Set the engine's pin ring up unless it is (e->pin_mu held): 0, or -errno. */
+static int pin_ring_up(l3_io_engine *e)
+{
+    int rc = e->pin_ready ? 0 : io_uring_queue_init(1, &e->pin_ring, 0);
+    e->pin_ready = rc == 0;
+    return rc;
+}
+
 /* Pin Host chunks iov[0..n) of generation `gen` on the engine's pin ring,
  * unless done for it already, or refused and not yet due again (e->pin_mu
  * held): 0, or -errno. A refusal (the memlock limit, or no pin ring) is
@@ -187,9 +195,8 @@ static int pin_hosts(l3_io_engine *e, const struct iovec *iov, unsigned n, uint6
     if (e->pin_gen != gen)
         e->pin_backoff_ns = 0;
     unpin(e);
-    if (!e->pin_ready)
-        e->pin_ready = (e->pin_rc = io_uring_queue_init(1, &e->pin_ring, 0)) == 0;
-    if (e->pin_ready)
+    e->pin_rc = pin_ring_up(e);
+    if (e->pin_rc == 0)
         e->pin_rc = io_uring_register_buffers(&e->pin_ring, iov, n);
     e->pin_gen = gen;
     if (e->pin_rc == 0)
@@ -235,14 +242,13 @@ static bool clone_unsupported(int rc)
  * then ask). */
 static int probe_clone(l3_io_engine *e, l3_io_ctx *c)
 {
-    if (!e->pin_ready)
-        e->pin_ready = io_uring_queue_init(1, &e->pin_ring, 0) == 0;
+    int up = pin_ring_up(e);
     void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return -1;
     madvise(p, 4096, MADV_NOHUGEPAGE); /* (nor merged into a neighbour that is) */
     struct iovec page = { p, 4096 };
-    bool pinned = e->pin_ready && io_uring_register_buffers(&e->pin_ring, &page, 1) == 0;
+    bool pinned = up == 0 && io_uring_register_buffers(&e->pin_ring, &page, 1) == 0;
     int rc = pinned ? clone_pinned(e, c, 1) : -ENOMEM;
     if (rc == 0)
         io_uring_unregister_buffers(&c->ring);
